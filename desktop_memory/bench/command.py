@@ -1,0 +1,154 @@
+"""The ``bench`` subcommand: argument parsing and output. The work is in runner.py and scale.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import BACKENDS
+from ..errors import UserError
+
+
+def _backends(text: str) -> list[str]:
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    bad = [b for b in names if b not in BACKENDS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"backends must be a comma list of {', '.join(BACKENDS)}")
+    return names
+
+
+def _sizes(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        part = part.strip().lower().replace("_", "")
+        mult = 1
+        if part.endswith("k"):
+            part, mult = part[:-1], 1000
+        elif part.endswith("m"):
+            part, mult = part[:-1], 1_000_000
+        try:
+            n = int(float(part) * mult)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"not a chunk count: {text!r} (e.g. 100000 or 100k,300k)") from exc
+        if n <= 0:
+            raise argparse.ArgumentTypeError("chunk counts must be positive")
+        out.append(n)
+    return sorted(set(out))
+
+
+def add_bench_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "bench",
+        help="retrieval quality, indexing speed, latency and memory on a BEIR-format dataset",
+        description="Index a BEIR folder (corpus.jsonl, queries.jsonl, qrels.tsv) through the real pipeline "
+        "(cached by dataset + model + chunk settings), run every query through the real search path and "
+        "report nDCG@10, Recall@100, MRR@10, index throughput, query latency and memory. "
+        "With --scale N, measure store and query cost at N synthetic chunks instead.",
+    )
+    p.add_argument("dataset", type=Path, help="BEIR folder, e.g. shared/eval/scifact")
+    p.add_argument("--backends", type=_backends, default=list(BACKENDS),
+                   help="comma list of hybrid,keyword,bm25,dense (default: all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--out", type=Path, default=None, help="also write the JSON report to this file")
+    p.add_argument("--split", choices=("test", "train"), default="test",
+                   help="query split: test (queries.jsonl/qrels.tsv) or train (queries_train.jsonl/qrels_train.tsv)")
+    p.add_argument("--limit-queries", type=int, default=None, metavar="N", help="only the first N judged queries")
+    p.add_argument("--db", type=Path, default=None,
+                   help="index database to reuse/keep (default: a cache in the data folder keyed by dataset, "
+                   "model and chunk settings)")
+    p.add_argument("--rebuild", action="store_true", help="re-index even if a matching cached index exists")
+    p.add_argument("--top-k", type=int, default=None,
+                   help="results per query in the latency pass (default: the app's top_k, 10)")
+    p.add_argument("--depth", type=int, default=100, help="documents ranked per query for the metrics (default 100)")
+    p.add_argument("--repeat", type=int, default=1, help="latency passes over the query set (default 1)")
+    p.add_argument("--no-baseline", dest="baseline", action="store_false",
+                   help="skip the naive fixed-padding embedding baseline")
+    p.add_argument("--doc-format", choices=("md", "txt"), default="md",
+                   help="how each corpus document becomes a file: md = '# title' heading + text (the Markdown "
+                   "chunker carries the title into every chunk), txt = title line + text (default md)")
+    p.add_argument("--embedder", choices=("local", "hash"), default="local",
+                   help="local = the app's default model; hash = a meaningless test fake (fast)")
+    p.add_argument("--per-query", type=Path, default=None, help="write per-query metrics (JSON) to this file")
+    tune = p.add_argument_group("search/chunk overrides (default: the app's defaults)")
+    tune.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
+    tune.add_argument("--keyword-term-budget", type=int, default=None,
+                      help="postings budget of the keyword lane's term planner (0 = exact BM25 always)")
+    tune.add_argument("--keyword-weight", type=float, default=None)
+    tune.add_argument("--dense-weight", type=float, default=None)
+    tune.add_argument("--rrf-k", type=int, default=None)
+    tune.add_argument("--overfetch", type=int, default=None)
+    tune.add_argument("--chunk-target", type=int, default=None, help="ChunkSettings.target_chars")
+    tune.add_argument("--chunk-max", type=int, default=None, help="ChunkSettings.max_chars")
+    sc = p.add_argument_group("scale mode")
+    sc.add_argument("--scale", type=_sizes, default=None, metavar="N[,N...]",
+                    help="measure store/query cost at N chunks (e.g. 100k,300k), reusing the dataset's real chunk "
+                    "texts and vectors (recombined, perturbed)")
+    sc.add_argument("--scale-queries", type=int, default=200, help="queries timed per scale step (default 200)")
+    sc.add_argument("--scale-db", type=Path, default=None,
+                    help="where to build the synthetic index (default: a temporary file, deleted afterwards)")
+    p.set_defaults(bench_func=run_bench)
+    return p
+
+
+def _options(args: argparse.Namespace):
+    from .runner import BenchOptions
+
+    search = {k: getattr(args, k) for k in ("fusion", "keyword_term_budget", "keyword_weight", "dense_weight", "rrf_k", "overfetch")
+              if getattr(args, k, None) is not None}
+    chunk = {}
+    if args.chunk_target is not None:
+        chunk["target_chars"] = args.chunk_target
+    if args.chunk_max is not None:
+        chunk["max_chars"] = args.chunk_max
+    return BenchOptions(
+        dataset=args.dataset, backends=args.backends, split=args.split, limit_queries=args.limit_queries,
+        db=args.db, rebuild=args.rebuild, top_k=args.top_k, depth=args.depth, repeat=args.repeat,
+        baseline=args.baseline, embedder=args.embedder, search_overrides=search, chunk_overrides=chunk,
+        doc_format=args.doc_format,
+    )
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe: NaN/inf become null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from .table import format_report, format_scale
+
+    if not args.dataset.is_dir():
+        raise UserError(f"{args.dataset} is not a folder (expected a BEIR dataset: corpus.jsonl, queries.jsonl, "
+                        "qrels.tsv).")
+    opts = _options(args)
+    if args.scale:
+        from .scale import run_scale
+
+        report = run_scale(opts, args.scale, n_queries=args.scale_queries, scale_db=args.scale_db)
+        text = format_scale(report)
+    else:
+        from .runner import run_dataset
+
+        report = run_dataset(opts)
+        per_query = report.pop("_per_query", None)
+        if args.per_query and per_query is not None:
+            args.per_query.write_text(json.dumps(per_query, indent=1))
+        text = format_report(report)
+    report = _clean(report)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(text)
+    sys.stdout.flush()
+    return 0

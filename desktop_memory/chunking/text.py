@@ -1,0 +1,35 @@
+"""Plain text and PDF chunking: paragraph-aware windows with overlap; PDF chunks never cross a page."""
+
+from __future__ import annotations
+
+from ..config import ChunkSettings
+from ..models import ChunkDraft, ExtractedDoc, Location
+from .core import LineIndex, Limits, window_spans
+
+
+def spans_to_chunks(
+    text: str, spans: list[tuple[int, int]], lines: LineIndex, *, page: int | None = None
+) -> list[ChunkDraft]:
+    out = []
+    for cs, ce in spans:
+        loc = Location(page=page, line_start=lines.line_at(cs), line_end=lines.line_at(ce), char_start=cs, char_end=ce)
+        out.append(ChunkDraft(text=text[cs:ce], location=loc))
+    return out
+
+
+def chunk_text(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraft]:
+    """Windows over the whole text, breaking at paragraphs, then lines, sentences, spaces."""
+    lim = Limits.from_settings(settings)
+    return spans_to_chunks(doc.text, window_spans(doc.text, 0, len(doc.text), lim), LineIndex(doc.text))
+
+
+def chunk_pdf(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraft]:
+    """Per-page windows carrying ``page``; a doc without page spans is chunked as plain text."""
+    if not doc.pages:
+        return chunk_text(doc, settings)
+    lim = Limits.from_settings(settings)
+    lines = LineIndex(doc.text)
+    out: list[ChunkDraft] = []
+    for number, start, end in doc.pages:
+        out.extend(spans_to_chunks(doc.text, window_spans(doc.text, start, end, lim), lines, page=number))
+    return out

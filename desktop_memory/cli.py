@@ -1,0 +1,297 @@
+"""Command-line interface over the same core as the GUI. No Qt import.
+
+    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | ...
+
+Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+from typing import Sequence
+
+from . import APP_NAME, __version__
+from .config import BACKENDS, load_settings
+from .errors import UserError
+from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
+
+
+def _parse_when(text: str) -> float:
+    """``2024-05-01``, ``2024-05-01T10:00`` or a relative ``7d`` / ``12h`` → unix seconds."""
+    text = text.strip()
+    units = {"d": 86400, "h": 3600, "w": 604800}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return time.time() - int(text[:-1]) * units[text[-1]]
+    try:
+        return dt.datetime.fromisoformat(text).timestamp()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use 2024-05-01 or 7d)") from exc
+
+
+def _add_search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", help="what to look for (free text; quotes and operators are just text)")
+    p.add_argument("--top-k", "-k", type=int, default=None, help="how many passages (default from settings: 10)")
+    p.add_argument("--backend", choices=BACKENDS, default=None, help="retrieval backend (default: hybrid)")
+    p.add_argument("--path", dest="path_prefix", default=None, help="only files under this folder/path prefix")
+    p.add_argument("--glob", dest="path_glob", default=None, help="only files whose path matches this glob")
+    p.add_argument("--kind", action="append", choices=DOC_KINDS, default=[], help="only this file kind (repeatable)")
+    p.add_argument("--since", type=_parse_when, default=None, help="modified since (2024-05-01 or 7d)")
+    p.add_argument("--until", type=_parse_when, default=None, help="modified until")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=APP_NAME, description="A private, searchable memory of your files.")
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument("--db", default=None, help="database file (default: in your user data folder)")
+    parser.add_argument("--smoke", action="store_true", help="self-check: store, sqlite-vec, model, one search")
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("index", help="index files and folders (incremental)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--force", action="store_true", help="re-read files even if unchanged")
+    p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    _add_search_args(sub.add_parser("search", help="search the index"))
+    p = sub.add_parser("context", help="build a prompt-context block under a token budget")
+    _add_search_args(p)
+    p.add_argument("--budget", type=int, default=None, help="token budget (default 2048)")
+
+    p = sub.add_parser("stats", help="documents, chunks, vectors")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("remove", help="remove files or folders from the index (files on disk untouched)")
+    p.add_argument("paths", nargs="+")
+
+    p = sub.add_parser("embed", help="embed chunks still waiting for vectors")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p = sub.add_parser("reembed", help="drop all vectors and embed again with the configured model")
+    p.add_argument("--quiet", "-q", action="store_true")
+
+    p = sub.add_parser("list", help="indexed documents with status")
+    p.add_argument("--status", default=None, help="only this status (indexed, skipped, failed)")
+    p.add_argument("--json", action="store_true")
+
+    sub.add_parser("check", help="verify the database's integrity")
+
+    try:
+        from .bench.command import add_bench_parser
+    except ImportError:
+        pass
+    else:
+        add_bench_parser(sub)
+    return parser
+
+
+class ProgressBar:
+    """One updating line on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._width = 0
+
+    def __call__(self, p: IndexProgress) -> None:
+        if not self.enabled:
+            return
+        if p.phase == "embed":
+            total = max(p.chunks_to_embed, 1)
+            frac = p.chunks_embedded / total
+            eta = f" ETA {int(p.eta_s)}s" if p.eta_s is not None else ""
+            text = f"embedding {p.chunks_embedded}/{p.chunks_to_embed} chunks ({p.chunks_per_s:.0f}/s){eta}"
+        elif p.phase == "extract":
+            total = max(p.files_total, 1)
+            frac = p.files_done / total
+            text = f"reading {p.files_done}/{p.files_total} files · {p.chunks_written} chunks"
+        else:
+            frac, text = 0.0, p.phase
+        bar = "#" * int(frac * 24)
+        line = f"\r[{bar:<24}] {text}"
+        pad = max(0, self._width - len(line))
+        self._width = len(line)
+        sys.stderr.write(line + " " * pad)
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self._width:
+            sys.stderr.write("\r" + " " * self._width + "\r")
+            sys.stderr.flush()
+
+
+def _print_summary(summary: IndexSummary, out=sys.stdout) -> None:
+    print(
+        f"indexed {summary.indexed}, unchanged {summary.unchanged}, skipped {summary.skipped}, "
+        f"failed {summary.failed}, removed {summary.removed} · {summary.chunks_added} chunks added, "
+        f"{summary.chunks_embedded} embedded, {summary.duplicates_collapsed} duplicates collapsed "
+        f"· {summary.elapsed_s:.1f}s",
+        file=out,
+    )
+    if summary.cancelled:
+        print("cancelled: everything committed so far is kept; run again to finish.", file=out)
+    if summary.embed_error:
+        print(f"embedding stopped: {summary.embed_error}\n  keyword search works; run `desktop-memory embed` later.",
+              file=out)
+    for o in summary.outcomes:
+        if o.status == "failed":
+            print(f"  failed  {o.path}: {o.reason}", file=out)
+    skipped = [o for o in summary.outcomes if o.status == "skipped"]
+    for o in skipped[:50]:
+        print(f"  skipped {o.path}: {o.reason}", file=out)
+    if len(skipped) > 50:
+        print(f"  … and {len(skipped) - 50} more skipped (see `desktop-memory list --status skipped`)", file=out)
+
+
+def _filters(args) -> SearchFilters:
+    import os
+
+    prefix = os.path.abspath(os.path.expanduser(args.path_prefix)) if args.path_prefix else None
+    return SearchFilters(path_prefix=prefix, path_glob=args.path_glob, kinds=tuple(args.kind),
+                         modified_since=args.since, modified_until=args.until)
+
+
+def _run_with_cancel(fn):
+    """Run long work so Ctrl-C sets a cancel flag (the job stops cleanly between documents/batches)."""
+    cancel = threading.Event()
+
+    def handler(signum, frame):
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        sys.stderr.write("\ncancelling after the current file… (Ctrl-C again to abort)\n")
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        return fn(cancel)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .service import MemoryService
+
+    settings = load_settings()
+    if args.command == "bench":
+        return args.bench_func(args)
+    svc = MemoryService(settings, db_path=args.db)
+    try:
+        return _dispatch(svc, args)
+    finally:
+        svc.close()
+
+
+def _dispatch(svc, args) -> int:
+    cmd = args.command
+    if cmd == "index":
+        bar = ProgressBar(not args.quiet and not args.json)
+        summary = _run_with_cancel(lambda c: svc.index_paths(args.paths, progress=bar, cancel=c, force=args.force,
+                                                            embed=not args.no_embed))
+        bar.finish()
+        if args.json:
+            print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            _print_summary(summary)
+        return 130 if summary.cancelled else 0
+    if cmd in ("embed", "reembed"):
+        bar = ProgressBar(not args.quiet)
+        fn = svc.embed_pending_summary if cmd == "embed" else svc.reembed
+        summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))
+        bar.finish()
+        print(f"embedded {summary.chunks_embedded} chunks")
+        if summary.embed_error:
+            print(f"error: {summary.embed_error}", file=sys.stderr)
+            return 1
+        return 0
+    if cmd == "search":
+        outcome = svc.search_outcome(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
+        for note in outcome.notes:
+            print(f"note: {note}", file=sys.stderr)
+        if args.json:
+            print(json.dumps([r.to_dict() for r in outcome.results], indent=2, ensure_ascii=False))
+            return 0
+        if not outcome.results:
+            print("no results")
+        for r in outcome.results:
+            where = r.location.describe()
+            print(f"{r.rank:>2}. {r.source}" + (f"  ({where})" if where else ""))
+            print(f"    score {r.score:.4f} · {r.explain()}")
+            snippet = " ".join(r.text.split())
+            print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+        return 0
+    if cmd == "context":
+        results = svc.search(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
+        for note in svc.last_search_notes:
+            print(f"note: {note}", file=sys.stderr)
+        report = svc.build_context(results, args.budget)
+        if args.json:
+            print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            sys.stdout.write(report.text + "\n")
+            dropped = f", {len(report.dropped)} passage(s) did not fit" if report.dropped else ""
+            print(f"[{report.tokens_used}/{report.budget} tokens, {len(report.items)} passage(s){dropped}]",
+                  file=sys.stderr)
+        return 0
+    if cmd == "stats":
+        st = svc.stats()
+        if args.json:
+            print(json.dumps(st.to_dict(), indent=2))
+        else:
+            docs = ", ".join(f"{k} {v}" for k, v in sorted(st.documents.items())) or "none"
+            print(f"database   {st.db_path} ({st.db_bytes / 1e6:.1f} MB)")
+            print(f"documents  {docs}")
+            print(f"chunks     {st.chunks}")
+            print(f"vectors    {st.vectors} ({st.pending_vectors} waiting)")
+            print(f"model      {st.model_id or '-'}" + (f" ({st.dim}-d)" if st.dim else ""))
+        return 0
+    if cmd == "remove":
+        n = svc.remove_paths(args.paths)
+        print(f"removed {n} document(s) from the index")
+        return 0
+    if cmd == "list":
+        docs = [d for d in svc.documents() if args.status is None or d.status == args.status]
+        if args.json:
+            print(json.dumps([vars(d) for d in docs], indent=2, ensure_ascii=False))
+        else:
+            for d in docs:
+                extra = f"  {d.error}" if d.error else ""
+                print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
+        return 0
+    if cmd == "check":
+        problems = svc.check()
+        for p in problems:
+            print(p)
+        print("ok" if not problems else f"{len(problems)} problem(s)")
+        return 0 if not problems else 1
+    raise AssertionError(cmd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    multiprocessing.freeze_support()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.smoke:
+        from .smoke import run_smoke
+
+        return run_smoke(gui=False)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return run(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

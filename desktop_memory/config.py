@@ -1,0 +1,159 @@
+"""One typed Settings model, persisted as TOML in the user's config dir. Every default path is decided here."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+import tomli_w
+
+from . import APP_NAME
+
+ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
+ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
+
+BACKENDS = ("hybrid", "keyword", "bm25", "dense")
+EMBEDDERS = ("local", "ollama")
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get(ENV_CONFIG_DIR) or platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get(ENV_DATA_DIR) or platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_db_path() -> Path:
+    return data_dir() / "memory.db"
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.toml"
+
+
+@dataclass
+class ChunkSettings:
+    """Chunk sizes in characters (a BPE-safe cap: MiniLM sees ~256 tokens ≈ 1,000 chars of prose)."""
+
+    target_chars: int = 1000
+    max_chars: int = 1400  # hard cap, the safety net for code/URLs
+    overlap_chars: int = 150
+    code_lines: int = 40
+    code_overlap_lines: int = 5
+    dedupe_min_files: int = 3  # a chunk text repeated in at least this many files counts as boilerplate
+
+
+@dataclass
+class IngestSettings:
+    max_file_mb: float = 50.0
+    pdf_timeout_s: float = 120.0
+    pdf_max_memory_mb: int = 1536
+    follow_symlinks: bool = False
+    extra_ignore: list[str] = field(default_factory=list)  # extra glob names to skip
+
+
+@dataclass
+class EmbedderSettings:
+    kind: str = "local"  # "local" | "ollama"
+    local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
+    max_tokens: int = 256  # truncation at the model's trained length
+    batch_size: int = 32
+    threads: int = 0  # 0 = decide from the core count
+    ollama_url: str = "http://localhost:11434"
+    ollama_model: str = "nomic-embed-text"
+    ollama_timeout_s: float = 60.0
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+
+@dataclass
+class SearchSettings:
+    backend: str = "hybrid"
+    top_k: int = 10
+    fusion: str = "rrf"  # "rrf" (weighted Reciprocal Rank Fusion) or "zscore" (standardised lane scores); see retrieve/fusion.py
+    rrf_k: int = 60  # used when fusion = "rrf"
+    keyword_weight: float = 1.0
+    dense_weight: float = 1.0
+    overfetch: int = 5  # each lane fetches top_k * overfetch (at least 50; at least 200 for z-score fusion)
+    # keyword lane on big libraries: leave out the commonest query terms once their summed document frequency
+    # exceeds this many rows (0 = never); below it BM25 is exact. See retrieve/keyword.py.
+    keyword_term_budget: int = 20000
+
+
+@dataclass
+class ContextSettings:
+    budget_tokens: int = 2048
+
+
+@dataclass
+class Settings:
+    db_path: str = ""  # empty = default_db_path()
+    chunking: ChunkSettings = field(default_factory=ChunkSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
+    embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters
+
+    def resolved_db_path(self) -> Path:
+        return Path(self.db_path).expanduser() if self.db_path else default_db_path()
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Settings":
+        """Build from a (possibly partial or older) dict; unknown keys are ignored, missing keys take defaults."""
+        s = cls()
+        for f in dataclasses.fields(cls):
+            if f.name not in data:
+                continue
+            value = data[f.name]
+            current = getattr(s, f.name)
+            if dataclasses.is_dataclass(current) and isinstance(value, dict):
+                known = {sf.name for sf in dataclasses.fields(current)}
+                setattr(s, f.name, type(current)(**{k: v for k, v in value.items() if k in known}))
+            elif not dataclasses.is_dataclass(current):
+                setattr(s, f.name, value)
+        return s
+
+
+def _drop_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read settings; a missing file gives defaults, an unreadable one gives defaults (never blocks start-up)."""
+    path = path or settings_path()
+    try:
+        with open(path, "rb") as fh:
+            return Settings.from_dict(tomllib.load(fh))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, tomllib.TOMLDecodeError, TypeError, ValueError):
+        return Settings()
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write atomically (temp file + rename) so a crash never leaves a half-written config."""
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    with open(tmp, "wb") as fh:
+        tomli_w.dump(_drop_none(settings.to_dict()), fh)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,115 @@
+"""Entry point: ``desktop-memory-gui`` / ``python -m desktop_memory``.
+
+Start-up is kept fast on purpose: only Qt and the GUI modules load here; the database opens and the embedding
+model loads on worker threads after the window is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import logging.handlers
+import sys
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from .. import APP_NAME, __version__
+from ..config import data_dir, load_settings, settings_path
+
+log = logging.getLogger("desktop_memory.gui")
+
+
+def _setup_logging() -> Path | None:
+    """Log to <data dir>/logs/gui.log (rotating); errors that are bugs land there with tracebacks."""
+    try:
+        logs = data_dir() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        path = logs / "gui.log"
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,
+                                                                        encoding="utf-8")
+    except OSError:
+        path, handler = None, logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("desktop_memory")
+    if not any(isinstance(h, type(handler)) for h in root.handlers):
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return path
+
+
+def create_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName("Desktop Memory")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName(APP_NAME)
+    app.setDesktopFileName(APP_NAME)
+    return app
+
+
+def _install_excepthook(window) -> None:  # noqa: ANN001
+    """An unexpected exception in a slot becomes a log entry and a banner, never a crash or a modal dialog."""
+
+    def hook(exc_type, exc, tb) -> None:  # noqa: ANN001
+        log.error("unhandled exception:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+        try:
+            window.banners.show_message(
+                f"Something went wrong ({exc_type.__name__}: {exc}). The app keeps running; details are in the log.",
+                "error", key="bug",
+            )
+        except Exception:  # noqa: BLE001
+            pass
+
+    sys.excepthook = hook
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="desktop-memory-gui", description="Desktop Memory: your files as searchable memory.")
+    p.add_argument("paths", nargs="*", help="files or folders to index right away")
+    p.add_argument("--db", help="database file to open (default: from settings)")
+    p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance for this run")
+    p.add_argument("--smoke", action="store_true", help="self-check (store, sqlite-vec, model, window, search), then exit")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # a frozen build's PDF helper process re-enters here
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.smoke:
+        from .smoke import run_gui_smoke
+
+        return run_gui_smoke()
+    _setup_logging()
+    app = create_app()
+    from .main_window import MainWindow
+    from .style import app_icon, apply_theme
+
+    settings = load_settings()
+    if args.db:
+        settings.db_path = str(Path(args.db).expanduser().resolve())
+    theme = args.theme or str(settings.gui.get("theme", "system"))
+    apply_theme(app, theme)
+    app.setWindowIcon(app_icon())
+    window = MainWindow(settings, settings_path=settings_path())
+    window.theme = theme
+    _install_excepthook(window)
+    window.show()
+    # Objects alive now (Qt wrappers, modules) never die: keep them out of the cyclic GC so a full collection
+    # triggered by a worker cannot pause the UI thread for long.
+    gc.freeze()
+    if args.paths:
+        QTimer.singleShot(0, lambda: window.add_paths([str(Path(p).resolve()) for p in args.paths]))
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,470 @@
+"""Library: indexed folders and files with status, reason, chunk counts and dates; re-index, remove, reveal.
+
+Why a hand-written tree model: a library of thousands of files is rebuilt in one beginResetModel/endResetModel
+with plain Python lists (no per-cell QStandardItem allocation), so refreshing during indexing stays cheap.
+Files are grouped by their folder (one level), which matches how people drop folders.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QStackedWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..models import DocumentInfo, FileOutcome
+from .formatting import human_bytes, human_date, short_path
+from .style import colors
+
+COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
+C_NAME, C_STATUS, C_CHUNKS, C_SEM, C_SIZE, C_MOD, C_IDX, C_REASON = range(len(COLUMNS))
+SortRole = Qt.ItemDataRole.UserRole + 10
+FilterRole = Qt.ItemDataRole.UserRole + 11
+PathRole = Qt.ItemDataRole.UserRole + 12
+ProblemRole = Qt.ItemDataRole.UserRole + 13
+
+
+@dataclass
+class _Node:
+    path: str
+    doc: DocumentInfo | None = None
+    parent: "_Node | None" = None
+    children: list["_Node"] = field(default_factory=list)
+    row: int = 0
+    status: str = ""
+    reason: str = ""
+    chunks: int = 0
+    vectors: int = 0
+    size: int = 0
+    mtime: float = 0.0
+    indexed_at: float = 0.0
+    problems: int = 0
+
+
+_SORT_KEYS = [
+    lambda n: n.path.lower(),
+    lambda n: n.status,
+    lambda n: n.chunks,
+    lambda n: n.vectors,
+    lambda n: n.size,
+    lambda n: n.mtime,
+    lambda n: n.indexed_at,
+    lambda n: n.reason,
+]
+
+
+@dataclass
+class TreeSpec:
+    """How to shape the tree: filter text, problems only, sort column/order."""
+
+    needle: str = ""
+    problems_only: bool = False
+    sort_col: int = C_NAME
+    descending: bool = False
+
+
+def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec: TreeSpec) -> _Node:
+    """Group, filter and sort documents into a two-level tree. Pure Python (no Qt): safe on a worker thread,
+    and fast enough (a few ms per thousand files) to run on the UI thread for a sort or filter change."""
+    root = _Node("")
+    folders: dict[str, _Node] = {}
+    needle = spec.needle.lower().strip()
+    for d in docs:
+        out = outcomes.get(d.path)
+        status = d.status
+        reason = d.error or ""
+        if out is not None and out.status == "unchanged" and d.status == "indexed":
+            status = "unchanged"
+        elif out is not None and out.status in ("skipped", "failed") and not reason:
+            reason = out.reason
+        problem = d.status in ("failed", "skipped")
+        if spec.problems_only and not problem:
+            continue
+        if needle and needle not in f"{d.path} {status} {reason}".lower():
+            continue
+        folder = os.path.dirname(d.path)
+        fnode = folders.get(folder)
+        if fnode is None:
+            fnode = folders[folder] = _Node(folder, parent=root)
+            root.children.append(fnode)
+        n = _Node(d.path, d, fnode, status=status, reason=reason, chunks=d.chunks, vectors=d.vectors,
+                  size=d.size, mtime=d.mtime, indexed_at=d.indexed_at, problems=int(problem))
+        fnode.children.append(n)
+        fnode.chunks += n.chunks
+        fnode.vectors += n.vectors
+        fnode.size += n.size
+        fnode.mtime = max(fnode.mtime, n.mtime)
+        fnode.indexed_at = max(fnode.indexed_at, n.indexed_at)
+        fnode.problems += n.problems
+    key = _SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(_SORT_KEYS) else _SORT_KEYS[0]
+    for f in root.children:
+        n = len(f.children)
+        failed = sum(1 for c in f.children if c.status == "failed")
+        skipped = sum(1 for c in f.children if c.status == "skipped")
+        bits = [f"{n:,} file{'s' if n != 1 else ''}"]
+        if failed:
+            bits.append(f"{failed} failed")
+        if skipped:
+            bits.append(f"{skipped} skipped")
+        f.status = " · ".join(bits)
+        f.children.sort(key=key, reverse=spec.descending)
+        for i, c in enumerate(f.children):
+            c.row = i
+    root.children.sort(key=key, reverse=spec.descending)
+    for i, f in enumerate(root.children):
+        f.row = i
+    return root
+
+
+class LibraryModel(QAbstractItemModel):
+    """Two-level tree (folder → files). Sorting and filtering are done here, in plain Python, instead of in a
+    QSortFilterProxyModel whose per-comparison data() calls into Python cost far more on big libraries."""
+
+    def __init__(self, parent=None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self._root = _Node("")
+        self._docs: list[DocumentInfo] = []
+        self._outcomes: dict[str, FileOutcome] = {}
+        self.spec = TreeSpec()
+
+    # -- data in -----------------------------------------------------------------------------------------
+    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None,
+                      tree: _Node | None = None) -> None:
+        """Replace the data; ``tree`` may be pre-built on a worker with ``build_tree(docs, outcomes, spec)``."""
+        self._docs = list(docs)
+        if outcomes is not None:
+            self._outcomes = dict(outcomes)
+        self._install(tree if tree is not None else build_tree(self._docs, self._outcomes, self.spec))
+
+    def set_outcomes(self, outcomes: dict[str, FileOutcome]) -> None:
+        """Last indexing run's outcome per path, so "unchanged" (a run result, not a stored status) shows."""
+        self._outcomes = dict(outcomes)
+        self._install(build_tree(self._docs, self._outcomes, self.spec))
+
+    def set_spec(self, **changes) -> None:  # noqa: ANN003
+        for k, v in changes.items():
+            setattr(self.spec, k, v)
+        self._install(build_tree(self._docs, self._outcomes, self.spec))
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.spec.sort_col = column
+        self.spec.descending = order == Qt.SortOrder.DescendingOrder
+        self._install(build_tree(self._docs, self._outcomes, self.spec))
+
+    def _install(self, root: _Node) -> None:
+        # Always a reset: indexes hold raw pointers to _Node objects, so no index may outlive its tree.
+        self.beginResetModel()
+        old, self._root = self._root, root
+        self.endResetModel()
+        for f in old.children:  # break parent<->child cycles so the old tree is freed now, not by a GC pause
+            for c in f.children:
+                c.parent = None
+            f.children = []
+
+    def document_count(self) -> int:
+        return len(self._docs)
+
+    def documents(self) -> list[DocumentInfo]:
+        return list(self._docs)
+
+    def outcomes(self) -> dict[str, FileOutcome]:
+        return dict(self._outcomes)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+    def node(self, index: QModelIndex | QPersistentModelIndex) -> _Node:
+        return index.internalPointer() if index.isValid() else self._root  # type: ignore[return-value]
+
+    def file_paths(self, index: QModelIndex) -> list[str]:
+        n = self.node(index)
+        return [c.path for c in n.children] if n.doc is None else [n.path]
+
+    # -- Qt model API ------------------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        p = self.node(parent)
+        if 0 <= row < len(p.children) and 0 <= column < len(COLUMNS):
+            return self.createIndex(row, column, p.children[row])
+        return QModelIndex()
+
+    def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        n: _Node = index.internalPointer()
+        p = n.parent
+        if p is None or p is self._root:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self.node(parent).children)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+        if not index.isValid():
+            return None
+        n: _Node = index.internalPointer()
+        col = index.column()
+        is_file = n.doc is not None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == C_NAME:
+                return os.path.basename(n.path) if is_file else short_path(n.path, 70)
+            if col == C_STATUS:
+                return n.status
+            if col == C_CHUNKS:
+                return f"{n.chunks:,}" if (n.chunks or is_file) else ""
+            if col == C_SEM:
+                if not n.chunks:
+                    return ""
+                return "✓" if n.vectors >= n.chunks else f"{n.vectors:,}/{n.chunks:,}"
+            if col == C_SIZE:
+                return human_bytes(n.size)
+            if col == C_MOD:
+                return human_date(n.mtime)
+            if col == C_IDX:
+                return human_date(n.indexed_at)
+            if col == C_REASON:
+                return n.reason
+            return None
+        if role == PathRole:
+            return n.path
+        if role == ProblemRole:
+            return n.problems > 0
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return n.path + (f"\n{n.status}: {n.reason}" if n.reason else "")
+        if role == Qt.ItemDataRole.ForegroundRole and col in (C_STATUS, C_REASON):
+            if n.status == "failed" or (not is_file and "failed" in n.status):
+                return colors()["error_text"]
+            if n.status == "skipped":
+                return colors()["muted"]
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (C_CHUNKS, C_SEM, C_SIZE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class LibraryView(QWidget):
+    reindex_requested = Signal(list)
+    remove_requested = Signal(list)
+    reveal_requested = Signal(str)
+    open_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 6, 0, 0)
+        lay.setSpacing(6)
+        bar = QHBoxLayout()
+        self.filter_box = QLineEdit()
+        self.filter_box.setPlaceholderText("Filter library by name, status or reason…")
+        self.filter_box.setClearButtonEnabled(True)
+        bar.addWidget(self.filter_box, 1)
+        self.problems_only = QCheckBox("Problems only")
+        bar.addWidget(self.problems_only)
+        self.reindex_btn = QPushButton("Re-index")
+        self.reindex_btn.setToolTip("Read the selected files again, even if unchanged (F5)")
+        self.remove_btn = QPushButton("Remove from index")
+        self.remove_btn.setToolTip("Forget the selected files (Delete); the files on disk are not touched")
+        self.reveal_btn = QPushButton("Reveal")
+        self.reveal_btn.setToolTip("Show in the file manager")
+        for b in (self.reindex_btn, self.remove_btn, self.reveal_btn):
+            b.setAutoDefault(False)
+            bar.addWidget(b)
+        lay.addLayout(bar)
+
+        self.model = LibraryModel(self)
+        self.proxy = self.model  # no proxy: the model sorts and filters itself
+        self.tree = QTreeView()
+        self.tree.setModel(self.model)
+        self.tree.setSortingEnabled(True)
+        self.tree.sortByColumn(C_NAME, Qt.SortOrder.AscendingOrder)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._menu)
+        self.tree.doubleClicked.connect(self._double_clicked)
+        self.tree.setAccessibleName("Library")
+        hdr = self.tree.header()
+        hdr.setStretchLastSection(True)
+        hdr.setSectionResizeMode(C_NAME, QHeaderView.ResizeMode.Interactive)
+        hdr.resizeSection(C_NAME, 320)
+        for c, w in ((C_STATUS, 150), (C_CHUNKS, 70), (C_SEM, 80), (C_SIZE, 80), (C_MOD, 110), (C_IDX, 110)):
+            hdr.resizeSection(c, w)
+
+        self.empty = QLabel("Nothing indexed yet. Drop files or folders anywhere on this window.")
+        self.empty.setObjectName("EmptyHint")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.tree)
+        lay.addWidget(self.stack, 1)
+
+        self._expand_all_next = False
+        self._saved: tuple[set[str], set[str], str | None] = (set(), set(), None)
+        self.model.modelAboutToBeReset.connect(self._save_view_state)
+        self.model.modelReset.connect(self._restore_view_state)
+        self.filter_box.textChanged.connect(self._filter_changed)
+        self.problems_only.toggled.connect(self._problems_toggled)
+        self.reindex_btn.clicked.connect(lambda: self._emit_paths(self.reindex_requested))
+        self.remove_btn.clicked.connect(lambda: self._emit_paths(self.remove_requested))
+        self.reveal_btn.clicked.connect(self._reveal_current)
+        self.tree.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
+        self.tree.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
+
+        # keyboard: Delete removes, F5 re-indexes (while the tree has focus)
+        for text, key, sig in (("Remove from index", QKeySequence(QKeySequence.StandardKey.Delete), self.remove_requested),
+                               ("Re-index", QKeySequence("F5"), self.reindex_requested)):
+            a = QAction(text, self.tree)
+            a.setShortcut(key)
+            a.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            a.triggered.connect(lambda _=False, sig=sig: self._emit_paths(sig))
+            self.tree.addAction(a)
+        self._update_buttons()
+
+    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None,
+                      tree: _Node | None = None) -> None:
+        self._expand_all_next = self.model.document_count() == 0 and len(docs) <= 300
+        self.model.set_documents(docs, outcomes, tree)
+        self.stack.setCurrentWidget(self.tree if docs else self.empty)
+
+    def set_outcomes(self, outcomes: dict[str, FileOutcome]) -> None:
+        self.model.set_outcomes(outcomes)
+
+    def row_count_visible(self) -> int:
+        return sum(self.model.rowCount(self.model.index(r, 0)) for r in range(self.model.rowCount()))
+
+    def _save_view_state(self) -> None:
+        self._saved = (self._expanded_paths(), self._selected_row_paths(), self._current_path())
+
+    def _restore_view_state(self) -> None:
+        expanded, selected, current = getattr(self, "_saved", (set(), set(), None))
+        self._restore_expanded(expanded, expand_all=self._expand_all_next or bool(self.model.spec.needle)
+                               or self.model.spec.problems_only)
+        self._expand_all_next = False
+        self._restore_selection(selected, current)
+        self._update_buttons()
+
+    # refreshes (every second while indexing) must not lose what the user selected or expanded
+    def _selected_row_paths(self) -> set[str]:
+        return {idx.data(PathRole) for idx in self.tree.selectionModel().selectedRows(0)}
+
+    def _current_path(self) -> str | None:
+        idx = self.tree.currentIndex()
+        return idx.sibling(idx.row(), 0).data(PathRole) if idx.isValid() else None
+
+    def _restore_selection(self, paths: set[str], current: str | None) -> None:
+        if not paths and not current:
+            return
+        sm = self.tree.selectionModel()
+        flags = sm.SelectionFlag.Select | sm.SelectionFlag.Rows
+        for r in range(self.proxy.rowCount()):
+            folder = self.proxy.index(r, 0)
+            rows = [folder] + [self.proxy.index(c, 0, folder) for c in range(self.proxy.rowCount(folder))]
+            for idx in rows:
+                p = idx.data(PathRole)
+                if p == current:
+                    sm.setCurrentIndex(idx, sm.SelectionFlag.NoUpdate)
+                if p in paths:
+                    sm.select(idx, flags)
+
+    def _expanded_paths(self) -> set[str]:
+        out = set()
+        for r in range(self.proxy.rowCount()):
+            idx = self.proxy.index(r, 0)
+            if self.tree.isExpanded(idx):
+                out.add(idx.data(PathRole))
+        return out
+
+    def _restore_expanded(self, paths: set[str], expand_all: bool = False) -> None:
+        for r in range(self.proxy.rowCount()):
+            idx = self.proxy.index(r, 0)
+            if expand_all or idx.data(PathRole) in paths:
+                self.tree.expand(idx)
+
+    def selected_paths(self) -> list[str]:
+        out: list[str] = []
+        for idx in self.tree.selectionModel().selectedRows(0):
+            for p in self.model.file_paths(idx):
+                if p not in out:
+                    out.append(p)
+        return out
+
+    def row_texts(self) -> list[str]:
+        """Every visible file row as "name | status | reason" (tests and accessibility dumps)."""
+        out = []
+        for r in range(self.proxy.rowCount()):
+            folder = self.proxy.index(r, 0)
+            for c in range(self.proxy.rowCount(folder)):
+                cells = [self.proxy.index(c, col, folder).data() or "" for col in range(len(COLUMNS))]
+                out.append(" | ".join([cells[C_NAME], cells[C_STATUS], cells[C_CHUNKS], cells[C_REASON]]))
+        return out
+
+    def _filter_changed(self, text: str) -> None:
+        self.model.set_spec(needle=text)
+
+    def _problems_toggled(self, on: bool) -> None:
+        self.model.set_spec(problems_only=on)
+
+    def _update_buttons(self) -> None:
+        has = bool(self.tree.selectionModel().selectedRows(0))
+        for b in (self.reindex_btn, self.remove_btn):
+            b.setEnabled(has)
+        self.reveal_btn.setEnabled(self.tree.currentIndex().isValid())
+
+    def _emit_paths(self, sig: Signal) -> None:  # type: ignore[type-arg]
+        paths = self.selected_paths()
+        if paths:
+            sig.emit(paths)
+
+    def _reveal_current(self) -> None:
+        idx = self.tree.currentIndex()
+        if idx.isValid():
+            self.reveal_requested.emit(self.proxy.index(idx.row(), 0, idx.parent()).data(PathRole))
+
+    def _double_clicked(self, idx: QModelIndex) -> None:
+        path = self.proxy.index(idx.row(), 0, idx.parent()).data(PathRole)
+        if path and os.path.isfile(path):
+            self.open_requested.emit(path)
+
+    def _menu(self, pos) -> None:  # noqa: ANN001
+        idx = self.tree.indexAt(pos)
+        if not idx.isValid():
+            return
+        path = self.proxy.index(idx.row(), 0, idx.parent()).data(PathRole)
+        m = QMenu(self)
+        if os.path.isfile(path):
+            m.addAction("Open", lambda: self.open_requested.emit(path))
+        m.addAction("Reveal in file manager", lambda: self.reveal_requested.emit(path))
+        m.addSeparator()
+        m.addAction("Re-index", lambda: self._emit_paths(self.reindex_requested))
+        m.addAction("Remove from index", lambda: self._emit_paths(self.remove_requested))
+        m.exec(self.tree.viewport().mapToGlobal(pos))

@@ -1,0 +1,241 @@
+"""The indexing progress area: files done / total, current file, chunks/s, ETA, Cancel; then a summary.
+
+Why inline (not a progress dialog): indexing a big folder takes minutes, and the user should keep searching
+meanwhile: documents are keyword-searchable as soon as they are extracted.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..models import IndexProgress, IndexSummary
+from .formatting import human_duration, short_path
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that elides in the middle instead of growing the window (long file paths)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = text
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, e) -> None:  # noqa: N802, ANN001
+        super().resizeEvent(e)
+        self._elide()
+
+    def _elide(self) -> None:
+        fm = self.fontMetrics()
+        w = max(40, self.width())
+        super().setText(fm.elidedText(self._full, Qt.TextElideMode.ElideMiddle, w))
+
+
+class ProgressPanel(QFrame):
+    cancel_requested = Signal()
+    closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ProgressPanel")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 8, 12, 8)
+        lay.setSpacing(4)
+        top = QHBoxLayout()
+        self.title = QLabel("Indexing…")
+        self.title.setObjectName("PanelTitle")
+        top.addWidget(self.title)
+        self.queued = QLabel("")
+        self.queued.setObjectName("Muted")
+        top.addWidget(self.queued)
+        top.addStretch(1)
+        self.problems_btn = QPushButton("Show problems")
+        self.problems_btn.setCheckable(True)
+        self.problems_btn.toggled.connect(self._toggle_problems)
+        self.problems_btn.hide()
+        top.addWidget(self.problems_btn)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop indexing (files done so far stay searchable)")
+        self.cancel_btn.clicked.connect(self._on_cancel)
+        top.addWidget(self.cancel_btn)
+        self.close_btn = QPushButton("Close")
+        self.close_btn.clicked.connect(self._on_close)
+        self.close_btn.hide()
+        top.addWidget(self.close_btn)
+        lay.addLayout(top)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumHeight(8)
+        lay.addWidget(self.bar)
+        self.current = ElidedLabel("")
+        self.current.setObjectName("Muted")
+        lay.addWidget(self.current)
+        self.detail = QLabel("")
+        lay.addWidget(self.detail)
+        self.problems = QTreeWidget()
+        self.problems.setHeaderLabels(["File", "Status", "Reason"])
+        self.problems.setRootIsDecorated(False)
+        self.problems.setAlternatingRowColors(True)
+        self.problems.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.problems.header().setStretchLastSection(True)
+        self.problems.hide()
+        lay.addWidget(self.problems)
+        self.summary: IndexSummary | None = None
+        # the core reports per file / per embedding batch; a batch can take seconds on a slow machine, so the
+        # elapsed time ticks here to show the job is alive
+        self._clock = QElapsedTimer()
+        self._last: IndexProgress | None = None
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._render_detail)
+        self.hide()
+
+    # -- running -----------------------------------------------------------------------------------------
+    def start(self, n_paths: int) -> None:
+        self.summary = None
+        self.title.setText("Preparing…")
+        self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
+        self.detail.setText("")
+        self.bar.setRange(0, 0)  # busy until the scan knows the total
+        self.cancel_btn.show()
+        self.cancel_btn.setEnabled(True)
+        self.close_btn.hide()
+        self.problems_btn.hide()
+        self.problems_btn.setChecked(False)
+        self.problems.hide()
+        self._last = None
+        self._clock.start()
+        self._ticker.start()
+        self.show()
+
+    def set_queued(self, n: int) -> None:
+        self.queued.setText(f"· {n} more queued" if n else "")
+
+    def update_progress(self, p: IndexProgress) -> None:
+        if p.phase == "scan":
+            self.title.setText(f"Scanning… {p.files_total:,} files found")
+            self.bar.setRange(0, 0)
+        elif p.phase in ("extract", "embed") and p.files_done < p.files_total:
+            self.title.setText(f"Indexing {p.files_done:,} / {p.files_total:,} files")
+            self.bar.setRange(0, max(1, p.files_total))
+            self.bar.setValue(p.files_done)
+        else:  # all files extracted; only vectors remain
+            self.title.setText(f"Embedding · {p.files_done:,} / {p.files_total:,} files searchable by keyword")
+            self.bar.setRange(0, max(1, p.chunks_to_embed))
+            self.bar.setValue(p.chunks_embedded)
+        if p.current:
+            self.current.setText(p.current)
+        self._last = p
+        self._render_detail()
+
+    def _render_detail(self) -> None:
+        p = self._last
+        if p is None:
+            return
+        bits = [f"{p.chunks_written:,} chunks written"]
+        if p.chunks_to_embed:
+            bits.append(f"semantic: {p.chunks_embedded:,}/{p.chunks_to_embed:,} chunks embedded")
+        if p.chunks_per_s:
+            bits.append(f"{p.chunks_per_s:,.0f} chunks/s")
+        if p.eta_s is not None and p.phase != "done":
+            bits.append(f"ETA {human_duration(p.eta_s)}")
+        elapsed = max(p.elapsed_s, self._clock.elapsed() / 1000 if self._clock.isValid() else 0.0)
+        bits.append(f"elapsed {human_duration(elapsed)}")
+        self.detail.setText(" · ".join(bits))
+
+    def cancelling(self) -> None:
+        self.cancel_btn.setEnabled(False)
+        self.title.setText("Cancelling… (finishing the current file)")
+
+    # -- finished ----------------------------------------------------------------------------------------
+    def finish(self, s: IndexSummary) -> None:
+        self._ticker.stop()
+        self.summary = s
+        head = "Cancelled" if s.cancelled else "Done"
+        self.title.setText(f"{head} in {human_duration(s.elapsed_s)}")
+        self.bar.setRange(0, 1)
+        self.bar.setValue(1)
+        parts = [f"{s.indexed:,} indexed", f"{s.unchanged:,} unchanged", f"{s.skipped:,} skipped", f"{s.failed:,} failed"]
+        if s.removed:
+            parts.append(f"{s.removed:,} removed")
+        self.current.setText(" · ".join(parts) + f" · {s.chunks_added:,} chunks added")
+        self.detail.setText(
+            f"Semantic search unavailable for these files: {s.embed_error}" if s.embed_error else ""
+        )
+        self.detail.setVisible(bool(s.embed_error))
+        self.cancel_btn.hide()
+        self.close_btn.show()
+        problems = s.problems()
+        self.problems.clear()
+        for o in problems:
+            it = QTreeWidgetItem([os.path.basename(o.path) or o.path, o.status, o.reason or "—"])
+            it.setToolTip(0, o.path)
+            it.setToolTip(2, o.reason)
+            it.setData(0, Qt.ItemDataRole.UserRole, o.path)
+            self.problems.addTopLevelItem(it)
+        self.problems.resizeColumnToContents(0)
+        self.problems.resizeColumnToContents(1)
+        # as tall as its rows (up to 6), so a short list does not push the results down
+        rows = min(6, max(1, len(problems)))
+        row_h = self.problems.sizeHintForRow(0) if problems else self.fontMetrics().height() + 4
+        self.problems.setFixedHeight(self.problems.header().sizeHint().height() + rows * row_h + 2 * self.problems.frameWidth() + 2)
+        self.problems_btn.setVisible(bool(problems))
+        self.problems_btn.setText(f"Show problems ({len(problems)})")
+        # failures are the interesting part: show them right away
+        self.problems_btn.setChecked(any(o.status == "failed" for o in problems))
+        self.show()
+
+    def fail(self, message: str) -> None:
+        self._ticker.stop()
+        self.title.setText("Indexing stopped")
+        self.current.setText(message)
+        self.detail.setText("")
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.cancel_btn.hide()
+        self.close_btn.show()
+
+    def problem_texts(self) -> list[str]:
+        return [
+            f"{self.problems.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole)}: {self.problems.topLevelItem(i).text(2)}"
+            for i in range(self.problems.topLevelItemCount())
+        ]
+
+    def _toggle_problems(self, on: bool) -> None:
+        self.problems.setVisible(on)
+        self.problems_btn.setText(("Hide problems" if on else "Show problems") + f" ({self.problems.topLevelItemCount()})")
+
+    def _on_cancel(self) -> None:
+        self.cancelling()
+        self.cancel_requested.emit()
+
+    def _on_close(self) -> None:
+        self.hide()
+        self.closed.emit()
+
+    @staticmethod
+    def short(path: str) -> str:
+        return short_path(path, 80)

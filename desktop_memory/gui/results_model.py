@@ -1,0 +1,252 @@
+"""Results list: a flat model of SearchResults and a delegate that paints each one as a compact card.
+
+Card layout (three lines + snippet):
+  ``#1  file.md                         0.0328``
+  ``Heading › Sub · lines 10–24 · ~/notes``
+  ``[keyword #3 · semantic #1, cos 0.71]``
+  ``… snippet with **query terms** highlighted …``
+
+Why a custom delegate: a QListView with a delegate paints only the visible rows, so even top-k 200 stays
+instant, and the row stays one focusable item for keyboard navigation.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from ..models import SearchResult
+from .formatting import highlight_html, human_date, short_path, snippet
+from .style import colors
+
+ResultRole = Qt.ItemDataRole.UserRole + 1
+IncludedRole = Qt.ItemDataRole.UserRole + 2
+SnippetRole = Qt.ItemDataRole.UserRole + 3
+
+SNIPPET_LINES = 3
+
+
+class ResultsModel(QAbstractListModel):
+    """Holds the current query's results plus the per-result "include in context" flag."""
+
+    def __init__(self, parent=None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self._results: list[SearchResult] = []
+        self._included: list[bool] = []
+        self._snippets: list[str] = []
+        self.terms: list[str] = []
+        self.query = ""
+
+    def set_results(self, query: str, terms: list[str], results: list[SearchResult]) -> None:
+        self.beginResetModel()
+        self.query = query
+        self.terms = terms
+        self._results = list(results)
+        self._included = [True] * len(results)
+        self._snippets = [snippet(r.text, terms) for r in results]
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_results("", [], [])
+
+    def results(self) -> list[SearchResult]:
+        return list(self._results)
+
+    def included_results(self) -> list[SearchResult]:
+        return [r for r, inc in zip(self._results, self._included) if inc]
+
+    def result(self, row: int) -> SearchResult | None:
+        return self._results[row] if 0 <= row < len(self._results) else None
+
+    def is_included(self, row: int) -> bool:
+        return 0 <= row < len(self._included) and self._included[row]
+
+    def set_included(self, row: int, on: bool) -> None:
+        if 0 <= row < len(self._included) and self._included[row] != on:
+            self._included[row] = on
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx, [IncludedRole, Qt.ItemDataRole.CheckStateRole])
+
+    def row_of_chunk(self, chunk_id: int) -> int:
+        for i, r in enumerate(self._results):
+            if r.chunk_id == chunk_id:
+                return i
+        return -1
+
+    # -- Qt model API ------------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self._results)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+        if not index.isValid():
+            return None
+        r = self._results[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"#{r.rank} {os.path.basename(r.source)} — {r.location.describe()}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{r.source}\n{r.location.describe()}\n{r.explain()}\nmodified {human_date(r.mtime)}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Result {r.rank}: {os.path.basename(r.source)}, {r.location.describe()}. {self._snippets[index.row()]}"
+        if role == ResultRole:
+            return r
+        if role == IncludedRole:
+            return self._included[index.row()]
+        if role == SnippetRole:
+            return self._snippets[index.row()]
+        return None
+
+
+class ResultDelegate(QStyledItemDelegate):
+    """Paints a result card; the snippet is rich text with highlighted query terms."""
+
+    PAD = 8
+
+    def __init__(self, parent=None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self._doc = QTextDocument()
+        self._doc.setDocumentMargin(0)
+
+    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
+        base = QFont(option.font)
+        bold = QFont(base)
+        bold.setWeight(QFont.Weight.DemiBold)
+        small = QFont(base)
+        small.setPointSizeF(max(6.0, base.pointSizeF() * 0.9))
+        return base, bold, small
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+        base, bold, small = self._fonts(option)
+        h = QFontMetrics(bold).height() + QFontMetrics(small).height() * 2 + QFontMetrics(base).lineSpacing() * SNIPPET_LINES
+        return QSize(200, h + self.PAD * 2 + 10)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        r: SearchResult = index.data(ResultRole)
+        if r is None:
+            return super().paint(painter, option, index)
+        included: bool = bool(index.data(IncludedRole))
+        terms = index.model().terms if hasattr(index.model(), "terms") else []
+        pal = option.palette
+        cols = colors(pal)
+        painter.save()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        # background: let the style draw selection/hover so it looks native
+        opt = QStyleOptionViewItem(option)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget else QApplication.style()
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, opt, painter, opt.widget)
+        text_col = pal.color(QPalette.ColorGroup.Active if selected else QPalette.ColorGroup.Normal,
+                             QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        muted = text_col if selected else cols["muted"]
+        if not included:
+            muted = QColor(muted)
+            muted.setAlpha(150)
+        base, bold, small = self._fonts(option)
+        rect = option.rect.adjusted(self.PAD + 2, self.PAD, -self.PAD, -self.PAD)
+        y = rect.top()
+
+        # line 1: rank, file name, score
+        fm_b = QFontMetrics(bold)
+        painter.setFont(bold)
+        painter.setPen(text_col)
+        rank_txt = f"#{r.rank}"
+        rank_w = fm_b.horizontalAdvance("#000")
+        painter.drawText(QRect(rect.left(), y, rank_w, fm_b.height()), Qt.AlignmentFlag.AlignLeft, rank_txt)
+        score_txt = f"{r.score:.4f}"
+        if not included:
+            score_txt = "excluded · " + score_txt
+        fm_s = QFontMetrics(small)
+        score_w = fm_s.horizontalAdvance(score_txt) + 4
+        name_rect = QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - score_w - 8, fm_b.height())
+        name = fm_b.elidedText(os.path.basename(r.source), Qt.TextElideMode.ElideMiddle, name_rect.width())
+        if not included:
+            f = QFont(bold)
+            f.setStrikeOut(True)
+            painter.setFont(f)
+        painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
+        painter.setFont(small)
+        painter.setPen(muted)
+        painter.drawText(QRect(rect.right() - score_w, y, score_w, fm_b.height()),
+                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, score_txt)
+        y += fm_b.height()
+
+        # line 2: location · folder · date
+        loc = r.location.describe()
+        where = " · ".join(x for x in (loc, short_path(os.path.dirname(r.source), 50), human_date(r.mtime)) if x)
+        painter.drawText(QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - 4, fm_s.height()),
+                         Qt.AlignmentFlag.AlignLeft, fm_s.elidedText(where, Qt.TextElideMode.ElideRight, rect.width() - rank_w - 4))
+        y += fm_s.height() + 2
+
+        # line 3: lane badges
+        x = rect.left() + rank_w + 4
+        for lane, label in r.badges():
+            w = fm_s.horizontalAdvance(label) + 12
+            badge = QRectF(x, y, w, fm_s.height() + 2)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(cols["badge_sem"] if lane == "dense" else cols["badge_kw"])
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.drawRoundedRect(badge, 4, 4)
+            painter.setPen(cols["badge_text"])
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+            x += w + 4
+        y += fm_s.height() + 6
+
+        # snippet (rich text, clipped to SNIPPET_LINES)
+        snip = index.data(SnippetRole) or ""
+        hl = "background-color:%s; font-weight:600;" % cols["term_bg"].name() if not selected else "font-weight:700; text-decoration: underline;"
+        self._doc.setDefaultFont(base)
+        self._doc.setHtml(f'<span style="color:{(muted if not included else text_col).name()}">{highlight_html(snip, terms, hl)}</span>')
+        text_w = rect.width() - rank_w - 4
+        self._doc.setTextWidth(text_w)
+        clip_h = QFontMetrics(base).lineSpacing() * SNIPPET_LINES
+        painter.translate(rect.left() + rank_w + 4, y)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.clip = QRectF(0, 0, text_w, clip_h)
+        painter.setClipRect(ctx.clip)
+        self._doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+
+
+
+class ResultsView(QListView):
+    """The results list with keyboard actions: Enter opens, Space toggles "include in context", Ctrl+C copies."""
+
+    open_requested = Signal(int)
+    toggle_requested = Signal(int)
+    copy_requested = Signal(int)
+
+    def __init__(self, parent=None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self.setUniformItemSizes(True)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.setAccessibleName("Search results")
+        self.doubleClicked.connect(lambda idx: self.open_requested.emit(idx.row()))
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802
+        row = self.currentIndex().row()
+        if row >= 0:
+            if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                self.open_requested.emit(row)
+                return
+            if e.key() == Qt.Key.Key_Space:
+                self.toggle_requested.emit(row)
+                return
+            if e.matches(QKeySequence.StandardKey.Copy):
+                self.copy_requested.emit(row)
+                return
+        super().keyPressEvent(e)

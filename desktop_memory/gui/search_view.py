@@ -1,0 +1,206 @@
+"""The search bar: query box (search-as-you-type, debounced), backend selector and filters.
+
+The bar only *asks* for a search (``search_requested``); the main window runs it on a worker on the "search"
+channel, so a newer query always invalidates an older one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..config import BACKENDS
+from ..models import SearchFilters
+
+BACKEND_LABELS = {
+    "hybrid": "Hybrid (keyword + semantic)",
+    "keyword": "Keyword (FTS5)",
+    "bm25": "BM25",
+    "dense": "Semantic only",
+}
+KIND_LABELS = [("", "All kinds"), ("markdown", "Markdown"), ("text", "Text"), ("code", "Code"), ("pdf", "PDF")]
+AGE_CHOICES = [(0, "Any time"), (1, "Past day"), (7, "Past week"), (31, "Past month"), (365, "Past year")]
+DEBOUNCE_MS = 220
+
+
+class SearchBar(QWidget):
+    search_requested = Signal()  # debounced, or immediate on Enter / filter change
+    navigate = Signal(int)  # a Qt.Key the results list should handle (Up/Down/PageUp/PageDown)
+    accept_current = Signal()  # Enter pressed while the query is unchanged → open the current result
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(6)
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        self.box = QLineEdit()
+        self.box.setObjectName("SearchBox")
+        self.box.setPlaceholderText("Search your memory…   (Ctrl+K)")
+        self.box.setClearButtonEnabled(True)
+        self.box.setAccessibleName("Search query")
+        self.box.installEventFilter(self)
+        row.addWidget(self.box, 1)
+        self.backend = QComboBox()
+        self.backend.setAccessibleName("Search backend")
+        self.backend.setToolTip("Search backend (Ctrl+B cycles)")
+        for b in BACKENDS:
+            self.backend.addItem(BACKEND_LABELS.get(b, b), b)
+        row.addWidget(self.backend)
+        self.filter_btn = QToolButton()
+        self.filter_btn.setText("Filters")
+        self.filter_btn.setCheckable(True)
+        self.filter_btn.setToolTip("Filter by kind, folder or date (Ctrl+Shift+F)")
+        row.addWidget(self.filter_btn)
+        outer.addLayout(row)
+
+        self.filters_row = QWidget()
+        fr = QHBoxLayout(self.filters_row)
+        fr.setContentsMargins(0, 0, 0, 0)
+        fr.setSpacing(6)
+        kind_label = QLabel("&Kind")
+        self.kind = QComboBox()
+        for k, label in KIND_LABELS:
+            self.kind.addItem(label, k)
+        kind_label.setBuddy(self.kind)
+        fr.addWidget(kind_label)
+        fr.addWidget(self.kind)
+        path_label = QLabel("&Path")
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("folder, or a glob like */notes/*.md")
+        self.path.setClearButtonEnabled(True)
+        path_label.setBuddy(self.path)
+        fr.addWidget(path_label)
+        fr.addWidget(self.path, 1)
+        age_label = QLabel("&Modified")
+        self.age = QComboBox()
+        for days, label in AGE_CHOICES:
+            self.age.addItem(label, days)
+        age_label.setBuddy(self.age)
+        fr.addWidget(age_label)
+        fr.addWidget(self.age)
+        self.filters_row.setVisible(False)
+        outer.addWidget(self.filters_row)
+        self.filter_btn.toggled.connect(self._toggle_filters)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.search_requested)
+        self._last_requested: tuple | None = None
+        self.box.textChanged.connect(lambda _t: self._timer.start())
+        self.path.textChanged.connect(lambda _t: self._timer.start())
+        self.backend.currentIndexChanged.connect(lambda _i: self.request_now())
+        self.kind.currentIndexChanged.connect(lambda _i: self._filters_changed())
+        self.age.currentIndexChanged.connect(lambda _i: self._filters_changed())
+
+    # -- values ------------------------------------------------------------------------------------------
+    def query(self) -> str:
+        return self.box.text().strip()
+
+    def current_backend(self) -> str:
+        return str(self.backend.currentData())
+
+    def set_backend(self, name: str) -> None:
+        i = self.backend.findData(name)
+        if i >= 0:
+            self.backend.blockSignals(True)
+            self.backend.setCurrentIndex(i)
+            self.backend.blockSignals(False)
+
+    def cycle_backend(self) -> None:
+        self.backend.setCurrentIndex((self.backend.currentIndex() + 1) % self.backend.count())
+
+    def filters(self) -> SearchFilters:
+        f = SearchFilters()
+        kind = self.kind.currentData()
+        if kind:
+            f.kinds = (kind,)
+        p = self.path.text().strip()
+        if p:
+            if any(ch in p for ch in "*?["):
+                f.path_glob = p if p.startswith(("*", "/")) or os.path.isabs(p) else "*" + p
+            else:
+                f.path_prefix = os.path.abspath(os.path.expanduser(p))
+        days = int(self.age.currentData() or 0)
+        if days:
+            f.modified_since = time.time() - days * 86400
+        return f
+
+    def active_filter_count(self) -> int:
+        return int(bool(self.kind.currentData())) + int(bool(self.path.text().strip())) + int(bool(self.age.currentData()))
+
+    def state(self) -> dict:
+        """Persisted in settings.gui so filters survive a restart."""
+        return {
+            "filters_open": self.filter_btn.isChecked(),
+            "kind": self.kind.currentData() or "",
+            "path": self.path.text(),
+            "age_days": int(self.age.currentData() or 0),
+        }
+
+    def restore(self, st: dict) -> None:
+        for w in (self.kind, self.path, self.age):
+            w.blockSignals(True)
+        i = self.kind.findData(st.get("kind", ""))
+        self.kind.setCurrentIndex(max(0, i))
+        self.path.setText(str(st.get("path", "")))
+        i = self.age.findData(int(st.get("age_days", 0) or 0))
+        self.age.setCurrentIndex(max(0, i))
+        for w in (self.kind, self.path, self.age):
+            w.blockSignals(False)
+        self.filter_btn.setChecked(bool(st.get("filters_open")) or self.active_filter_count() > 0)
+        self._update_filter_label()
+
+    # -- behaviour ---------------------------------------------------------------------------------------
+    def request_now(self) -> None:
+        self._timer.stop()
+        self.search_requested.emit()
+
+    def focus_query(self) -> None:
+        self.box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.box.selectAll()
+
+    def _filters_changed(self) -> None:
+        self._update_filter_label()
+        self.request_now()
+
+    def _update_filter_label(self) -> None:
+        n = self.active_filter_count()
+        self.filter_btn.setText(f"Filters ({n})" if n else "Filters")
+
+    def _toggle_filters(self, on: bool) -> None:
+        self.filters_row.setVisible(on)
+        if on:
+            self.kind.setFocus()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if obj is self.box and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            key = event.key()
+            if key in (Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_PageDown, Qt.Key.Key_PageUp):
+                self.navigate.emit(key)
+                return True
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                if self._timer.isActive():
+                    self.request_now()
+                else:
+                    self.accept_current.emit()
+                return True
+            if key == Qt.Key.Key_Escape and self.box.text():
+                self.box.clear()
+                return True
+        return super().eventFilter(obj, event)

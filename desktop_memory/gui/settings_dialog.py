@@ -1,0 +1,350 @@
+"""Settings dialog: embedder (local / Ollama with Test connection), search, indexing, context, storage, look.
+
+The dialog edits a *copy* of the settings; the main window applies the result (persisting it, switching the
+embedder in the background and offering to re-embed when the model changed).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..config import BACKENDS, EmbedderSettings, Settings, default_db_path
+from .search_view import BACKEND_LABELS
+from .style import THEMES
+from .tasks import TaskRunner
+
+ProbeFn = Callable[[EmbedderSettings], tuple[str, list[str]]]
+
+
+def probe_ollama(es: EmbedderSettings) -> tuple[str, list[str]]:
+    """(status line, model names) for the Test connection button; raises EmbedderError with the fix.
+
+    Runs on a worker thread (network I/O).
+    """
+    from ..embed.ollama import OllamaEmbedder
+    from ..errors import EmbedderError
+
+    emb = OllamaEmbedder(es)
+    try:
+        models = emb.list_models()
+        try:
+            status = emb.check_connection()
+        except EmbedderError as exc:
+            # server is up but the chosen model is not usable: still return the list so the user can pick one
+            status = f"Server reachable, but: {exc}"
+        return status, models
+    finally:
+        close = getattr(emb, "close", None)
+        if close:
+            close()
+
+
+def _spin(lo: int, hi: int, val: int, step: int = 1, suffix: str = "") -> QSpinBox:
+    s = QSpinBox()
+    s.setRange(lo, hi)
+    s.setSingleStep(step)
+    s.setValue(int(val))
+    if suffix:
+        s.setSuffix(suffix)
+    return s
+
+
+def _dspin(lo: float, hi: float, val: float, step: float = 0.1) -> QDoubleSpinBox:
+    s = QDoubleSpinBox()
+    s.setRange(lo, hi)
+    s.setSingleStep(step)
+    s.setDecimals(2)
+    s.setValue(float(val))
+    return s
+
+
+class SettingsDialog(QDialog):
+    def __init__(
+        self,
+        settings: Settings,
+        runner: TaskRunner,
+        parent: QWidget | None = None,
+        probe: ProbeFn = probe_ollama,
+        theme: str = "system",
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(560)
+        self._orig = settings
+        self._runner = runner
+        self._probe = probe
+        self.theme = theme
+        tabs = QTabWidget()
+        tabs.addTab(self._embedder_tab(settings), "&Embedder")
+        tabs.addTab(self._search_tab(settings), "&Search")
+        tabs.addTab(self._indexing_tab(settings), "&Indexing")
+        tabs.addTab(self._storage_tab(settings, theme), "S&torage && look")
+        self.tabs = tabs
+        lay = QVBoxLayout(self)
+        lay.addWidget(tabs)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.RestoreDefaults
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore_defaults)
+        lay.addWidget(self.buttons)
+
+    # -- tabs --------------------------------------------------------------------------------------------
+    def _embedder_tab(self, s: Settings) -> QWidget:
+        w = QWidget()
+        lay = QVBoxLayout(w)
+        self.local_radio = QRadioButton("Local model (runs on this computer, nothing leaves it)")
+        self.ollama_radio = QRadioButton("Ollama server")
+        grp = QButtonGroup(w)
+        grp.addButton(self.local_radio)
+        grp.addButton(self.ollama_radio)
+        lay.addWidget(self.local_radio)
+        local_box = QWidget()
+        lf = QFormLayout(local_box)
+        lf.setContentsMargins(24, 0, 0, 0)
+        row = QHBoxLayout()
+        self.model_dir = QLineEdit(s.embedder.local_model_dir)
+        self.model_dir.setPlaceholderText("bundled all-MiniLM-L6-v2 (int8)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_model)
+        row.addWidget(self.model_dir, 1)
+        row.addWidget(browse)
+        lf.addRow("Model folder", row)
+        self.threads = _spin(0, 64, s.embedder.threads)
+        self.threads.setSpecialValueText("automatic")
+        lf.addRow("Threads", self.threads)
+        lay.addWidget(local_box)
+        lay.addWidget(self.ollama_radio)
+        oll_box = QWidget()
+        of = QFormLayout(oll_box)
+        of.setContentsMargins(24, 0, 0, 0)
+        self.ollama_url = QLineEdit(s.embedder.ollama_url)
+        self.ollama_url.setPlaceholderText("http://localhost:11434")
+        of.addRow("Base URL", self.ollama_url)
+        self.ollama_model = QComboBox()
+        self.ollama_model.setEditable(True)
+        self.ollama_model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.ollama_model.setCurrentText(s.embedder.ollama_model)
+        of.addRow("Model", self.ollama_model)
+        trow = QHBoxLayout()
+        self.test_btn = QPushButton("Test connection")
+        self.test_btn.clicked.connect(self.test_connection)
+        trow.addWidget(self.test_btn)
+        self.test_result = QLabel("")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        trow.addWidget(self.test_result, 1)
+        of.addRow("", trow)
+        lay.addWidget(oll_box)
+        common = QGroupBox("Both")
+        cf = QFormLayout(common)
+        self.batch = _spin(1, 1024, s.embedder.batch_size)
+        cf.addRow("Batch size", self.batch)
+        self.query_prefix = QLineEdit(s.embedder.query_prefix)
+        self.query_prefix.setPlaceholderText('e.g. "search_query: " for nomic-embed-text')
+        cf.addRow("Query prefix", self.query_prefix)
+        self.doc_prefix = QLineEdit(s.embedder.document_prefix)
+        self.doc_prefix.setPlaceholderText('e.g. "search_document: "')
+        cf.addRow("Document prefix", self.doc_prefix)
+        lay.addWidget(common)
+        note = QLabel(
+            "Changing the model re-embeds the library in the background. Keyword search keeps working "
+            "meanwhile; two models are never mixed in one index."
+        )
+        note.setWordWrap(True)
+        note.setObjectName("Muted")
+        lay.addWidget(note)
+        lay.addStretch(1)
+        (self.ollama_radio if s.embedder.kind == "ollama" else self.local_radio).setChecked(True)
+
+        def sync() -> None:
+            local = self.local_radio.isChecked()
+            local_box.setEnabled(local)
+            oll_box.setEnabled(not local)
+
+        self.local_radio.toggled.connect(lambda _on: sync())
+        sync()
+        return w
+
+    def _search_tab(self, s: Settings) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.backend = QComboBox()
+        for b in BACKENDS:
+            self.backend.addItem(BACKEND_LABELS.get(b, b), b)
+        self.backend.setCurrentIndex(max(0, self.backend.findData(s.search.backend)))
+        f.addRow("Default backend", self.backend)
+        self.top_k = _spin(1, 200, s.search.top_k)
+        f.addRow("Results (top-k)", self.top_k)
+        self.kw_weight = _dspin(0.0, 10.0, s.search.keyword_weight)
+        f.addRow("Keyword weight", self.kw_weight)
+        self.dense_weight = _dspin(0.0, 10.0, s.search.dense_weight)
+        f.addRow("Semantic weight", self.dense_weight)
+        self.rrf_k = _spin(1, 1000, s.search.rrf_k)
+        f.addRow("RRF k", self.rrf_k)
+        self.budget = _spin(64, 200_000, s.context.budget_tokens, 256, " tokens")
+        f.addRow("Context token budget", self.budget)
+        return w
+
+    def _indexing_tab(self, s: Settings) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.target_chars = _spin(100, 20_000, s.chunking.target_chars, 50, " chars")
+        f.addRow("Chunk size", self.target_chars)
+        self.max_chars = _spin(100, 40_000, s.chunking.max_chars, 50, " chars")
+        f.addRow("Chunk hard limit", self.max_chars)
+        self.overlap = _spin(0, 5000, s.chunking.overlap_chars, 10, " chars")
+        f.addRow("Overlap", self.overlap)
+        self.code_lines = _spin(5, 1000, s.chunking.code_lines, 5, " lines")
+        f.addRow("Code chunk", self.code_lines)
+        self.max_mb = _dspin(0.1, 10_000, s.ingest.max_file_mb, 5)
+        self.max_mb.setSuffix(" MB")
+        f.addRow("Skip files larger than", self.max_mb)
+        self.ignore = QLineEdit(", ".join(s.ingest.extra_ignore))
+        self.ignore.setPlaceholderText("e.g. *.log, build, drafts")
+        f.addRow("Also ignore", self.ignore)
+        note = QLabel("Chunking changes apply to files indexed from now on; re-index a folder to apply them to it.")
+        note.setWordWrap(True)
+        note.setObjectName("Muted")
+        f.addRow(note)
+        return w
+
+    def _storage_tab(self, s: Settings, theme: str) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        row = QHBoxLayout()
+        self.db_path = QLineEdit(s.db_path)
+        self.db_path.setPlaceholderText(str(default_db_path()))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_db)
+        row.addWidget(self.db_path, 1)
+        row.addWidget(browse)
+        f.addRow("Database file", row)
+        note = QLabel("A new location opens (or creates) that database; the old file is left where it is.")
+        note.setWordWrap(True)
+        note.setObjectName("Muted")
+        f.addRow(note)
+        self.theme_combo = QComboBox()
+        for t in THEMES:
+            self.theme_combo.addItem(t.capitalize(), t)
+        self.theme_combo.setCurrentIndex(max(0, self.theme_combo.findData(theme)))
+        f.addRow("Appearance", self.theme_combo)
+        return w
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def _browse_model(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Choose an ONNX model folder", self.model_dir.text())
+        if d:
+            self.model_dir.setText(d)
+
+    def _browse_db(self) -> None:
+        p, _ = QFileDialog.getSaveFileName(
+            self, "Database file", self.db_path.text() or str(default_db_path()), "SQLite database (*.db *.sqlite)",
+            options=QFileDialog.Option.DontConfirmOverwrite,
+        )
+        if p:
+            self.db_path.setText(p)
+
+    def test_connection(self) -> None:
+        """Probe the Ollama server on a worker; fill the model list from /api/tags."""
+        es = self.result_settings().embedder
+        es.kind = "ollama"
+        self.test_btn.setEnabled(False)
+        self.test_result.setText(f"Connecting to {es.ollama_url}…")
+
+        def done(res: tuple[str, list[str]]) -> None:
+            status, models = res
+            current = self.ollama_model.currentText()
+            self.ollama_model.clear()
+            self.ollama_model.addItems(models)
+            self.ollama_model.setCurrentText(current)
+            self.test_result.setText(f"✓ {status}" + (f" · {len(models)} model(s) on the server" if models else ""))
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            self.test_result.setText(f"✗ {exc}")
+
+        self._runner.submit(
+            lambda: self._probe(es), name="ollama-probe", channel="ollama-probe",
+            on_done=done, on_error=failed, on_finished=lambda: self.test_btn.setEnabled(True),
+        )
+
+    def _restore_defaults(self) -> None:
+        d = Settings()
+        d.db_path = self.db_path.text()  # never move the database by accident
+        self._load(d)
+
+    def _load(self, s: Settings) -> None:
+        (self.ollama_radio if s.embedder.kind == "ollama" else self.local_radio).setChecked(True)
+        self.model_dir.setText(s.embedder.local_model_dir)
+        self.threads.setValue(s.embedder.threads)
+        self.ollama_url.setText(s.embedder.ollama_url)
+        self.ollama_model.setCurrentText(s.embedder.ollama_model)
+        self.batch.setValue(s.embedder.batch_size)
+        self.query_prefix.setText(s.embedder.query_prefix)
+        self.doc_prefix.setText(s.embedder.document_prefix)
+        self.backend.setCurrentIndex(max(0, self.backend.findData(s.search.backend)))
+        self.top_k.setValue(s.search.top_k)
+        self.kw_weight.setValue(s.search.keyword_weight)
+        self.dense_weight.setValue(s.search.dense_weight)
+        self.rrf_k.setValue(s.search.rrf_k)
+        self.budget.setValue(s.context.budget_tokens)
+        self.target_chars.setValue(s.chunking.target_chars)
+        self.max_chars.setValue(s.chunking.max_chars)
+        self.overlap.setValue(s.chunking.overlap_chars)
+        self.code_lines.setValue(s.chunking.code_lines)
+        self.max_mb.setValue(s.ingest.max_file_mb)
+        self.ignore.setText(", ".join(s.ingest.extra_ignore))
+
+    def result_settings(self) -> Settings:
+        """A new Settings object with the dialog's values (the original is untouched)."""
+        s = copy.deepcopy(self._orig)
+        e = s.embedder
+        e.kind = "ollama" if self.ollama_radio.isChecked() else "local"
+        e.local_model_dir = self.model_dir.text().strip()
+        e.threads = self.threads.value()
+        e.ollama_url = self.ollama_url.text().strip() or "http://localhost:11434"
+        e.ollama_model = self.ollama_model.currentText().strip()
+        e.batch_size = self.batch.value()
+        e.query_prefix = self.query_prefix.text()
+        e.document_prefix = self.doc_prefix.text()
+        s.search.backend = str(self.backend.currentData())
+        s.search.top_k = self.top_k.value()
+        s.search.keyword_weight = self.kw_weight.value()
+        s.search.dense_weight = self.dense_weight.value()
+        s.search.rrf_k = self.rrf_k.value()
+        s.context.budget_tokens = self.budget.value()
+        s.chunking.target_chars = self.target_chars.value()
+        s.chunking.max_chars = max(self.max_chars.value(), self.target_chars.value())
+        s.chunking.overlap_chars = min(self.overlap.value(), self.target_chars.value() // 2)
+        s.chunking.code_lines = self.code_lines.value()
+        s.ingest.max_file_mb = self.max_mb.value()
+        s.ingest.extra_ignore = [x.strip() for x in self.ignore.text().split(",") if x.strip()]
+        s.db_path = self.db_path.text().strip()
+        return s
+
+    def chosen_theme(self) -> str:
+        return str(self.theme_combo.currentData())

@@ -1,0 +1,96 @@
+"""Bytes → text with BOM handling and a fallback that never fails.
+
+Newlines are normalised to "\\n" here, once, so that every line number we store is counted in the same text the
+chunker sees (a CRLF file would otherwise give different offsets in different layers).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    # UTF-32 BOMs first: the UTF-32-LE BOM starts with the UTF-16-LE one.
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def bom_encoding(data: bytes) -> tuple[str, int] | None:
+    """(encoding, BOM length) when ``data`` starts with a Unicode byte-order mark."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name, len(bom)
+    return None
+
+
+def guess_utf16_without_bom(data: bytes) -> str | None:
+    """'utf-16-le'/'utf-16-be' when NULs sit in every other byte, as in BOM-less UTF-16 of mostly-ASCII text."""
+    sample = data[:8192]
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    # ASCII text in UTF-16-LE has NUL in the odd bytes; binaries have NULs scattered in both.
+    if odd.count(0) >= 0.7 * len(odd) and even.count(0) <= 0.05 * len(even):
+        guess = "utf-16-le"
+    elif even.count(0) >= 0.7 * len(even) and odd.count(0) <= 0.05 * len(odd):
+        guess = "utf-16-be"
+    else:
+        return None
+    decoded = sample[: len(sample) // 2 * 2].decode(guess, errors="replace")
+    bad = sum(1 for ch in decoded if (ord(ch) < 32 and ch not in "\t\n\r\f") or ch == "\ufffd")
+    return guess if bad <= len(decoded) // 50 else None  # the NUL pattern alone also fits some binaries
+
+
+def normalise_newlines(text: str) -> str:
+    """CRLF and lone CR become LF; everything else (tabs, form feeds) is left alone."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def decode_bytes(data: bytes) -> tuple[str, str]:
+    """Decode file content: BOM → UTF-8 → BOM-less UTF-16 → cp1252 → latin-1 (never fails).
+
+    Returns ``(text, encoding)``; the text has "\\n" newlines and no NUL characters.
+    """
+    found = bom_encoding(data)
+    if found:
+        name, skip = found
+        body = data[skip:]
+        text = body.decode(name.replace("-sig", ""), errors="replace")
+        encoding = name
+    else:
+        text, encoding = _decode_plain(data)
+    return normalise_newlines(text).replace("\x00", ""), encoding
+
+
+def _decode_plain(data: bytes) -> tuple[str, str]:
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    utf16 = guess_utf16_without_bom(data)
+    if utf16:
+        return data.decode(utf16, errors="replace"), utf16
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        # cp1252 leaves five bytes undefined; latin-1 maps every byte, so this cannot fail.
+        return data.decode("latin-1"), "latin-1"
+
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every surrogate code point replaced by U+FFFD, one for one (offsets do not move).
+
+    Python smuggles undecodable bytes into ``str`` as lone surrogates (a CLI argument typed in a non-UTF-8
+    terminal, a file name, a PDF font with a broken ToUnicode map); SQLite, JSON and the tokenizers cannot
+    encode them and would raise."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text

@@ -1,0 +1,258 @@
+"""PDF → ExtractedDoc through a sandboxed helper process.
+
+Why a process: PDF parsers meet hostile input (fuzzed files, decompression bombs, endless content streams).
+Running them in a child bounds each file in time (``pdf_timeout_s``: the child is killed) and memory
+(``pdf_max_memory_mb``: RLIMIT_AS in the child, where the platform has it), and a segfault in PDFium or a hang in
+pdfminer costs one file, not the app.
+
+Why this shape: ONE persistent worker, started with the "spawn" context (never fork: the GUI has threads),
+reused for every PDF (~1 ms per-file overhead instead of ~0.5 s start-up), restarted lazily after a timeout,
+a crash or a memory error. Requests are serialised by a lock, so it is safe to call from any thread; create
+more ``PdfExtractor`` objects for parallel extraction.
+
+Packaging: in a frozen (PyInstaller) app the entry point must call ``multiprocessing.freeze_support()`` first
+thing in ``main()``; spawn then re-launches the frozen executable as the worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..config import IngestSettings
+from ..errors import ExtractionError
+from ..models import ExtractedDoc
+from . import pdf_worker
+from .readers import check_file, open_checked
+
+PAGE_SEPARATOR = "\n\f\n"
+START_TIMEOUT_S = 60.0  # first start imports pdfplumber + pypdfium2; not counted against a file's timeout
+_POLL_S = 0.25
+
+
+def build_pdf_doc(reply: dict[str, Any]) -> ExtractedDoc:
+    """Worker reply → ExtractedDoc (page texts joined with "\\n\\f\\n", 1-based page spans), or raise."""
+    if not reply.get("ok"):
+        raise ExtractionError(reply.get("reason") or "corrupt PDF: unreadable", status=reply.get("status", "failed"))
+    parts: list[str] = []
+    spans: list[tuple[int, int, int]] = []
+    pos = 0
+    for number, page_text in enumerate(reply["pages"], 1):
+        if number > 1:
+            pos += len(PAGE_SEPARATOR)
+        spans.append((number, pos, pos + len(page_text)))
+        parts.append(page_text)
+        pos += len(page_text)
+    return ExtractedDoc(
+        kind="pdf",
+        text=PAGE_SEPARATOR.join(parts),
+        pages=spans,
+        title=reply.get("title"),
+        warnings=list(reply.get("warnings") or []),
+    )
+
+
+def crash_reason(exitcode: int | None, max_memory_mb: int | None) -> ExtractionError:
+    """Turn a dead worker into an error a person can read."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if max_memory_mb and name in ("SIGABRT", "SIGKILL"):
+            # Under RLIMIT_AS a failed allocation in PDFium (C++) ends in abort(); a SIGKILL we did not send is
+            # the kernel's OOM killer. Both are reported as memory; SIGSEGV/SIGBUS/SIGTRAP stay "crashed".
+            return ExtractionError(f"PDF extraction needed more than {max_memory_mb} MB")
+        return ExtractionError(f"corrupt PDF: the PDF parser crashed ({name})")
+    return ExtractionError(f"corrupt PDF: the PDF parser stopped unexpectedly (exit code {exitcode})")
+
+
+_START_LOCK = threading.Lock()
+
+
+@contextmanager
+def _without_main_module() -> Iterator[None]:
+    """Hide ``__main__`` while starting the worker.
+
+    "spawn" normally re-runs the parent's main module in the child. For the GUI that would import Qt into the
+    PDF sandbox (slower start, a bigger address space under RLIMIT_AS), and a main read from stdin cannot be
+    re-run at all. The worker needs nothing from ``__main__``, so we hand spawn a blank one. A frozen app is
+    left alone: there the child is the executable itself, routed by ``multiprocessing.freeze_support()``.
+    """
+    if getattr(sys, "frozen", False):
+        yield
+        return
+    with _START_LOCK:
+        real = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if real is not None:
+                sys.modules["__main__"] = real
+
+
+class PdfExtractor:
+    """Owns one sandbox process; see the module docstring."""
+
+    def __init__(self, start_timeout_s: float = START_TIMEOUT_S) -> None:
+        self._ctx = multiprocessing.get_context("spawn")
+        self._proc: Any = None
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self.start_timeout_s = start_timeout_s
+        self.starts = 0  # how many worker processes were started (tests and diagnostics)
+
+    # -- public --------------------------------------------------------------------------------------------
+
+    def extract(
+        self, path: str, *, timeout_s: float, max_memory_mb: int | None, engine: str = "auto"
+    ) -> ExtractedDoc:
+        request = {"op": "extract", "path": os.path.abspath(path), "engine": engine, "max_memory_mb": max_memory_mb}
+        return build_pdf_doc(self.request(request, timeout_s=timeout_s, max_memory_mb=max_memory_mb))
+
+    def request(self, request: dict[str, Any], *, timeout_s: float, max_memory_mb: int | None = None) -> dict:
+        """Send one request and wait for the reply, killing the worker if it overruns or dies."""
+        with self._lock:
+            self._ensure_started()
+            try:
+                self._conn.send(request)
+            except (OSError, ValueError):  # died since the last file: start again once
+                self._kill()
+                self._ensure_started()
+                self._conn.send(request)
+            return self._wait(timeout_s, max_memory_mb)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+
+    def close(self) -> None:
+        """Stop the worker politely (then firmly). Safe to call twice."""
+        with self._lock:
+            if self._proc is None:
+                return
+            try:
+                self._conn.send({"op": "exit"})
+            except (OSError, ValueError):
+                pass
+            self._proc.join(2.0)
+            self._kill()
+
+    # -- internals -----------------------------------------------------------------------------------------
+
+    def _ensure_started(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        self._kill()
+        parent, child = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(
+            target=pdf_worker.worker_main, args=(child, os.getpid()), name="desktop-memory-pdf", daemon=True
+        )
+        with _without_main_module():
+            proc.start()
+        child.close()  # so that the worker's death reads as EOF on our end
+        self._proc, self._conn = proc, parent
+        self.starts += 1
+        try:
+            ready = parent.poll(self.start_timeout_s)
+            hello = parent.recv() if ready else None
+        except (EOFError, OSError):
+            hello = None
+        if hello is None:
+            self._kill()
+            raise ExtractionError("the PDF helper process could not start")
+        if not hello.get("ok"):
+            raise ExtractionError(hello.get("reason") or "PDF support is not available")
+
+    def _wait(self, timeout_s: float, max_memory_mb: int | None) -> dict:
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._kill()
+                raise ExtractionError(f"PDF extraction took longer than {timeout_s:g} s")
+            try:
+                if self._conn.poll(min(remaining, _POLL_S)):
+                    reply = self._conn.recv()
+                    if reply.get("restart"):
+                        self._reap()
+                    return reply
+            except (EOFError, OSError):
+                raise crash_reason(self._reap(), max_memory_mb) from None
+
+    def _reap(self) -> int | None:
+        """Wait for a dying worker and forget it; returns its exit code."""
+        proc = self._proc
+        if proc is None:
+            return None
+        proc.join(5.0)
+        code = proc.exitcode
+        self._kill()
+        return code
+
+    def _kill(self) -> None:
+        proc, conn = self._proc, self._conn
+        self._proc = self._conn = None
+        if conn is not None:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        if proc is not None:
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5.0)
+            try:
+                proc.close()
+            except ValueError:
+                pass
+
+
+_default: PdfExtractor | None = None
+_default_lock = threading.Lock()
+
+
+def default_extractor() -> PdfExtractor:
+    """The shared extractor used by ``extract_pdf`` (created on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = PdfExtractor()
+        return _default
+
+
+def shutdown_pdf_worker() -> None:
+    """Stop the shared worker (registered with atexit; the GUI may call it on quit)."""
+    global _default
+    with _default_lock:
+        extractor, _default = _default, None
+    if extractor is not None:
+        extractor.close()
+
+
+atexit.register(shutdown_pdf_worker)
+
+
+def extract_pdf(path: str, settings: IngestSettings, *, extractor: PdfExtractor | None = None) -> ExtractedDoc:
+    """Extract a PDF in the sandbox. Raises ExtractionError with a skipped/failed status and a plain reason."""
+    check_file(path, settings)
+    os.close(open_checked(path))  # permission problems are reported here, in words, not by the worker
+    engine = getattr(settings, "pdf_engine", "auto") or "auto"
+    return (extractor or default_extractor()).extract(
+        path, timeout_s=settings.pdf_timeout_s, max_memory_mb=settings.pdf_max_memory_mb, engine=engine
+    )
+
+
+def extract_pdf_in_process(path: str, engine: str = "auto") -> ExtractedDoc:
+    """Same result without the sandbox: for debugging and benchmarks only (no time or memory bound)."""
+    return build_pdf_doc(pdf_worker.extract(os.path.abspath(path), engine))

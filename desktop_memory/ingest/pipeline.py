@@ -1,0 +1,286 @@
+"""Index files in two phases.
+
+1. **extract**: walk → skip unchanged (stat fast path, then content hash) → read → chunk → write the document,
+   its chunks and FTS rows in ONE transaction. A document is keyword-searchable the moment it commits.
+2. **embed**: drain the queue of chunks without vectors in batches, one transaction per batch. The queue is the
+   ``embedded = 0`` flag in the database, so it survives a crash or kill: the next run embeds only what is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import apsw
+
+from ..chunking import chunk_document
+from ..chunking.dedupe import chunk_key, dedupe_within
+from ..config import Settings
+from ..embed.base import Embedder
+from ..errors import Cancelled, EmbedderError, ExtractionError
+from ..models import (
+    STATUS_FAILED,
+    STATUS_INDEXED,
+    STATUS_SKIPPED,
+    FileOutcome,
+    IndexProgress,
+    IndexSummary,
+)
+from ..store import Store
+from .hashing import hash_file
+from .encoding import valid_text
+from .readers import read_document
+from .walk import has_surrogates, printable_path, walk_paths
+
+ProgressFn = Callable[[IndexProgress], None]
+EMBED_WINDOW = 256  # chunks fetched per round and sorted by length, so batches of similar length pad little
+EMBED_SLICE = 64  # chunks embedded and committed together: progress, cancel and crash loss are per slice
+PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress callbacks a second
+SCAN_CHECK_EVERY = 64  # walked entries between progress reports / cancel checks during the scan
+CHANGED_RETRIES = 3  # reads of a file that keeps changing under us before it is reported (and retried next run)
+GONE_REASON = "file disappeared while indexing"
+CHANGED_REASON = "file kept changing while being indexed; it is indexed again on the next run"
+
+
+@dataclass
+class _Reporter:
+    """Throttles progress callbacks to ~10/s so a fast walk never floods the UI thread."""
+
+    callback: ProgressFn | None
+    started: float = field(default_factory=time.perf_counter)
+    last: float = 0.0
+    state: IndexProgress = field(default_factory=lambda: IndexProgress(phase="scan"))
+
+    def emit(self, force: bool = False, **changes) -> None:
+        for key, value in changes.items():
+            setattr(self.state, key, value)
+        now = time.perf_counter()
+        self.state.elapsed_s = now - self.started
+        if self.callback and (force or now - self.last >= PROGRESS_INTERVAL_S):
+            self.last = now
+            self.callback(IndexProgress(**vars(self.state)))
+
+
+def _check(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+
+
+def index_paths(
+    store: Store,
+    paths: Iterable[str | Path],
+    settings: Settings,
+    embedder: Embedder | None,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    force: bool = False,
+    embed: bool = True,
+) -> IndexSummary:
+    """Index files and folders; returns a summary with one outcome per file (and per skipped folder)."""
+    with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
+        return _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
+                            embed=embed)
+
+
+def _index_paths(store: Store, paths, settings: Settings, embedder: Embedder | None, *, progress, cancel, force,
+                 embed) -> IndexSummary:
+    summary = IndexSummary()
+    rep = _Reporter(progress)
+    t0 = time.perf_counter()
+    roots = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
+    try:
+        rep.emit(force=True, phase="scan")
+        entries = []
+        files_total = 0
+        for entry in walk_paths(roots, settings.ingest):  # a big tree takes a while: report and honour Cancel
+            entries.append(entry)
+            files_total += not entry.is_dir
+            if len(entries) % SCAN_CHECK_EVERY == 0:
+                _check(cancel)
+                rep.emit(files_total=files_total)
+        _check(cancel)
+        rep.emit(force=True, phase="extract", files_total=files_total)
+        seen: set[str] = set()
+        for entry in entries:
+            _check(cancel)
+            if entry.skip_reason and has_surrogates(entry.path):  # a name that is not valid text: show it escaped
+                entry = dataclasses.replace(entry, path=printable_path(entry.path))
+            if entry.is_dir:
+                summary.outcomes.append(FileOutcome(entry.path, STATUS_SKIPPED, entry.skip_reason or ""))
+                summary.skipped += 1
+                continue
+            seen.add(entry.path)
+            outcome = _index_one(store, entry, settings, force, summary)
+            summary.outcomes.append(outcome)
+            rep.emit(files_done=rep.state.files_done + 1, current=entry.path, chunks_written=summary.chunks_added,
+                     last_outcome=outcome)
+        for root in roots:
+            if os.path.isdir(root) and not has_surrogates(root):
+                _remove_vanished(store, root, seen, summary)
+                store.add_root(root)
+        rep.emit(force=True)
+        if embed and embedder is not None:
+            embed_pending(store, embedder, settings, reporter=rep, cancel=cancel, summary=summary)
+    except Cancelled:
+        summary.cancelled = True
+    summary.elapsed_s = time.perf_counter() - t0
+    rep.emit(force=True, phase="done")
+    return summary
+
+
+def _index_one(store: Store, entry, settings: Settings, force: bool, summary: IndexSummary) -> FileOutcome:
+    path = entry.path
+    if entry.skip_reason:
+        store.record_outcome(path=path, status=STATUS_SKIPPED, error=entry.skip_reason, size=entry.size,
+                             mtime=entry.mtime)
+        summary.skipped += 1
+        return FileOutcome(path, STATUS_SKIPPED, entry.skip_reason)
+    existing = store.get_document(path)
+    if (not force and existing is not None and existing.size == entry.size and existing.mtime == entry.mtime
+            and existing.status in (STATUS_INDEXED, STATUS_SKIPPED, STATUS_FAILED)):
+        summary.unchanged += 1
+        return FileOutcome(path, "unchanged", existing.error, existing.n_chunks)
+    te = time.perf_counter()
+    try:
+        for _attempt in range(CHANGED_RETRIES):
+            before = _fingerprint(path)
+            digest = hash_file(path)
+            if (not force and existing is not None and existing.status == STATUS_INDEXED
+                    and existing.content_hash == digest):
+                store.touch_document(existing.id, entry.size, entry.mtime)
+                summary.unchanged += 1
+                return FileOutcome(path, "unchanged", "", existing.n_chunks)
+            doc = read_document(path, settings.ingest)
+            # The hash stored must be the hash of the text indexed: if the file was rewritten while we read it,
+            # read it again (a stale hash could later make a changed file look unchanged).
+            if _fingerprint(path) == before and hash_file(path) == digest:
+                break
+        else:
+            return _failed(store, entry, summary, CHANGED_REASON, remove=None)
+        doc.text = valid_text(doc.text)  # e.g. a PDF font mapping to lone surrogates: SQLite could not store it
+        doc.title = valid_text(doc.title) if doc.title else doc.title
+        doc.warnings = [valid_text(w) for w in doc.warnings]
+        chunks = chunk_document(doc, settings.chunking)
+        chunks, _ = dedupe_within(chunks)
+        keys = [chunk_key(c) for c in chunks]  # breadcrumb-free: same boilerplate under other headings matches
+    except FileNotFoundError:
+        return _failed(store, entry, summary, GONE_REASON, remove=existing)
+    except PermissionError:
+        return _failed(store, entry, summary, "permission denied", remove=None)
+    except ExtractionError as exc:
+        if exc.reason == GONE_REASON:  # deleted between the walk and the read: same as a vanished file
+            return _failed(store, entry, summary, GONE_REASON, remove=existing)
+        if exc.status == STATUS_SKIPPED:
+            store.record_outcome(path=path, status=STATUS_SKIPPED, error=exc.reason, size=entry.size, mtime=entry.mtime)
+            summary.skipped += 1
+            return FileOutcome(path, STATUS_SKIPPED, exc.reason)
+        return _failed(store, entry, summary, exc.reason, remove=None)
+    except OSError as exc:
+        return _failed(store, entry, summary, f"cannot read file: {exc.strerror or exc}", remove=None)
+    except Exception as exc:  # an unforeseen file (or a bug in a reader) costs that file, never the whole batch
+        if isinstance(exc, apsw.Error):  # the database itself (disk full, read-only, busy): stop, say why
+            raise
+        reason = f"could not be indexed: unexpected {type(exc).__name__}: {valid_text(str(exc))[:200]}"
+        return _failed(store, entry, summary, reason, remove=None)
+    finally:
+        summary.extract_s += time.perf_counter() - te
+    ts = time.perf_counter()
+    written = store.write_document(
+        path=path, kind=doc.kind, language=doc.language, title=doc.title, size=entry.size, mtime=entry.mtime,
+        content_hash=digest, chunks=chunks, dedupe_keys=keys, warning="; ".join(doc.warnings),
+    )
+    summary.store_s += time.perf_counter() - ts
+    summary.indexed += 1
+    summary.chunks_added += written.chunks - written.duplicates
+    summary.duplicates_collapsed += written.duplicates
+    reason = f"{written.duplicates} duplicate chunk(s) collapsed" if written.duplicates else ""
+    return FileOutcome(path, STATUS_INDEXED, reason, written.chunks)
+
+
+def _fingerprint(path: str) -> tuple[int, int, int, int, int]:
+    """What changes when a file is rewritten, replaced or touched (ctime: even if the writer restores mtime)."""
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
+def _failed(store: Store, entry, summary: IndexSummary, reason: str, *, remove) -> FileOutcome:
+    if remove is not None:
+        store.remove_documents([remove.id])
+        summary.removed += 1
+    else:
+        store.record_outcome(path=entry.path, status=STATUS_FAILED, error=reason, size=entry.size, mtime=entry.mtime)
+    summary.failed += 1
+    return FileOutcome(entry.path, STATUS_FAILED, reason)
+
+
+def _remove_vanished(store: Store, root: str, seen: set[str], summary: IndexSummary) -> None:
+    """Files that were indexed under this folder and are gone now leave the index."""
+    gone = [d for d in store.documents_under(root) if d.path not in seen and not os.path.exists(d.path)]
+    if gone:
+        store.remove_documents(d.id for d in gone)
+        summary.removed += len(gone)
+        summary.outcomes.extend(FileOutcome(d.path, "removed", "file no longer exists") for d in gone)
+
+
+def embed_pending(
+    store: Store,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    summary: IndexSummary | None = None,
+    reporter: _Reporter | None = None,
+) -> int:
+    """Embed every chunk still without a vector. Errors stop the phase (recorded), never lose committed work."""
+    with store.immediate_writes():
+        return _embed_pending(store, embedder, settings, progress=progress, cancel=cancel, summary=summary,
+                              reporter=reporter)
+
+
+def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, progress, cancel, summary,
+                   reporter) -> int:
+    summary = summary or IndexSummary()
+    rep = reporter or _Reporter(progress)
+    done = 0
+    try:
+        embedder.load()
+        if hasattr(embedder, "expected_dim"):
+            embedder.expected_dim = store.model_info()[1]  # an Ollama model returning another dim is refused
+        store.ensure_model(embedder.model_id, embedder.dim)
+        total = store.pending_count()
+        rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
+        started = time.perf_counter()
+        last_id = 0
+        while True:
+            _check(cancel)
+            batch = store.pending_chunks(EMBED_WINDOW, after_id=last_id)
+            if not batch:
+                break
+            last_id = batch[-1][0]
+            batch.sort(key=lambda row: (len(row[1]), row[0]))
+            for start in range(0, len(batch), EMBED_SLICE):
+                _check(cancel)
+                part = batch[start : start + EMBED_SLICE]
+                te = time.perf_counter()
+                vectors = embedder.embed_documents([text for _, text in part])
+                summary.embed_s += time.perf_counter() - te
+                ts = time.perf_counter()
+                done += store.store_vectors([cid for cid, _ in part], vectors)
+                summary.store_s += time.perf_counter() - ts
+                elapsed = time.perf_counter() - started
+                rate = done / elapsed if elapsed > 0 else 0.0
+                remaining = max(0, total - done)
+                rep.emit(chunks_embedded=done, chunks_per_s=rate, eta_s=(remaining / rate) if rate > 0 else None)
+    except EmbedderError as exc:
+        summary.embed_error = str(exc)
+    finally:
+        summary.chunks_embedded += done
+    rep.emit(force=True)
+    return done

@@ -1,0 +1,274 @@
+"""Plain data types shared by every core layer (no I/O, no Qt).
+
+Offsets: ``char_start``/``char_end`` index into the *extracted* text of the document (for text, Markdown and
+code that is the decoded file content; for a PDF it is the page texts joined with "\\n\\f\\n"), so
+``extracted[char_start:char_end]`` is exactly the passage a chunk came from. Line numbers are 1-based and
+inclusive, counted in that same extracted text. Pages are 1-based.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+DocKind = Literal["markdown", "text", "code", "pdf"]
+DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf")
+
+# Document status values stored in the documents table.
+STATUS_PENDING = "pending"  # seen, not yet extracted
+STATUS_INDEXED = "indexed"  # chunks (and FTS rows) committed; vectors may still be queued
+STATUS_SKIPPED = "skipped"  # by policy: binary, too big, no text layer, encrypted ...
+STATUS_FAILED = "failed"  # extraction error; ``error`` says why
+DOC_STATUSES: tuple[str, ...] = (STATUS_PENDING, STATUS_INDEXED, STATUS_SKIPPED, STATUS_FAILED)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a chunk came from inside its file."""
+
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    char_start: int = 0
+    char_end: int = 0
+
+    def describe(self) -> str:
+        """Human-readable location: ``Heading › Sub · p. 3 · lines 10–24`` (parts that apply)."""
+        parts: list[str] = []
+        if self.heading_path:
+            parts.append(" › ".join(self.heading_path))
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.line_start is not None:
+            if self.line_end is not None and self.line_end != self.line_start:
+                parts.append(f"lines {self.line_start}–{self.line_end}")
+            else:
+                parts.append(f"line {self.line_start}")
+        return " · ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {
+            "heading_path": list(self.heading_path),
+            "page": self.page,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "char_start": self.char_start,
+            "char_end": self.char_end,
+            "display": self.describe(),
+        }
+
+
+@dataclass
+class ExtractedDoc:
+    """A file turned into text by a reader, before chunking."""
+
+    kind: str  # one of DOC_KINDS
+    text: str
+    # For PDFs: (page_number, char_start, char_end) of each page inside ``text``.
+    pages: list[tuple[int, int, int]] | None = None
+    language: str | None = None  # for code: "python", "rust", ...
+    title: str | None = None  # first heading / PDF title, when known
+    warnings: list[str] = field(default_factory=list)  # e.g. "pages 3, 7 have no text layer"
+
+
+@dataclass
+class ChunkDraft:
+    """A chunk produced by a chunker, not yet stored.
+
+    ``text`` is what gets indexed and embedded (Markdown chunks carry their heading breadcrumb as a first line);
+    ``location.char_start:char_end`` maps back to the extracted text.
+    """
+
+    text: str
+    location: Location
+
+
+@dataclass
+class LaneHit:
+    """One lane's opinion of a chunk: its 1-based rank in that lane and the lane's raw score."""
+
+    rank: int
+    score: float  # bm25: higher is better (FTS5 rank negated); dense: cosine in [-1, 1]
+
+
+@dataclass
+class SearchResult:
+    rank: int
+    score: float  # fused RRF score (or the single lane's score-derived RRF for single-lane backends)
+    chunk_id: int
+    doc_id: int
+    source: str  # absolute path of the file
+    kind: str
+    text: str
+    location: Location
+    lanes: dict[str, LaneHit]
+    mtime: float = 0.0
+
+    def badges(self) -> list[tuple[str, str]]:
+        """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
+        names = {"fts": "keyword", "bm25": "bm25", "dense": "semantic"}
+        out = []
+        for lane, hit in sorted(self.lanes.items()):
+            label = f"{names.get(lane, lane)} #{hit.rank}"
+            if lane == "dense":
+                label += f", cos {hit.score:.2f}"
+            out.append((lane, label))
+        return out
+
+    def explain(self) -> str:
+        """Short badge text, e.g. ``keyword #3 · semantic #1, cos 0.71``."""
+        return " · ".join(label for _, label in self.badges())
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank,
+            "score": self.score,
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "kind": self.kind,
+            "text": self.text,
+            "location": self.location.to_dict(),
+            "lanes": {k: {"rank": v.rank, "score": v.score} for k, v in sorted(self.lanes.items())},
+            "why": self.explain(),
+        }
+
+
+@dataclass
+class SearchFilters:
+    """Filters applied inside the lanes (so top-k is not lost to post-filtering)."""
+
+    path_prefix: str | None = None  # absolute folder or file path prefix
+    path_glob: str | None = None  # fnmatch-style glob on the absolute path, e.g. "*/notes/*.md"
+    kinds: tuple[str, ...] = ()  # subset of DOC_KINDS; empty = all
+    modified_since: float | None = None  # unix seconds
+    modified_until: float | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.path_prefix or self.path_glob or self.kinds or self.modified_since or self.modified_until)
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    status: str  # "indexed" | "unchanged" | "skipped" | "failed" | "removed"
+    reason: str = ""
+    chunks: int = 0
+
+
+@dataclass
+class IndexProgress:
+    """Progress callback payload. Phases: scan → extract (keyword-searchable) → embed (semantic) → done."""
+
+    phase: str
+    files_total: int = 0
+    files_done: int = 0
+    current: str = ""
+    chunks_written: int = 0
+    chunks_to_embed: int = 0
+    chunks_embedded: int = 0
+    elapsed_s: float = 0.0
+    chunks_per_s: float = 0.0  # embedding throughput
+    eta_s: float | None = None
+    last_outcome: FileOutcome | None = None
+
+
+@dataclass
+class IndexSummary:
+    indexed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    failed: int = 0
+    removed: int = 0
+    chunks_added: int = 0
+    chunks_embedded: int = 0
+    duplicates_collapsed: int = 0
+    cancelled: bool = False
+    elapsed_s: float = 0.0
+    extract_s: float = 0.0
+    embed_s: float = 0.0
+    store_s: float = 0.0
+    embed_error: str = ""  # set when vectors could not be made (keyword search still works)
+    outcomes: list[FileOutcome] = field(default_factory=list)
+
+    def problems(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status in ("skipped", "failed")]
+
+    def to_dict(self) -> dict:
+        d = dataclasses_asdict(self)
+        return d
+
+
+@dataclass
+class DocumentInfo:
+    id: int
+    path: str
+    kind: str
+    status: str
+    error: str
+    size: int
+    mtime: float
+    indexed_at: float
+    chunks: int
+    vectors: int
+
+
+@dataclass
+class Stats:
+    documents: dict[str, int]  # by status
+    chunks: int
+    vectors: int
+    pending_vectors: int
+    db_path: str
+    db_bytes: int
+    model_id: str | None
+    dim: int | None
+
+    def to_dict(self) -> dict:
+        return dataclasses_asdict(self)
+
+
+@dataclass
+class ContextItem:
+    rank: int
+    source: str
+    location: Location
+    header: str  # the "[Source: ...]" line
+    text: str
+    tokens: int
+    chunk_id: int
+
+
+@dataclass
+class ContextReport:
+    text: str
+    tokens_used: int
+    budget: int
+    items: list[ContextItem]
+    dropped: list[ContextItem]
+
+    def to_dict(self) -> dict:
+        def item(i: ContextItem) -> dict:
+            return {
+                "rank": i.rank,
+                "source": i.source,
+                "location": i.location.to_dict(),
+                "header": i.header,
+                "tokens": i.tokens,
+                "chunk_id": i.chunk_id,
+            }
+
+        return {
+            "text": self.text,
+            "tokens_used": self.tokens_used,
+            "budget": self.budget,
+            "items": [item(i) for i in self.items],
+            "dropped": [item(i) for i in self.dropped],
+        }
+
+
+def dataclasses_asdict(obj) -> dict:
+    import dataclasses
+
+    return dataclasses.asdict(obj)

@@ -1,0 +1,5 @@
+"""Retrieval: lanes (FTS5 BM25, rank-bm25, dense vectors), weighted fusion (z-score or RRF), filters."""
+
+from .searcher import BACKEND_LANES, SearchOutcome, Searcher
+
+__all__ = ["Searcher", "SearchOutcome", "BACKEND_LANES"]

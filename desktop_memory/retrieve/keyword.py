@@ -1,0 +1,130 @@
+"""Keep the FTS5 keyword lane fast on large indexes by leaving out the query's most common terms.
+
+FTS5's ``bm25()`` makes an OR query cost roughly the sum of its terms' document frequencies, twice over: every
+row holding any term is scored (~1.5 µs a row), and each term's IDF is computed by walking its whole doclist.
+On a 300k-chunk index a single term found in 10 % of the chunks therefore costs tens of milliseconds, while its
+IDF (log((N - df + 0.5) / (df + 0.5)) ≈ 2.2 at 10 %) adds little next to the rare terms' (≈ 7-12).
+
+``plan_terms`` orders the terms by document frequency and keeps the rarest ones while their summed frequency
+stays within a *postings budget* (an absolute number of rows, so the cost ceiling does not grow with the
+library). The rarest term is always kept. Frequencies come from capped counts (``LIMIT``-bounded MATCH scans),
+first with a small cap for every term, then, only for terms above it, with the budget that is left; so planning
+itself costs at most about one budget's worth of doclist reading. A query whose terms all fit is unchanged:
+on libraries below the budget (tens of thousands of chunks) BM25 is exact.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+
+import apsw
+
+from ..store import Store
+from .query_text import quote_fts
+
+PROBE_CAP = 1000  # first pass: exact frequency for terms rarer than this
+FALLBACK_FACTOR = 4  # when every term is common, frequencies are read up to this many budgets to find the rarest
+
+
+def _capped_df(store: Store, term: str, cap: int) -> int:
+    """min(document frequency of ``term``, cap): the count stops reading the doclist at ``cap`` rows."""
+    return int(store.conn.execute(
+        "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (quote_fts(term), int(cap))
+    ).fetchone()[0])
+
+
+def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
+    """(kept, dropped): the rarest terms whose summed document frequency fits ``budget`` (at least one kept).
+
+    ``budget <= 0`` keeps everything. Kept terms keep their query order (for a stable MATCH expression).
+    """
+    if budget <= 0 or len(terms) <= 1:
+        return list(terms), []
+    probe = min(PROBE_CAP, budget + 1)
+    df = {t: _capped_df(store, t, probe) for t in terms}
+    known = sorted((t for t in terms if df[t] < probe), key=lambda t: (df[t], terms.index(t)))
+    common = [t for t in terms if df[t] >= probe]
+    kept: list[str] = []
+    used = 0
+    for t in known:
+        if kept and used + df[t] > budget:
+            break
+        kept.append(t)
+        used += df[t]
+    if len(kept) == len(known):  # every rare term fits: spend what is left on common terms, rarest first
+        left = budget - used
+        if kept and left < probe:
+            sized = []  # every common term holds >= probe > left rows: none can fit
+        else:
+            # sized to what could still fit (or, when nothing is kept yet, far enough to find the rarest)
+            cap = left + 1 if kept else max(left + 1, FALLBACK_FACTOR * budget)
+            sized = sorted((_capped_df(store, t, cap), terms.index(t), t) for t in common)
+        for n, _, t in sized:
+            if kept and used + n > budget:
+                continue
+            kept.append(t)
+            used += n
+    keep = set(kept)
+    return [t for t in terms if t in keep], [t for t in terms if t not in keep]
+
+
+# ---------------------------------------------------------------- the index tokenizer, from Python
+
+DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
+_TOKENIZE_OPTION = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
+_READY: "weakref.WeakKeyDictionary[apsw.Connection, bool]" = weakref.WeakKeyDictionary()
+
+
+def index_tokenizer(store: Store) -> str:
+    """The tokenizer declaration of chunks_fts (what a migration may change)."""
+    row = store.conn.execute("select sql from sqlite_master where name = 'chunks_fts'").fetchone()
+    m = _TOKENIZE_OPTION.search(row[0] if row and row[0] else "")
+    return m.group(1).replace("''", "'") if m else DEFAULT_TOKENIZER
+
+
+def _ensure_stemmer(store: Store) -> None:
+    conn = store.conn
+    if _READY.get(conn):
+        return
+    tok = index_tokenizer(store).replace("'", "''")
+    conn.execute(f"create virtual table if not exists temp.dm_stem using fts5(t, tokenize='{tok}')")
+    conn.execute("create virtual table if not exists temp.dm_stem_i using fts5vocab(temp, dm_stem, 'instance')")
+    _READY[conn] = True
+
+
+def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
+    """Each text as the index tokenizer sees it (lower-cased, diacritics folded, Porter-stemmed), in order.
+
+    Runs the texts through a per-connection TEMP fts5 table with the index's own tokenizer, so a Python-side
+    ranker (rank-bm25) agrees with FTS5 about every token. Nothing is written to the main database.
+    """
+    if not texts:
+        return []
+    _ensure_stemmer(store)
+    conn = store.conn
+    with conn:
+        conn.executemany("insert into temp.dm_stem(rowid, t) values(?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
+        rows = conn.execute("select doc, term from temp.dm_stem_i order by doc, offset").fetchall()
+        conn.execute("delete from temp.dm_stem")
+    out: list[list[str]] = [[] for _ in texts]
+    for doc, term in rows:
+        out[int(doc) - 1].append(term)
+    return out
+
+
+def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
+    """{chunk id: tokens} for every row of chunks_fts, read from the index itself (fts5vocab 'instance').
+
+    Token order inside a chunk is not kept (BM25 only counts); each distinct token is one shared str object.
+    Chunks without any token are absent."""
+    conn = store.conn
+    conn.execute("create virtual table if not exists temp.dm_chunk_instances "
+                 "using fts5vocab(main, chunks_fts, 'instance')")
+    out: dict[int, list[str]] = {}
+    last_term, shared = None, ""
+    for term, doc in conn.execute("select term, doc from temp.dm_chunk_instances"):
+        if term != last_term:  # rows come term by term
+            last_term, shared = term, str(term)
+        out.setdefault(doc, []).append(shared)
+    return out

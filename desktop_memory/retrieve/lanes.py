@@ -1,0 +1,139 @@
+"""The retrieval lanes. Each returns [(chunk_id, raw score)] best first, ties broken by chunk id.
+
+- ``fts``: SQLite FTS5 BM25 (raw score = -bm25(), so higher is better);
+- ``dense``: sign-bit candidates re-scored exactly with sqlite-vec (dense.py), raw score = cosine = 1 - d²/2;
+- ``bm25``: rank-bm25 Okapi over the canonical chunks, in memory, built lazily (small libraries only).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Sequence
+
+import numpy as np
+
+from ..models import SearchFilters
+from ..store import Store
+from .dense import dense_exact, dense_search
+from .filters import filter_sql
+from .keyword import index_tokens, indexed_chunk_tokens, plan_terms
+from .query_text import STOPWORDS, query_terms, quote_fts
+
+Ranked = list[tuple[int, float]]
+
+
+def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None = None,
+             term_budget: int = 0) -> Ranked:
+    """BM25 over an OR of the query's terms; with ``term_budget`` > 0 the most common terms may be left out so
+    the rows FTS5 must score stay within that many postings (see keyword.py)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    if term_budget > 0 and len(terms) > 1:
+        terms, _dropped = plan_terms(store, terms, term_budget)
+    expr = " OR ".join(quote_fts(t) for t in terms)
+    where, params = filter_sql(filters)
+    if where:
+        sql = (
+            "select f.rowid, -f.rank from chunks_fts f join chunks c on c.id = f.rowid "
+            "join documents d on d.id = c.doc_id where chunks_fts match ? and " + where +
+            " order by f.rank, f.rowid limit ?"
+        )
+        rows = store.conn.execute(sql, (expr, *params, limit)).fetchall()
+    else:
+        rows = store.conn.execute(
+            "select rowid, -rank from chunks_fts where chunks_fts match ? order by rank, rowid limit ?", (expr, limit)
+        ).fetchall()
+    return [(int(cid), float(score)) for cid, score in rows]
+
+
+def dense_lane(
+    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None
+) -> Ranked:
+    """Top ``limit`` chunks by cosine (coarse sign-bit scan + exact re-scoring; see dense.py)."""
+    if not store.has_vector_table():
+        return []
+    return dense_search(store, query_vec, limit, filters)
+
+
+def dense_lane_exact(
+    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None
+) -> Ranked:
+    """Exact brute-force reference for the dense lane (benchmarks and tests)."""
+    if not store.has_vector_table():
+        return []
+    return dense_exact(store, query_vec, limit, filters)
+
+
+class Bm25Index:
+    """rank-bm25 over all canonical chunks, rebuilt when the store's content version changes.
+
+    Tokens are the FTS5 index's own (Porter-stemmed, read back through fts5vocab), and the query is tokenized by
+    the same tokenizer, so this lane and the keyword lane agree on words; stopwords are left out of both the
+    chunks and the query. k1/b are FTS5 bm25()'s (1.2, 0.75)."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[str, int] | None = None
+        self._ids: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._bm25 = None
+        self._stop: frozenset[str] = frozenset()
+
+    def _ensure(self, store: Store) -> None:
+        key = (str(store.path), store.content_version())
+        with self._lock:
+            if key == self._key:
+                return
+            from rank_bm25 import BM25Okapi
+
+            stop = frozenset(t for toks in index_tokens(store, sorted(STOPWORDS)) for t in toks)
+            tokens = indexed_chunk_tokens(store)
+            ids = sorted(tokens)
+            corpus = [[t for t in tokens.pop(cid) if t not in stop] or ["\u2205"] for cid in ids]
+            self._ids = np.asarray(ids, dtype=np.int64)
+            self._stop = stop
+            # rank_bm25 divides by the corpus size: never build it on an empty corpus.
+            self._bm25 = BM25Okapi(corpus, k1=self.K1, b=self.B) if corpus else None
+            self._key = key
+
+    def search(self, store: Store, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
+        self._ensure(store)
+        words = query_terms(query)
+        if self._bm25 is None or not words:
+            return []
+        terms = [t for toks in index_tokens(store, words) for t in toks]
+        terms = list(dict.fromkeys(t for t in terms if t not in self._stop)) or terms
+        if not terms:
+            return []
+        scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        mask = scores > 0
+        where, params = filter_sql(filters)
+        if where:
+            allowed = np.fromiter(
+                (r[0] for r in store.conn.execute(
+                    "select c.id from chunks c join documents d on d.id = c.doc_id where c.dup_of is null and " + where,
+                    params,
+                )),
+                dtype=np.int64,
+            )
+            mask &= np.isin(self._ids, allowed)
+        idx = np.nonzero(mask)[0]
+        # Sort by score desc, then chunk id asc (lexsort: last key is primary).
+        order = idx[np.lexsort((self._ids[idx], -scores[idx]))][:limit]
+        return [(int(self._ids[i]), float(scores[i])) for i in order]
+
+
+def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, tuple]:
+    """Chunk + document columns for the final results, in one query."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = store.conn.execute(
+        "select c.id, c.doc_id, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
+        f"c.char_start, c.char_end, d.mtime from chunks c join documents d on d.id = c.doc_id where c.id in ({marks})",
+        list(ids),
+    ).fetchall()
+    return {r[0]: r for r in rows}

@@ -1,0 +1,128 @@
+"""Run a query through the chosen backend's lanes, fuse, and hydrate results with their source and location."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..config import BACKENDS, SearchSettings
+from ..embed.base import Embedder
+from ..errors import EmbedderError, UserError
+from ..models import Location, SearchFilters, SearchResult
+from ..store import HEADING_SEP, Store
+from .fusion import ZSCORE_DEPTH, fuse
+from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
+
+MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
+BACKEND_LANES: dict[str, tuple[str, ...]] = {
+    "hybrid": ("fts", "dense"),
+    "keyword": ("fts",),
+    "bm25": ("bm25",),
+    "dense": ("dense",),
+}
+
+
+@dataclass
+class SearchOutcome:
+    results: list[SearchResult]
+    notes: list[str] = field(default_factory=list)  # e.g. "semantic lane off: embedder unreachable"
+    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, fts, dense, bm25, fuse, fetch, total
+
+
+class Searcher:
+    """Stateless per query except for the lazily built rank-bm25 index (shared, rebuilt on content change)."""
+
+    def __init__(self, settings: SearchSettings, bm25_index: Bm25Index | None = None) -> None:
+        self.settings = settings
+        self.bm25 = bm25_index or Bm25Index()
+
+    def lane_weights(self) -> dict[str, float]:
+        s = self.settings
+        return {"fts": s.keyword_weight, "bm25": s.keyword_weight, "dense": s.dense_weight}
+
+    def search(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        query: str,
+        *,
+        backend: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+    ) -> SearchOutcome:
+        t0 = time.perf_counter()
+        backend = backend or self.settings.backend
+        if backend not in BACKENDS:
+            raise UserError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
+        top_k = max(1, int(top_k or self.settings.top_k))
+        query = (query or "").strip()[:MAX_QUERY_CHARS]
+        out = SearchOutcome(results=[])
+        if not query:
+            return out
+        fetch = max(50, top_k * max(1, self.settings.overfetch))
+        if self.settings.fusion == "zscore":
+            fetch = max(fetch, ZSCORE_DEPTH)  # the z-score statistics need this many per lane
+        lanes: dict[str, list[tuple[int, float]]] = {}
+        for lane in BACKEND_LANES[backend]:
+            ts = time.perf_counter()
+            if lane == "fts":
+                lanes["fts"] = fts_lane(store, query, fetch, filters, term_budget=self.settings.keyword_term_budget)
+            elif lane == "bm25":
+                lanes["bm25"] = self.bm25.search(store, query, fetch, filters)
+            else:  # dense times its own query embedding and KNN separately
+                ranked = self._dense(store, embedder, query, fetch, filters, out, strict=backend == "dense")
+                if ranked is not None:
+                    lanes["dense"] = ranked
+                continue
+            out.timings_ms[lane] = (time.perf_counter() - ts) * 1000
+        ts = time.perf_counter()
+        fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k)[:top_k]
+        out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
+        ts = time.perf_counter()
+        rows = fetch_rows(store, [cid for cid, _, _ in fused])
+        for rank, (cid, score, hits) in enumerate(fused, start=1):
+            row = rows.get(cid)
+            if row is None:  # deleted between lanes and fetch by a concurrent writer
+                continue
+            _, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
+            loc = Location(
+                heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
+                page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce,
+            )
+            out.results.append(
+                SearchResult(rank=len(out.results) + 1, score=score, chunk_id=cid, doc_id=doc_id, source=path,
+                             kind=kind, text=text, location=loc, lanes=hits, mtime=mtime)
+            )
+        out.timings_ms["fetch"] = (time.perf_counter() - ts) * 1000
+        out.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        return out
+
+    def _dense(self, store, embedder, query, fetch, filters, out: SearchOutcome, *, strict: bool):
+        """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises)."""
+        model_id, dim = store.model_info()
+        reason = None
+        if embedder is None:
+            reason = "no embedder configured"
+        elif model_id is None or not store.has_vector_table():
+            reason = "no vectors yet (embedding has not run)"
+        elif model_id != embedder.model_id:
+            reason = f"index holds {model_id} vectors but the embedder is {embedder.model_id}; re-embed to use it"
+        if reason is None:
+            te = time.perf_counter()
+            try:
+                qvec = embedder.embed_query(query)
+            except EmbedderError as exc:
+                reason = str(exc)
+            else:
+                out.timings_ms["embed"] = (time.perf_counter() - te) * 1000
+                ts = time.perf_counter()
+                if qvec.shape[-1] != dim:
+                    reason = f"query vector has {qvec.shape[-1]} dims but the index holds {dim}"
+                else:
+                    ranked = dense_lane(store, qvec, fetch, filters)
+                    out.timings_ms["dense"] = (time.perf_counter() - ts) * 1000
+                    return ranked
+        if strict:
+            raise EmbedderError(f"Semantic search is unavailable: {reason}.")
+        out.notes.append(f"semantic lane off: {reason}")
+        return None

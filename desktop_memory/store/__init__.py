@@ -1,0 +1,7 @@
+"""The one SQLite file: documents, chunks, FTS5 and sqlite-vec vectors."""
+
+from .connection import open_connection, vec_library_path
+from .migrations import SCHEMA_VERSION
+from .repository import HEADING_SEP, DocRow, Store, WriteResult
+
+__all__ = ["Store", "DocRow", "WriteResult", "HEADING_SEP", "SCHEMA_VERSION", "open_connection", "vec_library_path"]

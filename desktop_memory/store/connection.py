@@ -1,0 +1,137 @@
+"""Open the one SQLite file: a bundled SQLite (apsw) with sqlite-vec loaded, WAL, sane pragmas.
+
+The stdlib ``sqlite3`` of many Pythons (this one, macOS's system Python) cannot load extensions, so we use apsw,
+which bundles its own SQLite with extension loading on every platform. sqlite-vec is loaded and its version checked
+on every open, with an error that says what to do if it cannot load.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+
+from ..errors import StoreError
+
+MIN_VEC_VERSION = (0, 1, 6)
+BUSY_TIMEOUT_MS = 10_000
+
+
+def vec_library_path() -> str:
+    """Path of sqlite-vec's loadable library (``vec0.so``/``.dylib``/``.dll``), also inside a frozen bundle."""
+    try:
+        import sqlite_vec
+    except ImportError as exc:  # pragma: no cover - packaging error
+        raise StoreError("The sqlite-vec package is not installed; reinstall desktop-memory.") from exc
+    return sqlite_vec.loadable_path()
+
+
+def _parse_version(text: str) -> tuple[int, ...]:
+    digits = text.lstrip("v").split("-")[0]
+    try:
+        return tuple(int(p) for p in digits.split("."))
+    except ValueError:
+        return (0,)
+
+
+def load_vec(conn: apsw.Connection) -> str:
+    """Load sqlite-vec into ``conn`` and return its version, or raise StoreError saying why it failed."""
+    path = vec_library_path()
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(path)
+        conn.enable_load_extension(False)
+        version = conn.execute("select vec_version()").fetchone()[0]
+    except apsw.Error as exc:
+        raise StoreError(f"Cannot load the sqlite-vec extension from {path}: {exc}") from exc
+    if _parse_version(version) < MIN_VEC_VERSION:
+        need = ".".join(map(str, MIN_VEC_VERSION))
+        raise StoreError(f"sqlite-vec {version} is too old; desktop-memory needs {need} or newer.")
+    return version
+
+
+def _busy_handler_message(path: Path) -> str:
+    return f"The database {path} is busy (another desktop-memory is writing to it). Try again in a moment."
+
+
+def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
+    """Open (creating if needed) the database with sqlite-vec loaded and WAL on."""
+    path = Path(path)
+    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    if not readonly:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot create the database folder {path.parent}: {exc.strerror}") from exc
+    try:
+        try:
+            conn = apsw.Connection(str(path), flags=flags)
+            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            conn.execute("pragma schema_version").fetchone()  # opens the file now: errors say what they are
+        except apsw.CantOpenError:
+            if not _on_read_only_media(path):
+                raise
+            # A WAL database on read-only media (a mount, a share) whose -shm file cannot be created: it is
+            # still readable, as an immutable file; any write then fails with a clear "read-only".
+            conn = apsw.Connection(f"{path.absolute().as_uri()}?immutable=1",
+                                   flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            conn.execute("pragma schema_version").fetchone()
+        load_vec(conn)
+        if not readonly:
+            mode = conn.execute("pragma journal_mode=wal").fetchone()[0]
+            if str(mode).lower() != "wal" and os.access(path, os.W_OK):
+                raise StoreError(f"Cannot switch {path} to WAL mode (got {mode}).")
+        conn.execute("pragma synchronous=normal")
+        conn.execute("pragma foreign_keys=on")
+        conn.execute("pragma temp_store=memory")
+        conn.execute("pragma mmap_size=1073741824")  # vec0 KNN scans are 35-40 % faster memory-mapped
+        conn.execute("pragma cache_size=-65536")
+    except apsw.BusyError as exc:
+        raise StoreError(_busy_handler_message(path)) from exc
+    except apsw.CantOpenError as exc:
+        raise StoreError(f"Cannot open the database {path}: check the path and its permissions.") from exc
+    except apsw.NotADBError as exc:
+        raise StoreError(f"{path} is not a desktop-memory database (or it is corrupt).") from exc
+    except apsw.ReadOnlyError as exc:
+        raise StoreError(f"The database {path} is read-only; pick a writable location in Settings.") from exc
+    return conn
+
+
+def _on_read_only_media(path: Path) -> bool:
+    """The database file exists on a file system mounted read-only."""
+    try:
+        return path.is_file() and bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except (AttributeError, OSError):  # no statvfs (Windows)
+        return False
+
+
+def translate_error(exc: BaseException, path: Path | str) -> StoreError | None:
+    """Map environment errors (busy, full, read-only, corrupt) to a StoreError a person can act on.
+
+    The whole chain is looked at: when SQLite has already rolled a transaction back itself (it does on
+    SQLITE_FULL, SQLITE_IOERR, ...), apsw's ``with conn:`` then fails with "cannot rollback - no transaction is
+    active", and the real cause is that error's ``__context__``."""
+    seen: set[int] = set()
+    while isinstance(exc, apsw.Error) and id(exc) not in seen:
+        seen.add(id(exc))
+        found = _translate_one(exc, path)
+        if found is not None:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _translate_one(exc: BaseException, path: Path | str) -> StoreError | None:
+    if isinstance(exc, apsw.BusyError):
+        return StoreError(_busy_handler_message(Path(path)))
+    if isinstance(exc, apsw.FullError):
+        return StoreError(f"The disk holding {path} is full; free some space and index again. Nothing committed was lost.")
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreError(f"The database {path} is read-only; pick a writable location in Settings.")
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return StoreError(f"The database {path} is corrupt: {exc}. Move it aside and index again.")
+    if isinstance(exc, apsw.IOError):
+        return StoreError(f"I/O error on {path}: {exc}. Check the disk.")
+    return None

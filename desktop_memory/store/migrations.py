@@ -1,0 +1,166 @@
+"""Numbered schema migrations tracked by ``PRAGMA user_version``.
+
+A database from a newer desktop-memory is refused with a clear message (we never guess at a schema we do not know).
+Before migrating an existing database to a newer schema, a copy is written beside it (``<name>.bak-v<N>``).
+Vectors live in plain tables (migration 2); the model id and dimension are recorded in ``meta`` when the first
+model is chosen (see ``repository.Store.ensure_model``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+from ..errors import StoreError
+
+MIGRATIONS: list = [  # SQL scripts, or callables taking the connection (run inside the step's transaction)
+    # 1: documents, chunks, external-content FTS5 over chunk text, meta.
+    """
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE roots (
+        path        TEXT PRIMARY KEY,
+        added_at    REAL NOT NULL,
+        indexed_at  REAL
+    );
+    CREATE TABLE documents (
+        id           INTEGER PRIMARY KEY,
+        path         TEXT NOT NULL UNIQUE,
+        kind         TEXT NOT NULL DEFAULT '',
+        language     TEXT,
+        title        TEXT,
+        size         INTEGER NOT NULL DEFAULT 0,
+        mtime        REAL NOT NULL DEFAULT 0,
+        content_hash TEXT NOT NULL DEFAULT '',
+        status       TEXT NOT NULL,
+        error        TEXT NOT NULL DEFAULT '',
+        n_chunks     INTEGER NOT NULL DEFAULT 0,
+        n_dups       INTEGER NOT NULL DEFAULT 0,
+        indexed_at   REAL NOT NULL DEFAULT 0
+    );
+    CREATE INDEX documents_status ON documents(status);
+    CREATE TABLE chunks (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a stale vector can't land on new text
+        doc_id       INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ord          INTEGER NOT NULL,
+        text         TEXT NOT NULL,
+        heading_path TEXT NOT NULL DEFAULT '',
+        page         INTEGER,
+        line_start   INTEGER,
+        line_end     INTEGER,
+        char_start   INTEGER NOT NULL,
+        char_end     INTEGER NOT NULL,
+        dedupe_key   TEXT NOT NULL DEFAULT '',
+        dup_of       INTEGER,
+        embedded     INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX chunks_doc ON chunks(doc_id, ord);
+    CREATE INDEX chunks_dedupe ON chunks(dedupe_key) WHERE dup_of IS NULL;
+    CREATE INDEX chunks_dup_of ON chunks(dup_of) WHERE dup_of IS NOT NULL;
+    CREATE INDEX chunks_pending ON chunks(id) WHERE embedded = 0 AND dup_of IS NULL;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        text, content='chunks', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    """,
+]
+
+
+
+def _migration_2(conn: apsw.Connection) -> None:
+    """Dense vectors leave the float vec0 table for two plain tables keyed by chunk id.
+
+    ``chunk_vectors`` holds each float32 unit vector as a BLOB (fetching a few thousand by primary key for exact
+    re-scoring costs ~2 ms; a vec0 point lookup costs ~200 µs each). ``chunk_vector_bits`` holds its sign bits
+    (dim/8 bytes) for the coarse stage of the dense lane (see ``retrieve/dense.py``). Existing vectors are moved
+    over, so nothing needs re-embedding.
+    """
+    conn.execute(
+        """
+        CREATE TABLE chunk_vectors (
+            id        INTEGER PRIMARY KEY,  -- chunks.id of a live, canonical, embedded chunk
+            embedding BLOB NOT NULL         -- float32 little-endian, unit length, meta.dim values
+        );
+        CREATE TABLE chunk_vector_bits (
+            id   INTEGER PRIMARY KEY,       -- same ids as chunk_vectors
+            bits BLOB NOT NULL              -- sign bits of the embedding, little bit order, ceil(dim/8) bytes
+        );
+        """
+    )
+    if conn.execute("select 1 from sqlite_master where name='chunks_vec'").fetchone() is None:
+        return
+    from .vectors import sign_bits  # numpy: imported only when there is something to convert
+
+    import numpy as np
+
+    conn.execute("insert into chunk_vectors(id, embedding) select rowid, embedding from chunks_vec")
+    after = 0
+    while True:
+        rows = conn.execute(
+            "select id, embedding from chunk_vectors where id > ? order by id limit 4096", (after,)
+        ).fetchall()
+        if not rows:
+            break
+        after = rows[-1][0]
+        dim = len(rows[0][1]) // 4
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        bits = sign_bits(mat)
+        conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
+                         [(r[0], bits[i].tobytes()) for i, r in enumerate(rows)])
+    conn.execute("drop table chunks_vec")
+
+
+MIGRATIONS.append(_migration_2)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(conn: apsw.Connection) -> int:
+    return int(conn.execute("pragma user_version").fetchone()[0])
+
+
+def _has_tables(conn: apsw.Connection) -> bool:
+    return conn.execute("select count(*) from sqlite_master where type='table'").fetchone()[0] > 0
+
+
+def backup_before_migrating(conn: apsw.Connection, db_path: Path, version: int) -> Path | None:
+    """Copy the database (via SQLite's backup API, so WAL content is included) before changing its schema."""
+    if str(db_path) in ("", ":memory:"):
+        return None
+    target = db_path.with_name(f"{db_path.name}.bak-v{version}")
+    tmp = apsw.Connection(str(target))
+    try:
+        with tmp.backup("main", conn, "main") as b:
+            while not b.done:
+                b.step(1024)
+    finally:
+        tmp.close()
+    return target
+
+
+def migrate(conn: apsw.Connection, db_path: Path) -> int:
+    """Bring the schema to SCHEMA_VERSION; refuse a newer one. Returns the version now in force."""
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"The database {db_path} was written by a newer desktop-memory (schema {version}; this version "
+            f"understands up to {SCHEMA_VERSION}). Update desktop-memory, or choose another database file."
+        )
+    if version == SCHEMA_VERSION:
+        return version
+    if version > 0 or _has_tables(conn):
+        if version == 0:
+            raise StoreError(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
+        backup_before_migrating(conn, db_path, version)
+    for number in range(version, SCHEMA_VERSION):
+        with conn:  # each step atomic: a crash mid-migration leaves the previous version intact
+            step = MIGRATIONS[number]
+            if callable(step):
+                step(conn)
+            else:
+                conn.execute(step)
+            conn.execute(f"pragma user_version={number + 1}")
+    return SCHEMA_VERSION

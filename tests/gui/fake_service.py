@@ -1,0 +1,163 @@
+"""A tiny in-memory stand-in for MemoryService with the same signatures.
+
+Used for GUI behaviour that must be forced (a deliberately slow search, a locked database, an embedder that
+fails) and as a fallback while the real service cannot be imported. Real-service tests live beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+from desktop_memory.config import Settings
+from desktop_memory.context import build_context as pack
+from desktop_memory.errors import EmbedderError, StoreError
+from desktop_memory.models import (
+    DocumentInfo,
+    FileOutcome,
+    IndexProgress,
+    IndexSummary,
+    LaneHit,
+    Location,
+    SearchResult,
+    Stats,
+)
+
+KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".py": "code", ".pdf": "pdf"}
+_WORD = re.compile(r"\w+")
+
+
+class FakeService:
+    def __init__(self, settings: Settings | None = None, *, slow_queries: dict[str, float] | None = None,
+                 embedder_error: str | None = None, open_error: str | None = None, file_delay: float = 0.0) -> None:
+        if open_error:
+            raise StoreError(open_error)
+        self.settings = settings or Settings()
+        self.slow_queries = slow_queries or {}
+        self.embedder_error = embedder_error
+        self.file_delay = file_delay
+        self.docs: dict[str, DocumentInfo] = {}
+        self.chunks: list[tuple[int, int, str, Location]] = []  # (chunk_id, doc_id, text, loc)
+        self.lock = threading.Lock()
+        self.search_calls: list[str] = []
+        self.closed = False
+        self.last_search_notes: list[str] = []
+        self.embedder = type("E", (), {"model_id": "fake-embedder"})()
+
+    # -- indexing --
+    def index_paths(self, paths, progress=None, cancel=None, force=False) -> IndexSummary:  # noqa: ANN001
+        t0 = time.perf_counter()
+        files: list[str] = []
+        for p in paths:
+            if os.path.isdir(p):
+                for root, _dirs, names in os.walk(p):
+                    files += [os.path.join(root, n) for n in sorted(names)]
+            else:
+                files.append(p)
+        s = IndexSummary()
+        for i, f in enumerate(files):
+            if cancel is not None and cancel.is_set():
+                s.cancelled = True
+                break
+            if self.file_delay:
+                time.sleep(self.file_delay)
+            kind = KINDS.get(Path(f).suffix.lower())
+            st = os.stat(f)
+            if kind is None:
+                o = FileOutcome(f, "skipped", "not a supported file type")
+                s.skipped += 1
+            elif kind == "pdf" and "fuzzed" in f:
+                o = FileOutcome(f, "failed", "damaged PDF: the page tree is invalid")
+                s.failed += 1
+            elif kind == "pdf" and "encrypted" in f:
+                o = FileOutcome(f, "skipped", "encrypted PDF: needs a password")
+                s.skipped += 1
+            else:
+                text = ("Here's to the crazy ones. The misfits. The rebels." if kind == "pdf"
+                        else Path(f).read_text(encoding="utf-8", errors="replace"))
+                with self.lock:
+                    doc_id = len(self.docs) + 1
+                    n = 0
+                    for j, part in enumerate(p for p in text.split("\n\n") if p.strip()):
+                        self.chunks.append((len(self.chunks) + 1, doc_id, part.strip(),
+                                            Location(heading_path=("Section",), line_start=j + 1, line_end=j + 2)))
+                        n += 1
+                    self.docs[f] = DocumentInfo(doc_id, f, kind, "indexed", "", st.st_size, st.st_mtime, time.time(),
+                                                n, n)
+                o = FileOutcome(f, "indexed", "", n)
+                s.indexed += 1
+                s.chunks_added += n
+            if o.status != "indexed":
+                with self.lock:
+                    self.docs[f] = DocumentInfo(len(self.docs) + 1, f, kind or "text", o.status, o.reason,
+                                                st.st_size, st.st_mtime, time.time(), 0, 0)
+            s.outcomes.append(o)
+            if progress:
+                progress(IndexProgress("extract", len(files), i + 1, f, s.chunks_added, s.chunks_added,
+                                       s.chunks_added, time.perf_counter() - t0, 100.0, 1.0, o))
+        s.elapsed_s = time.perf_counter() - t0
+        return s
+
+    def embed_pending(self, progress=None, cancel=None) -> int:  # noqa: ANN001
+        return 0
+
+    def remove_paths(self, paths) -> int:  # noqa: ANN001
+        n = 0
+        with self.lock:
+            for p in paths:
+                for path in [d for d in self.docs if d == p or d.startswith(p.rstrip(os.sep) + os.sep)]:
+                    doc = self.docs.pop(path)
+                    self.chunks = [c for c in self.chunks if c[1] != doc.id]
+                    n += 1
+        return n
+
+    def load_embedder(self) -> None:
+        if self.embedder_error:
+            raise EmbedderError(self.embedder_error)
+
+    def set_embedder_settings(self, es) -> bool:  # noqa: ANN001
+        changed = es.kind != self.settings.embedder.kind or es.ollama_model != self.settings.embedder.ollama_model
+        self.settings.embedder = es
+        return changed
+
+    # -- search --
+    def search(self, query, backend=None, top_k=None, filters=None) -> list[SearchResult]:  # noqa: ANN001
+        self.search_calls.append(query)
+        delay = self.slow_queries.get(query, 0.0)
+        if delay:
+            time.sleep(delay)
+        terms = [w.lower() for w in _WORD.findall(query)]
+        by_id = {d.id: d for d in self.docs.values()}
+        scored = []
+        with self.lock:
+            for cid, did, text, loc in self.chunks:
+                low = text.lower()
+                sc = sum(low.count(t) for t in terms)
+                if sc:
+                    scored.append((sc, cid, did, text, loc))
+        scored.sort(key=lambda x: -x[0])
+        out = []
+        for rank, (sc, cid, did, text, loc) in enumerate(scored[: top_k or 10], 1):
+            d = by_id[did]
+            out.append(SearchResult(rank, 1 / (60 + rank), cid, did, d.path, d.kind, text, loc,
+                                    {"fts": LaneHit(rank, float(sc))}, d.mtime))
+        return out
+
+    def build_context(self, results, budget=None):  # noqa: ANN001
+        return pack(results, self.settings.context.budget_tokens if budget is None else budget)
+
+    def stats(self) -> Stats:
+        by: dict[str, int] = {}
+        for d in self.docs.values():
+            by[d.status] = by.get(d.status, 0) + 1
+        return Stats(by, len(self.chunks), len(self.chunks), 0, "fake.db", 4096, "fake", 8)
+
+    def documents(self) -> list[DocumentInfo]:
+        with self.lock:
+            return list(self.docs.values())
+
+    def close(self) -> None:
+        self.closed = True

@@ -1,0 +1,44 @@
+"""Test helpers: simulated drops, waiting for jobs and searches."""
+
+from __future__ import annotations
+
+import warnings
+
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+
+def drop(window, paths, target=None) -> None:  # noqa: ANN001
+    """Simulate dragging ``paths`` over ``target`` (default: the window) and dropping them.
+
+    Qt only delivers a Drop through QApplication while a real drag is running, so the DragEnter goes through
+    the event system (over ``target``, so Qt's routing to the window is exercised) and the Drop is handed to the window's handler.
+    """
+    target = target or window
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    center = target.rect().center()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(QPoint(center.x(), center.y()), Qt.DropAction.CopyAction, mime,
+                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(target, enter)
+    assert enter.isAccepted(), "the window should accept a drag of local files"
+    ev = QDropEvent(QPointF(center), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(ev)
+    assert ev.isAccepted()
+
+
+def wait_job(qtbot, window, timeout: int = 60000):  # noqa: ANN001, ANN201
+    """Wait until the current (and queued) indexing jobs are done; return the last summary."""
+    qtbot.waitUntil(lambda: not window.is_indexing() and not window._pending, timeout=timeout)
+    return window.last_summary
+
+
+def search(qtbot, window, text: str, timeout: int = 15000) -> None:  # noqa: ANN001
+    """Type a query like a person would and wait for its results to be shown."""
+    window.search_bar.box.clear()
+    with qtbot.waitSignal(window.search_finished, timeout=timeout, check_params_cb=lambda q: q == text.strip()):
+        qtbot.keyClicks(window.search_bar.box, text)

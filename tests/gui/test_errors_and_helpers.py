@@ -1,0 +1,145 @@
+"""Error states (non-modal, with what to do), the task plumbing and the stall meter."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
+
+from desktop_memory.config import Settings
+from desktop_memory.errors import StoreError
+
+from .fake_service import FakeService
+from .helpers import search, wait_job
+
+
+def test_store_error_shows_a_banner_not_a_dialog(qtbot, make_window):
+    def broken(_s):  # noqa: ANN001, ANN202
+        raise StoreError("the database is locked by another program")
+
+    w = make_window(broken, wait_ready=False)
+    qtbot.waitUntil(lambda: any("locked" in t for t in w.banners.texts()), timeout=5000)
+    banner = w.banners.banners()[0]
+    assert banner.level == "error"
+    assert [b.text() for b in banner.buttons] == ["Retry", "Choose location…"]
+    assert QApplication.activeModalWidget() is None
+    # dismissible
+    banner.dismiss()
+    assert not w.banners.banners()
+
+
+def test_embedder_unreachable_keeps_keyword_search(qtbot, make_window, docs_dir):
+    msg = "Ollama is not reachable at http://127.0.0.1:9: start it with `ollama serve`."
+    w = make_window(lambda s: FakeService(s, embedder_error=msg))
+    qtbot.waitUntil(lambda: w.embedder_state == "error", timeout=5000)
+    assert "Embedder:" in w.status.embedder.text()
+    assert any("Semantic search is off" in t and "ollama serve" in t for t in w.banners.texts())
+    w.add_paths([str(docs_dir)])
+    wait_job(qtbot, w)
+    search(qtbot, w, "async")
+    assert w.results_model.rowCount() > 0
+
+
+def test_real_ollama_unreachable_state(qtbot, make_window, hash_factory):
+    """With the real service and an Ollama URL nobody listens on, the status bar says 'unreachable'."""
+    from desktop_memory.service import MemoryService
+
+    s = Settings()
+    s.embedder.kind = "ollama"
+    s.embedder.ollama_url = "http://127.0.0.1:9"
+    s.embedder.ollama_timeout_s = 2
+    w = make_window(lambda st: MemoryService(st), settings=s)
+    qtbot.waitUntil(lambda: w.embedder_state == "error", timeout=30000)
+    assert "unreachable" in w.status.embedder.text()
+    assert any("Semantic search is off" in t for t in w.banners.texts())
+
+
+def test_settings_test_connection_lists_models(qtbot, make_window, hash_factory):
+    from tests.support.ollama_server import OllamaStub
+
+    w = make_window(hash_factory)
+    with OllamaStub(dim=16) as stub:
+        dlg = w.show_settings()
+        dlg.ollama_radio.setChecked(True)
+        dlg.ollama_url.setText(stub.url)
+        dlg.ollama_model.setCurrentText("nomic-embed-text")
+        dlg.test_btn.click()
+        qtbot.waitUntil(lambda: dlg.test_result.text().startswith(("✓", "✗")), timeout=15000)
+        assert dlg.test_result.text().startswith("✓"), dlg.test_result.text()
+        models = [dlg.ollama_model.itemText(i) for i in range(dlg.ollama_model.count())]
+        assert "nomic-embed-text:latest" in models
+        dlg.ollama_url.setText("http://127.0.0.1:9")
+        dlg.test_btn.click()
+        qtbot.waitUntil(lambda: dlg.test_btn.isEnabled() and dlg.test_result.text().startswith("✗"), timeout=30000)
+        dlg.reject()
+
+
+def test_changing_the_model_offers_reembedding(qtbot, make_window, docs_dir):
+    w = make_window(lambda s: FakeService(s))
+    new = Settings()
+    new.embedder.kind = "ollama"
+    new.embedder.ollama_model = "all-minilm"
+    w.apply_settings(new)
+    qtbot.waitUntil(lambda: any("embedding model changed" in t.lower() for t in w.banners.texts()), timeout=5000)
+    banner = next(b for b in w.banners.banners() if b.key == "reembed")
+    assert [b.text() for b in banner.buttons] == ["Re-embed now"]
+    assert w.settings.embedder.kind == "ollama"
+
+
+def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
+    from desktop_memory.gui.tasks import TaskRunner
+
+    runner = TaskRunner(max_threads=3)
+    got: list[tuple[str, bool]] = []
+    ui = QThread.currentThread()
+
+    def work(name: str, delay: float):  # noqa: ANN202
+        def fn() -> str:
+            time.sleep(delay)
+            return name
+        return fn
+
+    runner.submit(work("old", 0.5), channel="q", on_done=lambda r: got.append((r, QThread.currentThread() is ui)))
+    runner.submit(work("new", 0.05), channel="q", on_done=lambda r: got.append((r, QThread.currentThread() is ui)))
+    qtbot.waitUntil(lambda: bool(got), timeout=3000)
+    qtbot.wait(700)
+    assert got == [("new", True)]
+
+    errors: list[str] = []
+    runner.submit(lambda: 1 / 0, on_error=lambda exc, tb: errors.append(type(exc).__name__))
+    qtbot.waitUntil(lambda: bool(errors), timeout=3000)
+    assert errors == ["ZeroDivisionError"]
+
+    progress: list[int] = []
+    done = threading.Event()
+
+    def job(ctx):  # noqa: ANN001, ANN202
+        for i in range(3):
+            ctx.report(i)
+        while not ctx.cancelled:
+            time.sleep(0.01)
+        done.set()
+        return "cancelled"
+
+    t = runner.submit(job, with_context=True, on_progress=progress.append)
+    qtbot.waitUntil(lambda: len(progress) == 3, timeout=3000)
+    t.cancel()
+    qtbot.waitUntil(done.is_set, timeout=3000)
+    runner.wait(3000)
+
+
+def test_stall_meter_measures_a_blocked_event_loop(qtbot):
+    from desktop_memory.gui.stall_meter import StallMeter
+
+    with StallMeter(interval_ms=10) as meter:
+        qtbot.wait(100)
+        time.sleep(0.2)  # the UI thread is blocked: one ~200 ms stall
+        qtbot.wait(100)
+    r = meter.report
+    assert r is not None
+    assert 150 <= r.max_stall_ms <= 400
+    assert r.count_over(100) == 1
+    assert "max stall" in r.summary()
+    assert r.ticks > 5

@@ -1,0 +1,289 @@
+"""Issue 5 §8: no network traffic except to the configured Ollama URL; nothing outside the chosen files is read;
+opening a result never passes a path through a shell. Checked with Python audit hooks (in this process and, via
+sitecustomize, in the CLI and its PDF worker), an AST audit of the code, and the GUI's real open call."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop_memory.config import EmbedderSettings, Settings
+from desktop_memory.embed import make_embedder
+from desktop_memory.service import MemoryService
+
+from .conftest import AUDIT, MDDOCS, PDFS, REPO, run_cli, write_settings
+
+PACKAGE = REPO / "desktop_memory"
+
+
+def _library(base: Path) -> tuple[Path, list[Path]]:
+    """A chosen folder, with things inside it that must not be read, and private files next to it."""
+    lib = base / "chosen"
+    lib.mkdir(parents=True)
+    for name in ("query-params.md", "body.md"):
+        shutil.copyfile(MDDOCS / "fastapi" / "tutorial" / name, lib / name)
+    shutil.copyfile(PDFS / "crazyones.pdf", lib / "crazyones.pdf")
+    private = base / "private"
+    private.mkdir()
+    (private / "diary.md").write_text("# diary\n\nsecret diary words\n", encoding="utf-8")
+    (private / "keys").mkdir()
+    (private / "keys" / "id_rsa").write_text("-----BEGIN KEY-----\n", encoding="utf-8")
+    (lib / ".hidden.md").write_text("# hidden\n", encoding="utf-8")
+    (lib / ".git").mkdir()
+    (lib / ".git" / "config").write_text("[remote]\n", encoding="utf-8")
+    (lib / "node_modules" / "pkg").mkdir(parents=True)
+    (lib / "node_modules" / "pkg" / "README.md").write_text("# dep\n", encoding="utf-8")
+    os.symlink(private / "diary.md", lib / "diary-link.md")  # symlinks are not followed by default
+    os.symlink(private / "keys", lib / "keys-link")
+    never = [private / "diary.md", private / "keys", private / "keys" / "id_rsa", lib / ".hidden.md",
+             lib / ".git", lib / ".git" / "config", lib / "node_modules", lib / "node_modules" / "pkg" / "README.md",
+             lib / "diary-link.md", lib / "keys-link"]
+    return lib, never
+
+
+def _touched(events, *kinds) -> set[str]:
+    return {os.path.realpath(str(arg)) if isinstance(arg, str) else str(arg)
+            for event, arg in events if event in kinds and isinstance(arg, (str, bytes))}
+
+
+def test_local_model_run_makes_no_connection_and_reads_only_the_chosen_files(tmp_path, ledger, eval_present):
+    lib, never = _library(tmp_path)
+    ledger.tried(str(p) for p in lib.rglob("*"))
+    settings = Settings()
+    svc = MemoryService(settings, db_path=tmp_path / "db" / "p.db", embedder=make_embedder(settings.embedder))
+    try:
+        with AUDIT.recording() as events:
+            summary = svc.index_paths([lib])
+            hits = svc.search("optional query parameters", top_k=5)
+            svc.context("declare a request body", budget=500)
+        assert summary.embed_error == "" and summary.chunks_embedded > 0 and hits
+        sockets = [e for e in events if e[0].startswith("socket.")]
+        assert sockets == [], f"network activity with the local model: {sockets[:5]}"
+        assert not [e for e in events if e[0] in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn")]
+        touched = _touched(events, "open", "os.scandir", "os.listdir")
+        base = os.path.realpath(tmp_path)
+        inside_base = {p for p in touched if p.startswith(base + os.sep) or p == base}
+        allowed_prefixes = (os.path.realpath(lib) + os.sep, os.path.realpath(tmp_path / "db") + os.sep)
+        stray = {p for p in inside_base if not p.startswith(allowed_prefixes) and p != os.path.realpath(lib)}
+        assert stray == set(), f"read outside the chosen folder: {sorted(stray)}"
+        for path in never:
+            assert str(path) not in touched and os.path.realpath(path) not in touched, f"read {path}"
+    finally:
+        svc.close()
+
+
+def test_ollama_traffic_goes_only_to_the_configured_url(tmp_path, ollama, monkeypatch, ledger, eval_present):
+    """Even with a proxy configured system-wide: the user's text goes to the Ollama URL and nowhere else."""
+    lib, _ = _library(tmp_path)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(var, "http://10.255.255.1:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    ledger.fault("system-wide proxy variables set")
+    settings = Settings()
+    settings.embedder = EmbedderSettings(kind="ollama", ollama_url=ollama.url, ollama_model="nomic-embed-text")
+    svc = MemoryService(settings, db_path=tmp_path / "o.db")
+    try:
+        with AUDIT.recording() as events:
+            summary = svc.index_paths([lib])
+            svc.search("optional query parameters", top_k=5)
+        assert summary.embed_error == "" and summary.chunks_embedded > 0
+        connects = {tuple(arg)[:2] for event, arg in events if event == "socket.connect" and isinstance(arg, tuple)}
+        assert connects == {("127.0.0.1", ollama.port)}, connects
+        lookups = {arg for event, arg in events if event == "socket.getaddrinfo"}
+        assert lookups <= {"127.0.0.1"}, lookups
+    finally:
+        svc.close()
+        svc.embedder.close()
+
+
+SITECUSTOMIZE = '''
+import json, os, sys
+_FD = os.open(os.environ["DM_AUDIT_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # before the hook
+_KINDS = {"open", "os.scandir", "os.listdir", "socket.connect", "socket.getaddrinfo", "socket.sendto",
+          "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn"}
+def _hook(event, args):
+    if event not in _KINDS:
+        return
+    try:
+        arg = args[1] if event in ("socket.connect", "socket.sendto") else args[0]
+        if isinstance(arg, bytes):
+            arg = os.fsdecode(arg)
+        elif isinstance(arg, os.PathLike):
+            arg = os.fspath(arg)
+        if not isinstance(arg, (str, int)):
+            arg = repr(arg)
+        os.write(_FD, (json.dumps([os.getpid(), event, arg]) + "\\n").encode("utf-8", "surrogateescape"))
+    except Exception:
+        pass
+sys.addaudithook(_hook)
+'''
+
+
+def test_cli_and_its_pdf_worker_read_only_the_chosen_files(tmp_path, ledger, eval_present):
+    """The real CLI with the real local model; an audit hook (sitecustomize) logs every open, folder listing,
+    connection and process start of the CLI and of the spawned PDF worker."""
+    lib, never = _library(tmp_path)
+    ledger.tried(str(p) for p in lib.rglob("*"))
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    log = tmp_path / "audit.jsonl"
+    config = write_settings(tmp_path / "config", embedder={"kind": "local"})
+    db = tmp_path / "db" / "p.db"
+    env = {"DM_AUDIT_LOG": str(log), "PYTHONPATH": f"{hooks}{os.pathsep}{REPO}"}
+    # strace sees what Python's hooks cannot: sockets opened by C/C++ code (onnxruntime, PDFium, SQLite)
+    syscalls = tmp_path / "strace.log"
+    strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect,sendto,sendmsg", "-o", str(syscalls)]
+    use_strace = shutil.which("strace") is not None and \
+        run_cli(db, "--version", config=config, prefix=strace).returncode == 0
+    index = run_cli(db, "index", lib, "--json", config=config, timeout=300, prefix=strace if use_strace else None,
+                    **env)
+    assert index.returncode == 0, index.stderr
+    if use_strace:
+        traced = syscalls.read_text(encoding="utf-8", errors="replace")
+        inet = [line for line in traced.splitlines() if "AF_INET" in line or "AF_PACKET" in line]
+        assert inet == [], f"network system calls from the CLI or its children: {inet[:5]}"
+    assert json.loads(index.stdout)["chunks_embedded"] > 0
+    search = run_cli(db, "search", "optional query parameters", "--json", config=config, timeout=300, **env)
+    assert search.returncode == 0 and json.loads(search.stdout)
+
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    pids = {pid for pid, _, _ in events}
+    assert len(pids) >= 3, "CLI index, its PDF worker, CLI search all logged"
+    assert len(pids) >= 3, "the CLI index run, its PDF worker and the CLI search run are all audited"
+    net = [(pid, e, a) for pid, e, a in events if e.startswith("socket.")]
+    assert net == [], f"network activity: {net[:5]}"
+    spawned = [a for pid, e, a in events if e in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.system")]
+    assert all(os.path.basename(str(a)).startswith("python") for a in spawned), spawned  # only the PDF worker
+    touched = {os.path.realpath(a) for pid, e, a in events
+               if e in ("open", "os.scandir", "os.listdir") and isinstance(a, str) and a}
+    base = os.path.realpath(tmp_path)
+    allowed = [os.path.realpath(p) for p in (lib, tmp_path / "db", tmp_path / "config", hooks, log)]
+    stray = {p for p in touched if (p == base or p.startswith(base + os.sep))
+             and not any(p == a or p.startswith(a + os.sep) for a in allowed)}
+    assert stray == set(), f"read outside the chosen folder: {sorted(stray)}"
+    for path in never:
+        assert os.path.realpath(path) not in touched and str(path) not in touched, f"read {path}"
+    python = tuple(os.path.realpath(p) + os.sep for p in (sys.base_prefix, sys.prefix))
+    home = os.path.realpath(os.path.expanduser("~")) + os.sep
+    home_reads = {p for p in touched if p.startswith(home) and not p.startswith(python)}
+    assert home_reads == set(), f"read from the home folder: {sorted(home_reads)[:10]}"
+
+
+# -- no shell, anywhere -----------------------------------------------------------------------------------------
+
+FORBIDDEN_MODULES = {"subprocess", "pty", "commands", "webbrowser", "popen2"}
+FORBIDDEN_OS = {"system", "popen", "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe",
+                "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+                "posix_spawn", "posix_spawnp", "startfile"}
+
+
+def _sources() -> list[tuple[Path, ast.AST]]:
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 40
+    return [(f, ast.parse(f.read_text(encoding="utf-8"), filename=str(f))) for f in files]
+
+
+def test_no_shell_and_no_process_spawning_in_the_code():
+    problems = []
+    process_starts = []
+    for path, tree in _sources():
+        rel = path.relative_to(REPO)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                bad = {a.name.split(".")[0] for a in node.names} & FORBIDDEN_MODULES
+                if bad:
+                    problems.append(f"{rel}:{node.lineno} imports {bad}")
+            elif isinstance(node, ast.ImportFrom):
+                if (node.module or "").split(".")[0] in FORBIDDEN_MODULES:
+                    problems.append(f"{rel}:{node.lineno} imports from {node.module}")
+                if node.module == "os" and {a.name for a in node.names} & FORBIDDEN_OS:
+                    problems.append(f"{rel}:{node.lineno} imports a process function from os")
+            elif isinstance(node, ast.Call):
+                func = node.func
+                for kw in node.keywords:
+                    if kw.arg == "shell" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                        problems.append(f"{rel}:{node.lineno} passes shell=")
+                if isinstance(func, ast.Attribute):
+                    owner = func.value.id if isinstance(func.value, ast.Name) else None
+                    if owner == "os" and func.attr in FORBIDDEN_OS:
+                        problems.append(f"{rel}:{node.lineno} calls os.{func.attr}")
+                    if func.attr in ("startDetached", "start", "execute") and owner == "QProcess":
+                        process_starts.append((rel, node))
+                        if len(node.args) < 2 or not isinstance(node.args[1], (ast.List, ast.ListComp)):
+                            problems.append(f"{rel}:{node.lineno} QProcess.{func.attr} without an argument list")
+                    if func.attr == "Process" and owner != "psutil":  # psutil.Process() only inspects
+                        process_starts.append((rel, node))
+                    if func.attr == "get_context" and not (node.args and isinstance(node.args[0], ast.Constant)
+                                                           and node.args[0].value == "spawn"):
+                        problems.append(f"{rel}:{node.lineno} multiprocessing context other than spawn")
+    assert problems == []
+    where = sorted({str(rel) for rel, _ in process_starts})
+    assert where == ["desktop_memory/gui/desktop.py", "desktop_memory/ingest/pdf.py"], where
+
+
+def test_results_open_through_qdesktopservices_only():
+    trees = dict(_sources())
+    desktop = trees[PACKAGE / "gui" / "desktop.py"]
+    open_path = next(n for n in ast.walk(desktop) if isinstance(n, ast.FunctionDef) and n.name == "open_path")
+    calls = {ast.unparse(n.func) for n in ast.walk(open_path) if isinstance(n, ast.Call)}
+    assert calls == {"QDesktopServices.openUrl", "QUrl.fromLocalFile"}, calls
+    for path, tree in trees.items():
+        if path.name == "desktop.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                text = ast.unparse(node.func)
+                assert text not in ("QDesktopServices.openUrl", "QProcess.startDetached", "os.startfile"), \
+                    f"{path.relative_to(REPO)}:{node.lineno} opens something itself: use gui.desktop"
+                if text == "QUrl" and node.args and not isinstance(node.args[0], ast.Constant):
+                    pytest.fail(f"{path.relative_to(REPO)}:{node.lineno} QUrl(<string>) parses '#' and '?' in "
+                                "file names; use QUrl.fromLocalFile")
+
+
+HOSTILE_NAMES = ["a b; rm -rf ~ $(touch x) `id` & | > 'q' \"d\".md", "#not-a-fragment?not=query%20.pdf",
+                 "-rf --help.txt", "日本語 😀 ملاحظات.md", "line\nbreak.md"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_open_and_reveal_hand_the_exact_path_to_the_desktop(tmp_path, name, ledger):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QObject, Slot
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_memory.gui import desktop
+
+    app = QApplication.instance() or QApplication([])  # noqa: F841
+
+    class Catcher(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.urls = []
+
+        @Slot("QUrl")
+        def handle(self, url) -> None:
+            self.urls.append(url)
+
+    target = tmp_path / name
+    target.write_text("x", encoding="utf-8")
+    ledger.fault("file name made of shell syntax opened from a result")
+    catcher = Catcher()
+    QDesktopServices.setUrlHandler("file", catcher, "handle")
+    try:
+        assert desktop.open_path(str(target))
+        if sys.platform.startswith("linux"):
+            assert desktop.reveal_path(str(target))
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert catcher.urls[0].isLocalFile() and catcher.urls[0].toLocalFile() == str(target)
+    if sys.platform.startswith("linux"):
+        assert catcher.urls[1].toLocalFile() == str(tmp_path)
+    assert not (Path.cwd() / "x").exists() and sorted(p.name for p in tmp_path.iterdir()) == [name]

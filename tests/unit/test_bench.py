@@ -1,0 +1,147 @@
+"""`desktop-memory bench` end to end on a tiny BEIR folder, and its metrics against ir-measures."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import ir_measures
+import pytest
+
+from desktop_memory.bench.dataset import doc_filename, doc_id_from_path, load_beir
+from desktop_memory.bench.metrics import evaluate
+from desktop_memory.cli import main
+
+DOCS = {
+    "d1": ("Cats", "Cats are small domesticated carnivorous mammals that purr and hunt mice."),
+    "d2": ("Dogs", "Dogs are loyal companions that were domesticated from wolves long ago."),
+    "d3": ("Photosynthesis", "Plants convert sunlight, water and carbon dioxide into glucose and oxygen."),
+    "d/4": ("Rust", "Rust is a systems programming language focused on memory safety and speed."),
+    "d 5": ("", "The mitochondria is the powerhouse of the cell, producing ATP for energy."),
+    "d6": ("Volcanoes", "Volcanoes erupt molten rock called lava from the mantle of the earth."),
+}
+QUERIES = {"q1": "which animal purrs and hunts mice", "q2": "how do plants make oxygen from sunlight",
+           "q3": "memory safe systems programming language", "q4": "cell energy ATP", "q5": "lava eruption"}
+QRELS = [("q1", "d1", 1), ("q2", "d3", 2), ("q3", "d/4", 1), ("q4", "d 5", 1), ("q4", "d3", 1), ("q5", "d6", 1)]
+TRAIN_QRELS = [("q1", "d1", 1), ("q2", "d3", 1)]
+
+
+def make_beir(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as fh:
+        for did, (title, text) in DOCS.items():
+            fh.write(json.dumps({"_id": did, "title": title, "text": text}) + "\n")
+    for qfile, rfile, qrels in (("queries.jsonl", "qrels.tsv", QRELS),
+                                ("queries_train.jsonl", "qrels_train.tsv", TRAIN_QRELS)):
+        with open(folder / qfile, "w", encoding="utf-8") as fh:
+            for qid, text in QUERIES.items():
+                fh.write(json.dumps({"_id": qid, "text": text}) + "\n")
+        with open(folder / rfile, "w", encoding="utf-8") as fh:
+            fh.write("query-id\tcorpus-id\tscore\n")
+            for q, d, s in qrels:
+                fh.write(f"{q}\t{d}\t{s}\n")
+    return folder
+
+
+@pytest.fixture()
+def beir(tmp_path) -> Path:
+    return make_beir(tmp_path / "tinybeir")
+
+
+def _run_json(capsys, *argv: str) -> dict:
+    assert main(["bench", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_bench_end_to_end_json(beir, tmp_path, capsys):
+    db = tmp_path / "bench.db"
+    report = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline")
+    assert set(report["backends"]) == {"hybrid", "keyword", "bm25", "dense"}
+    for name, b in report["backends"].items():
+        for key in ("ndcg@10", "recall@100", "mrr@10"):
+            assert 0.0 <= b[key] <= 1.0, (name, key)
+        assert 0.0 < b["p50_ms"] <= b["p95_ms"] < 5000
+        assert b["queries"] == len(QUERIES)
+        assert "total" in b["timings_ms"]
+    assert report["backends"]["keyword"]["ndcg@10"] > 0.5  # the lexical lane finds these easily
+    assert set(report["backends"]["hybrid"]["timings_ms"]) >= {"embed", "fts", "dense", "fuse", "fetch", "total"}
+    ix = report["index"]
+    assert ix["documents"] == len(DOCS) and ix["chunks"] >= len(DOCS) and ix["vectors"] == ix["canonical_chunks"]
+    for key in ("extract_chunk_s", "embed_s", "store_s", "docs_per_s", "chunks_per_s", "tokens_per_s",
+                "keyword_searchable_s", "fully_embedded_s", "db_bytes", "peak_rss_mb", "non_embed_share"):
+        assert ix[key] is not None and ix[key] >= 0, key
+    assert ix["keyword_searchable_s"] <= ix["fully_embedded_s"]
+    assert report["peak_rss_mb"] > 10 and report["db_bytes"] > 0
+    assert report["dataset"] == {**report["dataset"], "split": "test", "queries": 5, "documents": 6}
+    assert ix["cached"] is False
+
+    # Second run: the index is reused (no re-embedding), figures are the cached build's.
+    again = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--backends", "keyword,dense",
+                      "--split", "train", "--limit-queries", "1", "--top-k", "3")
+    assert again["index"]["cached"] is True
+    assert set(again["backends"]) == {"keyword", "dense"}
+    assert again["dataset"]["queries"] == 1 and again["backends"]["keyword"]["latency_top_k"] == 3
+
+
+def test_bench_table_output_and_default_cache(beir, capsys):
+    assert main(["bench", str(beir), "--embedder", "hash", "--backends", "hybrid", "--no-baseline"]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG@10" in out and "hybrid" in out and "keyword-searchable after" in out
+
+
+def test_bench_refuses_foreign_db(beir, tmp_path, capsys):
+    foreign = tmp_path / "mine.db"
+    foreign.write_bytes(b"")
+    assert main(["bench", str(beir), "--embedder", "hash", "--db", str(foreign)]) == 1
+    assert "--rebuild" in capsys.readouterr().err
+
+
+def test_doc_ids_survive_file_names():
+    for did in ("d/4", "d 5", "x%y", "..", "a=b", "ünï"):
+        assert doc_id_from_path("/tmp/x/" + doc_filename(did)) == did
+        assert "/" not in doc_filename(did)
+
+
+def test_loader_splits_and_limits(beir):
+    ds = load_beir(beir, "train")
+    assert set(ds.queries) == {"q1", "q2"}  # only judged queries
+    ds = load_beir(beir, "test")
+    ds.limit_queries(2)
+    assert list(ds.queries) == ["q1", "q2"] and set(ds.qrels) == {"q1", "q2"}
+    assert ds.qrels["q2"] == {"d3": 2}
+
+
+def test_metrics_agree_with_ir_measures_by_hand():
+    qrels = {"a": {"d1": 1, "d3": 1}, "b": {"d9": 2, "d8": 1}, "c": {"d5": 1}}
+    rankings = {"a": ["d2", "d1", "d3"], "b": ["d8", "d7", "d9"], "c": []}  # c: no results at all
+    means, per_query = evaluate(qrels, rankings)
+    # a: first hit at rank 2 -> RR 1/2; DCG = 1/log2(3) + 1/log2(4), IDCG = 1 + 1/log2(3)
+    assert per_query["a"]["mrr@10"] == pytest.approx(0.5)
+    assert per_query["a"]["ndcg@10"] == pytest.approx((1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3)))
+    assert per_query["a"]["recall@100"] == 1.0
+    # b: graded gains: DCG = 1 + 2/log2(4) = 2; IDCG = 2 + 1/log2(3)
+    assert per_query["b"]["ndcg@10"] == pytest.approx(2 / (2 + 1 / math.log2(3)))
+    # c returned nothing: it still counts, as zero
+    assert per_query["c"] == {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    assert means["mrr@10"] == pytest.approx((0.5 + 1.0 + 0.0) / 3)
+    # and the library itself agrees on the queries it scores
+    run = {"a": {"d2": 3.0, "d1": 2.0, "d3": 1.0}, "b": {"d8": 3.0, "d7": 2.0, "d9": 1.0}}
+    lib = {(m.query_id, str(m.measure)): m.value
+           for m in ir_measures.iter_calc([ir_measures.nDCG @ 10, ir_measures.RR @ 10], qrels, run)}
+    assert lib[("a", "nDCG@10")] == pytest.approx(per_query["a"]["ndcg@10"])
+    assert lib[("b", "RR@10")] == pytest.approx(per_query["b"]["mrr@10"])
+
+
+def test_scale_mode_small(beir, tmp_path, capsys):
+    report = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(tmp_path / "base.db"),
+                       "--no-baseline", "--scale", "300,900", "--scale-queries", "5")
+    steps = report["steps"]
+    assert [s["chunks"] for s in steps] == [300, 900]
+    for s in steps:
+        assert s["vectors"] == s["chunks"]
+        assert s["dense_recall@10"] == pytest.approx(1.0)  # below the candidate budget the plan is exact
+        for backend in ("hybrid", "keyword", "dense"):
+            assert s["latency"][backend]["p50_ms"] > 0
+        assert s["db_bytes"] > 0 and s["peak_rss_mb"] > 0 and s["insert_chunks_per_s"] > 0
+    assert report.get("integrity_problems") == []

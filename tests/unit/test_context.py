@@ -1,0 +1,47 @@
+"""Prompt-context packing: rank order, budget, [Source: ...] lines, what was dropped."""
+
+from __future__ import annotations
+
+from desktop_memory.context import build_context, estimate_tokens, source_line
+from desktop_memory.models import LaneHit, Location, SearchResult
+
+
+def _result(rank: int, text: str, **loc) -> SearchResult:
+    return SearchResult(rank=rank, score=1.0 / rank, chunk_id=rank, doc_id=1, source=f"/docs/f{rank}.md", kind="markdown",
+                        text=text, location=Location(**loc), lanes={"fts": LaneHit(rank, 1.0)})
+
+
+def test_source_line_formats_all_parts():
+    loc = Location(heading_path=("Tutorial", "Query"), page=3, line_start=10, line_end=24)
+    assert source_line("/a/b.md", loc) == "[Source: /a/b.md § Tutorial › Query · p. 3 · lines 10–24]"
+    assert source_line("/a/b.txt", Location()) == "[Source: /a/b.txt]"
+
+
+def test_breadcrumb_is_not_repeated_in_the_passage():
+    r = _result(1, "Tutorial › Query\n\nBody text here.", heading_path=("Tutorial", "Query"))
+    rep = build_context([r], 500)
+    assert rep.text == "[Source: /docs/f1.md § Tutorial › Query]\nBody text here."
+
+
+def test_packs_in_rank_order_skips_what_does_not_fit():
+    big = "word " * 400  # ~500 tokens
+    results = [_result(1, "first small passage"), _result(2, big), _result(3, "third small passage")]
+    rep = build_context(results, 100)
+    assert [i.rank for i in rep.items] == [1, 3]
+    assert [d.rank for d in rep.dropped] == [2]
+    assert rep.tokens_used == estimate_tokens(rep.text) <= 100
+    assert rep.text.index("f1.md") < rep.text.index("f3.md")
+    d = rep.to_dict()
+    assert set(d) == {"text", "tokens_used", "budget", "items", "dropped"} and d["budget"] == 100
+
+
+def test_zero_budget_and_no_results():
+    assert build_context([], 100).text == ""
+    rep = build_context([_result(1, "x")], 0)
+    assert rep.items == [] and len(rep.dropped) == 1
+
+
+def test_token_estimate_counts_non_ascii_heavier():
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("日本語") == 2
+    assert estimate_tokens("") == 0

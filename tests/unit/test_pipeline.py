@@ -1,0 +1,143 @@
+"""The two-phase indexing pipeline on real files with a real store (fast hash embedder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+
+import pytest
+
+from desktop_memory.config import Settings
+from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.service import MemoryService
+
+
+class CountingEmbedder(HashEmbedder):
+    """Counts texts embedded, so tests can assert that unchanged files embed nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.embedded_texts = 0
+
+    def embed_documents(self, texts):
+        self.embedded_texts += len(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture()
+def notes(tmp_path, eval_dir):
+    root = tmp_path / "notes"
+    shutil.copytree(eval_dir / "mddocs" / "fastapi" / "tutorial", root / "tutorial")
+    (root / "todo.txt").write_text("Buy milk.\n\nCall the plumber about the leaking tap.\n", encoding="utf-8")
+    (root / "script.py").write_text("def leaking_tap():\n    return 'plumber'\n", encoding="utf-8")
+    (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture()
+def svc(tmp_path):
+    emb = CountingEmbedder()
+    service = MemoryService(Settings(), db_path=tmp_path / "idx.db", embedder=emb)
+    yield service
+    service.close()
+
+
+def test_index_then_reindex_embeds_nothing(svc, notes):
+    first = svc.index_paths([notes])
+    assert first.indexed > 10 and first.failed == 0
+    assert first.chunks_embedded == first.chunks_added > 0
+    reasons = {os.path.basename(o.path): o.reason for o in first.outcomes if o.status == "skipped"}
+    assert reasons["image.png"].startswith("binary file")
+    assert ".git" in reasons and "ignored folder" in reasons[".git"]
+    before = svc.embedder.embedded_texts
+    second = svc.index_paths([notes])
+    assert second.indexed == 0 and second.unchanged == first.indexed and second.skipped == first.skipped
+    assert svc.embedder.embedded_texts == before
+    assert svc.check() == []
+
+
+def test_only_the_edited_file_is_reembedded(svc, notes):
+    svc.index_paths([notes])
+    before = svc.embedder.embedded_texts
+    target = notes / "todo.txt"
+    target.write_text("Buy oat milk.\n\nCall the plumber about the leaking tap.\n", encoding="utf-8")
+    summary = svc.index_paths([notes])
+    assert summary.indexed == 1
+    assert [o.path for o in summary.outcomes if o.status == "indexed"] == [str(target)]
+    assert svc.embedder.embedded_texts - before == summary.chunks_embedded == svc.store.get_document(str(target)).n_chunks
+    assert svc.search("oat milk", backend="keyword")[0].source == str(target)
+
+
+def test_touch_without_change_reads_but_does_not_reembed(svc, notes):
+    svc.index_paths([notes])
+    before = svc.embedder.embedded_texts
+    os.utime(notes / "todo.txt", (1_000_000, 1_000_000))
+    summary = svc.index_paths([notes])
+    assert summary.indexed == 0 and svc.embedder.embedded_texts == before
+
+
+def test_deleted_files_leave_the_index(svc, notes):
+    svc.index_paths([notes])
+    (notes / "todo.txt").unlink()
+    summary = svc.index_paths([notes])
+    assert summary.removed == 1
+    assert svc.store.get_document(str(notes / "todo.txt")) is None
+    assert not svc.search("plumber milk", backend="keyword") or all(
+        r.source != str(notes / "todo.txt") for r in svc.search("plumber milk", backend="keyword"))
+
+
+def test_keyword_searchable_before_embedding(svc, notes):
+    summary = svc.index_paths([notes], embed=False)
+    assert summary.chunks_embedded == 0
+    st = svc.stats()
+    assert st.vectors == 0 and st.pending_vectors > 0
+    hits = svc.search("leaking tap plumber", backend="hybrid")
+    assert hits and hits[0].source.endswith(("todo.txt", "script.py"))
+    assert any("semantic lane off" in n for n in svc.last_search_notes)
+    assert svc.embed_pending() == st.pending_vectors
+    assert svc.stats().pending_vectors == 0
+
+
+def test_cancel_keeps_a_consistent_index(svc, notes, monkeypatch):
+    # every file reports progress (unthrottled), so the cancel lands after the third file on any machine speed
+    monkeypatch.setattr("desktop_memory.ingest.pipeline.PROGRESS_INTERVAL_S", 0.0)
+    cancel = threading.Event()
+    at_cancel = []
+
+    def progress(p):
+        if p.files_done >= 3 and not cancel.is_set():
+            at_cancel.append(p.files_done)
+            cancel.set()
+
+    summary = svc.index_paths([notes], progress=progress, cancel=cancel)
+    assert summary.cancelled
+    # the job stops before the next file: nothing after the cancel point was written
+    recorded = sum(svc.stats().documents.values())  # indexed, skipped and failed files all count as done
+    assert 3 <= recorded <= at_cancel[0] + 1 < 53
+    assert svc.check() == []
+    rest = svc.index_paths([notes])  # finishes what was left; committed documents are unchanged
+    assert rest.unchanged + rest.skipped >= 3 and not rest.cancelled
+    assert svc.stats().pending_vectors == 0
+
+
+def test_remove_folder_and_stats(svc, notes):
+    svc.index_paths([notes])
+    n = svc.remove_paths([notes / "tutorial"])
+    assert n > 10
+    docs = svc.documents()
+    assert all(not d.path.startswith(str(notes / "tutorial")) for d in docs)
+    assert svc.check() == []
+
+
+def test_model_change_requires_reembed(svc, notes, tmp_path):
+    svc.index_paths([notes])
+    other = MemoryService(Settings(), db_path=tmp_path / "idx.db", embedder=HashEmbedder(32))
+    summary = other.index_paths([notes / "todo.txt"], force=True)
+    assert "re-embed" in summary.embed_error.lower()
+    assert other.search("plumber", backend="hybrid")  # keyword still works
+    re = other.reembed()
+    assert re.chunks_embedded == other.stats().vectors > 0 and other.stats().model_id == "hash-test-32"
+    other.close()
