@@ -67,7 +67,8 @@ class EmbedderSettings:
     kind: str = "local"  # "local" | "ollama"
     local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
     max_tokens: int = 256  # truncation at the model's trained length
-    batch_size: int = 32
+    batch_size: int = 32  # rows per model call, at most...
+    batch_tokens: int = 4096  # ...and at most this many padded tokens (0 = no limit): caps activation memory
     threads: int = 0  # 0 = decide from the core count
     ollama_url: str = "http://localhost:11434"
     ollama_model: str = "nomic-embed-text"

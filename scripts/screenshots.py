@@ -49,10 +49,10 @@ def main() -> int:
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
     from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
 
     from desktop_memory.config import Settings
     from desktop_memory.gui.app import create_app
+    from desktop_memory.gui.event_pump import pump_events
     from desktop_memory.gui.main_window import MainWindow
     from desktop_memory.gui.style import apply_theme
 
@@ -178,7 +178,7 @@ def main() -> int:
             cmd += ["--fake"] if args.fake else []
             cmd += ["--real-model"] if args.real_model else []
             subprocess.run(cmd, env=env, check=False)
-    QApplication.processEvents()
+    pump_events()
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

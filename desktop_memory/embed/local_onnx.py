@@ -264,12 +264,33 @@ class LocalOnnxEmbedder:
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        batch_size = max(1, int(self.settings.batch_size or 1))
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+        for rows in self._batches(order, [len(e.ids) for e in encodings]):
             batch = [encodings[i] for i in rows]
             out[rows] = self._pool(self._run_session(self._session, [e.ids for e in batch], [e.type_ids for e in batch]))
         return out
+
+    def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
+        """Cut rows (longest first) into batches of at most ``batch_size`` rows and ``batch_tokens`` padded tokens.
+
+        Activation memory grows with rows × width² (attention), so a fixed row count that is cheap for short
+        texts costs hundreds of MB at 256 tokens; a token budget keeps peak memory flat while short texts still
+        batch widely.
+        """
+        max_rows = max(1, int(self.settings.batch_size or 1))
+        budget = int(self.settings.batch_tokens or 0)
+        batches: list[list[int]] = []
+        current: list[int] = []
+        width = 0
+        for i in order:
+            w = max(width, lengths[i])
+            if current and (len(current) >= max_rows or (budget and (len(current) + 1) * w > budget)):
+                batches.append(current)
+                current, w = [], lengths[i]
+            current.append(i)
+            width = w
+        if current:
+            batches.append(current)
+        return batches
 
     def _run_session(
         self, session: Any, ids: list[list[int]], type_ids: list[list[int]]

@@ -75,6 +75,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--db", help="database file to open (default: from settings)")
     p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance for this run")
     p.add_argument("--smoke", action="store_true", help="self-check (store, sqlite-vec, model, window, search), then exit")
+    p.add_argument("--stall-bench", metavar="FOLDER",
+                   help="benchmark: index FOLDER in a temporary library and print the longest UI stalls "
+                        "(options: desktop-memory-gui --stall-bench --help)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p.parse_args(argv)
 
@@ -83,7 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     import multiprocessing
 
     multiprocessing.freeze_support()  # a frozen build's PDF helper process re-enters here
-    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--stall-bench"]:  # a benchmark with its own options (see gui/stall_bench.py)
+        from .stall_bench import main as stall_bench_main
+
+        return stall_bench_main(argv[1:])
+    args = parse_args(argv)
+    if args.stall_bench:  # `--stall-bench=FOLDER`
+        from .stall_bench import main as stall_bench_main
+
+        return stall_bench_main([args.stall_bench])
     if args.smoke:
         from .smoke import run_gui_smoke
 

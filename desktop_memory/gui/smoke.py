@@ -62,15 +62,15 @@ def _needs_offscreen() -> bool:
 
 def _wait(app: Any, pred: Callable[[], bool], timeout_s: float) -> bool:
     """Run the Qt event loop until ``pred()`` holds or the time is up."""
-    from PySide6.QtCore import QEventLoop
+    from .event_pump import pump_events
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        pump_events(50)
         if pred():
             return True
         time.sleep(0.01)
-    app.processEvents()
+    pump_events()
     return pred()
 
 
@@ -189,9 +189,11 @@ def _window_checks(tmp: Path) -> bool:
     found = done and rows >= 1
     _say(found, f"window searched '{QUERY}': {rows} result(s) · {window.results_info.text()}")
 
+    from .event_pump import pump_events
+
     window.close()
     closed = _wait(app, lambda: not window.isVisible() and window.svc is None, 30)
     _say(closed, "window closed cleanly (workers stopped, database closed)")
     window.deleteLater()
-    app.processEvents()
+    pump_events()
     return all((icon_ok, qss_ok, shown, opened, loaded, indexed, found, closed))

@@ -118,6 +118,36 @@ def test_length_sorted_batches_keep_input_order_and_match_one_by_one(
     np.testing.assert_allclose(batched, single, atol=1e-5)
 
 
+def test_batches_respect_the_token_budget(emb: LocalOnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long texts go in small batches (activation memory), short ones in wide batches; the vectors do not change."""
+    texts = [words(220, seed=i) for i in range(6)] + [words(5, seed=100 + i) for i in range(10)]
+    shapes: list[tuple[int, int]] = []
+    real_run = emb._run_session
+
+    def spy(session, ids, type_ids):  # type: ignore[no-untyped-def]
+        shapes.append((len(ids), max(len(r) for r in ids)))
+        return real_run(session, ids, type_ids)
+
+    unlimited = emb.embed_documents(texts)
+    monkeypatch.setattr(emb, "_run_session", spy)
+    monkeypatch.setattr(emb.settings, "batch_size", 8)
+    monkeypatch.setattr(emb.settings, "batch_tokens", 600)
+    budgeted = emb.embed_documents(texts)
+    assert all(rows * width <= 600 or rows == 1 for rows, width in shapes), shapes
+    assert sum(rows for rows, _ in shapes) == len(texts)
+    assert shapes[0][0] <= 2  # long rows two at a time...
+    assert max(rows for rows, width in shapes if width < 20) == 8  # ...short rows fill the row cap
+    np.testing.assert_allclose(budgeted, unlimited, atol=1e-5)
+    monkeypatch.setattr(emb.settings, "batch_tokens", 0)  # 0 = rows only
+    assert [r for r, _ in _batch_shapes(emb, texts)] == [8, 8]
+
+
+def _batch_shapes(emb: LocalOnnxEmbedder, texts: list[str]) -> list[tuple[int, int]]:
+    lengths = emb.count_tokens(texts)
+    order = sorted(range(len(texts)), key=lambda i: lengths[i], reverse=True)
+    return [(len(b), max(lengths[i] for i in b)) for b in emb._batches(order, lengths)]
+
+
 def test_embeds_past_128_tokens(emb: LocalOnnxEmbedder) -> None:
     head = words(150, seed=1)
     a, b = head + " " + words(60, seed=2), head + " " + words(60, seed=3)
