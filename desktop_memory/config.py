@@ -68,7 +68,8 @@ class EmbedderSettings:
     local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
     max_tokens: int = 256  # truncation at the model's trained length
     batch_size: int = 32  # rows per model call, at most...
-    batch_tokens: int = 4096  # ...and at most this many padded tokens (0 = no limit): caps activation memory
+    batch_tokens: int = 1024  # ...and at most this many padded tokens (0 = no limit): caps activation memory
+    # (4 rows at 256 tokens: 330 MB peak and as fast as 32 rows at 1 GB on 2 cores, docs/BENCHMARKS.md)
     threads: int = 0  # 0 = decide from the core count
     ollama_url: str = "http://localhost:11434"
     ollama_model: str = "nomic-embed-text"
@@ -82,7 +83,7 @@ class SearchSettings:
     backend: str = "hybrid"
     top_k: int = 10
     fusion: str = "rrf"  # "rrf" (weighted Reciprocal Rank Fusion) or "zscore" (standardised lane scores); see retrieve/fusion.py
-    rrf_k: int = 60  # used when fusion = "rrf"
+    rrf_k: int = 60  # used when fusion = "rrf" (the textbook k; the SciFact grid is in docs/BENCHMARKS.md)
     keyword_weight: float = 1.0
     dense_weight: float = 1.0
     overfetch: int = 5  # each lane fetches top_k * overfetch (at least 50; at least 200 for z-score fusion)

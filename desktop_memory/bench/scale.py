@@ -35,6 +35,7 @@ CHUNKS_PER_DOC = 10
 VECTOR_WINDOW = 256  # the pipeline's EMBED_WINDOW
 SCALE_BACKENDS = ("hybrid", "keyword", "dense")
 EXACT_TIMED_QUERIES = 30  # the exact dense plan is slow at scale: time it on a sample
+PROBE_DOCS = 200  # real documents the app probe indexes into each step's library (see app_probe.py)
 
 
 class Synthesiser:
@@ -128,6 +129,34 @@ def grow(store, synth: Synthesiser, target: int, model_id: str, dim: int,
             last = time.perf_counter()
             log(f"  {have + added:,} chunks written")
     return {"added": added, "text_s": text_s, "vector_s": vector_s}
+
+
+def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offset: int,
+                   log: Callable[[str], None]) -> dict[str, Any] | None:
+    """Run ``app_probe`` in a fresh process on this step's library: index PROBE_DOCS new real documents, then
+    search every query on each backend. Its peak RSS is the app's, free of the harness's own memory."""
+    import json
+    import subprocess
+
+    from .dataset import materialise
+
+    ids = list(ds.corpus)[offset : offset + PROBE_DOCS]
+    with tempfile.TemporaryDirectory(prefix="dm-probe-") as tmp:
+        docs = Path(tmp) / f"probe-{offset}"
+        materialise({i: ds.corpus[i] for i in ids}, docs)
+        qfile = Path(tmp) / "queries.json"
+        qfile.write_text(json.dumps(queries), encoding="utf-8")
+        sfile = Path(tmp) / "settings.json"
+        sfile.write_text(json.dumps(settings.to_dict()), encoding="utf-8")
+        log(f"  app probe: a fresh process indexes {len(ids)} documents into it and runs "
+            f"{len(queries)} queries × 3 backends …")
+        cmd = [sys.executable, "-m", "desktop_memory.bench.app_probe", "--db", str(db), "--docs", str(docs),
+               "--queries", str(qfile), "--settings", str(sfile)]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        log(f"  app probe failed: {done.stderr.strip()[-500:]}")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
@@ -227,6 +256,7 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
                                                      for f, t in zip(fast, truth)]))
             step["peak_rss_mb"] = rss.peak / MB
             step["load_avg"] = load_average()
+            step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS, log=log)
             lat = step["latency"]
             log(f"  {step['chunks']:,} chunks: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, keyword p50 "
                 f"{lat['keyword']['p50_ms']:.1f} ms, dense p50 {lat['dense']['p50_ms']:.1f} ms, recall@10 "

@@ -86,7 +86,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 def format_scale(report: dict[str, Any]) -> str:
     headers = ["chunks", "insert/s", "db MB", "hybrid p50", "p95", "keyword p50", "p95", "dense p50", "p95",
-               "dense R@10", "exact p50", "RSS MB"]
+               "dense R@10", "exact p50", "RSS MB", "app RSS MB"]
     rows = []
     for step in report["steps"]:
         lat = step["latency"]
@@ -100,7 +100,11 @@ def format_scale(report: dict[str, Any]) -> str:
             _fmt(step.get("dense_recall@10"), ".4f"),
             _fmt(step.get("exact_dense_p50_ms")),
             _fmt(step["peak_rss_mb"], ".0f"),
+            _fmt((step.get("app") or {}).get("peak_rss_mb"), ".0f"),
         ])
     head = (f"desktop-memory bench --scale · base {report['base']['name']} ({report['base']['chunks']} real chunks) · "
             f"{report['queries']} queries · {report['machine']['cpus']} CPUs")
-    return head + "\n" + render_table(headers, rows)
+    foot = ("RSS MB: the benchmark process (base corpus, synthesiser and exact reference included); app RSS MB: a "
+            "fresh app process that indexes 200 new documents into that library and runs every query on hybrid, "
+            "keyword and dense (bench/app_probe.py)")
+    return head + "\n" + render_table(headers, rows) + "\n" + foot

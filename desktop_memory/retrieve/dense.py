@@ -24,6 +24,7 @@ harmless ghosts (their float rows are gone, so re-scoring drops them) until they
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
 
@@ -38,6 +39,7 @@ Ranked = list[tuple[int, float]]
 
 MIN_CANDIDATES = 1000  # re-scored per query at least (recall@10 vs exact: see docs/BENCHMARKS.md)
 OVERSAMPLE = 5  # ... or limit × this, whichever is larger
+CANDIDATE_SHARE = 0.025  # ... or this share of the vectors searched (2,500 at 100k, 7,500 at 300k)
 MAX_CANDIDATES = 20000
 GHOST_SHARE = 0.10  # reload the bit matrix when deleted vectors exceed this share of it
 
@@ -139,8 +141,11 @@ def nearest_by_hamming(dist: np.ndarray, count: int) -> np.ndarray:
     return np.concatenate([inside, at_cut])
 
 
-def candidate_budget(limit: int) -> int:
-    return int(min(MAX_CANDIDATES, max(MIN_CANDIDATES, limit * OVERSAMPLE)))
+def candidate_budget(limit: int, n_vectors: int = 0) -> int:
+    """Candidates re-scored exactly: enough for ``limit``, and a fixed share of the index, since the sign-bit
+    ranking's errors grow with the number of near neighbours (1,000 flat: recall@10 0.989 at 100k, 0.980 at 300k)."""
+    share = int(math.ceil(n_vectors * CANDIDATE_SHARE))
+    return int(min(MAX_CANDIDATES, max(MIN_CANDIDATES, limit * OVERSAMPLE, share)))
 
 
 def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -> Ranked:
@@ -169,10 +174,10 @@ def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: Searc
                  *, candidates: int | None = None) -> Ranked:
     """Top ``limit`` chunks by cosine: coarse Hamming candidates, exact re-scoring (exact when few vectors)."""
     limit = max(1, int(limit))
-    budget = int(candidates or candidate_budget(limit))
     query_vec = np.asarray(query_vec, dtype=np.float32).reshape(-1)
     ids, words = bit_matrix(store).snapshot(store)
     allowed = _allowed_ids(store, filters)
+    budget = int(candidates or candidate_budget(limit, len(ids) if allowed is None else len(allowed)))
     if allowed is not None:
         if len(allowed) <= budget:
             return _rescore(store, query_vec, allowed, limit)

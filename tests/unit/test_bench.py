@@ -144,4 +144,9 @@ def test_scale_mode_small(beir, tmp_path, capsys):
         for backend in ("hybrid", "keyword", "dense"):
             assert s["latency"][backend]["p50_ms"] > 0
         assert s["db_bytes"] > 0 and s["peak_rss_mb"] > 0 and s["insert_chunks_per_s"] > 0
+    # the app probe (a fresh process) indexed real documents into the first step's library and searched it
+    first = steps[0]["app"]
+    assert first["indexed_files"] == len(DOCS) and first["chunks"] >= 300 + len(DOCS)
+    assert first["searches"] == 3 * 5 and first["peak_rss_mb"] > 0
+    assert steps[1]["app"]["chunks"] >= 900
     assert report.get("integrity_problems") == []
