@@ -50,7 +50,18 @@ def rss_bytes() -> int:
 
 
 def process_peak_rss() -> int:
-    """The process's peak RSS so far (lifetime high-water mark), in bytes."""
+    """The process's peak RSS so far (lifetime high-water mark), in bytes.
+
+    Linux: ``VmHWM`` from /proc/self/status, not ``ru_maxrss``: the kernel carries the parent's high-water mark
+    across fork + exec into ``ru_maxrss``, so a small child of a big benchmark process would report the parent's
+    size (the app probe under ``bench --scale`` read 671 MB that way; its own peak was ~350 MB)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     if resource is None:
         try:
             import psutil

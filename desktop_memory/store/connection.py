@@ -86,7 +86,10 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.execute("pragma synchronous=normal")
         conn.execute("pragma foreign_keys=on")
         conn.execute("pragma temp_store=memory")
-        conn.execute("pragma mmap_size=1073741824")  # vec0 KNN scans are 35-40 % faster memory-mapped
+        # No memory-mapped I/O: mapped pages count as the app's memory (1 GB of RSS at 300k chunks) and the
+        # dense lane no longer scans vec0 (it reads candidates by primary key), so the page cache below is
+        # enough: hybrid p50 30 ms at 100k chunks, app peak RSS ~350 MB (docs/BENCHMARKS.md).
+        conn.execute("pragma mmap_size=0")
         conn.execute("pragma cache_size=-65536")
     except apsw.BusyError as exc:
         raise StoreError(_busy_handler_message(path)) from exc

@@ -150,3 +150,21 @@ def test_scale_mode_small(beir, tmp_path, capsys):
     assert first["searches"] == 3 * 5 and first["peak_rss_mb"] > 0
     assert steps[1]["app"]["chunks"] >= 900
     assert report.get("integrity_problems") == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is Linux's per-process high-water mark")
+def test_peak_rss_of_a_child_process_is_its_own():
+    """ru_maxrss carries a parent's high-water mark into a child across fork + exec; the bench's app probe is a
+    child of a big benchmark process, so process_peak_rss must report the child's own peak."""
+    import subprocess
+    import sys
+
+    ballast = bytearray(300 * 2**20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    code = ("import resource; from desktop_memory.bench.latency import process_peak_rss as p; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, p())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    inherited, own = (int(x) for x in out.stdout.split())
+    del ballast
+    assert own < 150 * 2**20, (own, inherited)  # the child's own peak, whatever ru_maxrss inherited
