@@ -184,6 +184,7 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 log: Callable[[str], None], doc_format: str = "md") -> dict[str, Any]:
     """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures."""
     from ..service import MemoryService
+    from .naive_baseline import run_in_child
 
     _remove_db(db)
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -231,7 +232,7 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
     if texts:
         sample = random.Random(0).sample(texts, min(BASELINE_SAMPLE, len(texts)))
         log(f"naive fixed-padding baseline on {len(sample)} chunks …")
-        baseline = naive_fixed_padding_tokens_per_s(embedder, sample)
+        baseline = run_in_child(settings, sample) if getattr(embedder, "_session", None) is not None else None
     total = summary.elapsed_s
     embed_s = summary.embed_s
     docs = summary.indexed

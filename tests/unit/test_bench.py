@@ -168,3 +168,17 @@ def test_peak_rss_of_a_child_process_is_its_own():
     inherited, own = (int(x) for x in out.stdout.split())
     del ballast
     assert own < 150 * 2**20, (own, inherited)  # the child's own peak, whatever ru_maxrss inherited
+
+
+def test_naive_baseline_runs_apart_with_the_real_model():
+    """The naive fixed-padding baseline is timed in a child process (its 32 × 256 batches would grow this
+    process's onnxruntime arena) against the app's batching, on the same texts."""
+    from desktop_memory.bench.naive_baseline import run_in_child
+    from desktop_memory.config import Settings
+
+    texts = [f"{title}. {text}" for title, text in DOCS.values()] * 3
+    out = run_in_child(Settings(), texts)
+    assert out is not None
+    assert out["sample_chunks"] == len(texts) and out["sample_tokens"] > len(texts)
+    assert out["naive_fixed_padding_tokens_per_s"] > 0 and out["app_tokens_per_s"] > 0
+    assert out["speedup"] == pytest.approx(out["app_tokens_per_s"] / out["naive_fixed_padding_tokens_per_s"])
