@@ -150,9 +150,9 @@ def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offs
         sfile.write_text(json.dumps(settings.to_dict()), encoding="utf-8")
         log(f"  app probe: a fresh process indexes {len(ids)} documents into it and runs "
             f"{len(queries)} queries × 3 backends …")
-        cmd = [sys.executable, "-m", "desktop_memory.bench.app_probe", "--db", str(db), "--docs", str(docs),
-               "--queries", str(qfile), "--settings", str(sfile)]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        done = subprocess.run([sys.executable, "-m", "desktop_memory.bench.app_probe", "--db", str(db), "--docs",
+                               str(docs), "--queries", str(qfile), "--settings", str(sfile)],
+                              capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         log(f"  app probe failed: {done.stderr.strip()[-500:]}")
         return None

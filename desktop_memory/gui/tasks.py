@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -62,7 +63,9 @@ class Task(QObject):
         self.generation = generation
         self.cancel_event = threading.Event()
         self.running = True
-        self._runner = runner
+        # weak: a strong reference would make runner <-> task a cycle, and the cyclic GC may then destroy a
+        # parentless runner's QObjects from whichever thread it happens to run on (a worker's: a crash)
+        self._runner = weakref.ref(runner)
 
     def cancel(self) -> None:
         """Ask the worker to stop (it checks ``cancel_event`` between files / batches)."""
@@ -70,7 +73,8 @@ class Task(QObject):
 
     def is_stale(self) -> bool:
         """True when a newer task was submitted on the same channel."""
-        return self._runner.is_stale(self.channel, self.generation)
+        runner = self._runner()
+        return runner is None or runner.is_stale(self.channel, self.generation)
 
 
 class _Relay(QObject):

@@ -128,6 +128,8 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
     t.cancel()
     qtbot.waitUntil(done.is_set, timeout=3000)
     runner.wait(3000)
+    runner.deleteLater()  # a parentless runner goes on the UI thread, like the app's (parented to the window)
+    qtbot.wait(20)
 
 
 def test_stall_meter_measures_a_blocked_event_loop(qtbot):
