@@ -11,24 +11,18 @@ the arena never shrinks: run in-process, it would inflate every RSS figure measu
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from .child import json_files, run_module
 
 
 def run_in_child(settings: Any, texts: list[str], timeout_s: float = 1800) -> dict[str, float] | None:
     """Measure the baseline in a child process; None for embedders without an ONNX session or on failure."""
-    with tempfile.TemporaryDirectory(prefix="dm-naive-") as tmp:
-        sfile, tfile = Path(tmp) / "settings.json", Path(tmp) / "texts.json"
-        sfile.write_text(json.dumps(settings.to_dict()), encoding="utf-8")
-        tfile.write_text(json.dumps(texts), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "desktop_memory.bench.naive_baseline", str(sfile), str(tfile)],
-                              capture_output=True, text=True, timeout=timeout_s)
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    with json_files(settings=settings.to_dict(), texts=texts) as f:
+        out, _ = run_module("desktop_memory.bench.naive_baseline", [str(f["settings"]), str(f["texts"])], timeout_s)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -135,28 +135,21 @@ def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offs
                    log: Callable[[str], None]) -> dict[str, Any] | None:
     """Run ``app_probe`` in a fresh process on this step's library: index PROBE_DOCS new real documents, then
     search every query on each backend. Its peak RSS is the app's, free of the harness's own memory."""
-    import json
-    import subprocess
-
+    from .child import json_files, run_module
     from .dataset import materialise
 
     ids = list(ds.corpus)[offset : offset + PROBE_DOCS]
-    with tempfile.TemporaryDirectory(prefix="dm-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="dm-probe-") as tmp, \
+            json_files(queries=queries, settings=settings.to_dict()) as f:
         docs = Path(tmp) / f"probe-{offset}"
         materialise({i: ds.corpus[i] for i in ids}, docs)
-        qfile = Path(tmp) / "queries.json"
-        qfile.write_text(json.dumps(queries), encoding="utf-8")
-        sfile = Path(tmp) / "settings.json"
-        sfile.write_text(json.dumps(settings.to_dict()), encoding="utf-8")
         log(f"  app probe: a fresh process indexes {len(ids)} documents into it and runs "
             f"{len(queries)} queries × 3 backends …")
-        done = subprocess.run([sys.executable, "-m", "desktop_memory.bench.app_probe", "--db", str(db), "--docs",
-                               str(docs), "--queries", str(qfile), "--settings", str(sfile)],
-                              capture_output=True, text=True, timeout=3600)
-    if done.returncode != 0:
-        log(f"  app probe failed: {done.stderr.strip()[-500:]}")
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        out, err = run_module("desktop_memory.bench.app_probe", ["--db", str(db), "--docs", str(docs), "--queries",
+                              str(f["queries"]), "--settings", str(f["settings"])], timeout_s=3600)
+    if out is None:
+        log(f"  app probe failed: {err.strip()[-500:]}")
+    return out
 
 
 def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Callable
 
 from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR
@@ -60,6 +62,24 @@ def _needs_offscreen() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+@contextmanager
+def isolated_app_dirs(prefix: str) -> Iterator[Path]:
+    """A temporary folder that holds this run's config and data dirs (the env vars point there); the variables
+    (and QT_QPA_PLATFORM) are restored afterwards, so a check or benchmark never touches the user's own."""
+    saved = {k: os.environ.get(k) for k in (ENV_CONFIG_DIR, ENV_DATA_DIR, "QT_QPA_PLATFORM")}
+    try:
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            os.environ[ENV_CONFIG_DIR] = str(Path(tmp) / "config")
+            os.environ[ENV_DATA_DIR] = str(Path(tmp) / "data")
+            yield Path(tmp)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _wait(app: Any, pred: Callable[[], bool], timeout_s: float) -> bool:
     """Run the Qt event loop until ``pred()`` holds or the time is up."""
     from .event_pump import pump_events
@@ -79,23 +99,14 @@ def run_gui_smoke() -> int:
     if run_smoke(gui=True) != 0:
         return 1
     t0 = time.perf_counter()
-    saved = {k: os.environ.get(k) for k in (ENV_CONFIG_DIR, ENV_DATA_DIR, "QT_QPA_PLATFORM")}
     try:
-        with tempfile.TemporaryDirectory(prefix="dm-gui-smoke-") as tmp:
-            os.environ[ENV_CONFIG_DIR] = str(Path(tmp) / "config")
-            os.environ[ENV_DATA_DIR] = str(Path(tmp) / "data")
+        with isolated_app_dirs("dm-gui-smoke-") as tmp:
             if _needs_offscreen():
                 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-            ok = _gui_checks(Path(tmp))
+            ok = _gui_checks(tmp)
     except Exception as exc:  # the smoke check reports, it never tracebacks at a user
         _say(False, f"GUI: {type(exc).__name__}: {exc}")
         ok = False
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     if not ok:
         return 1
     print(f"GUI smoke check passed in {time.perf_counter() - t0:.1f}s")

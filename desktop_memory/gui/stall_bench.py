@@ -21,14 +21,12 @@ import gc
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR
-from .smoke import _needs_offscreen
+from .smoke import _needs_offscreen, isolated_app_dirs
 
 QUERIES = ("how do I configure", "template functions", "shortcode parameters", "render markdown content",
            "menu entries", "taxonomy list page", "image processing resize", "multilingual site", "front matter dates")
@@ -58,10 +56,6 @@ class StallBenchReport:
     queries_typed: int = 0
     library_switches: int = 0
     phases: list[PhaseStalls] = field(default_factory=list)
-
-    @property
-    def overall(self) -> PhaseStalls:
-        return next(p for p in self.phases if p.phase == "whole run")
 
     def table(self) -> str:
         rows = [f"UI responsiveness while indexing {self.folder} (embedder: {self.embedder})",
@@ -97,118 +91,110 @@ def run_stall_bench(folder: Path, embedder: str = "local", type_every_s: float =
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = create_app([sys.argv[0]])
 
-    saved = {k: os.environ.get(k) for k in (ENV_CONFIG_DIR, ENV_DATA_DIR)}
     try:
-        return _run(app, folder, embedder, type_every_s, library_every_s, library_dwell_s, timeout_s, interval_ms, log)
+        with isolated_app_dirs("dm-stall-bench-") as tmp:
+            return _run(app, tmp, folder, embedder, type_every_s, library_every_s, library_dwell_s, timeout_s,
+                        interval_ms, log)
     finally:
         gc.unfreeze()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
-def _run(app: Any, folder: Path, embedder: str, type_every_s: float, library_every_s: float, library_dwell_s: float,
-         timeout_s: float, interval_ms: int, log: Callable[[str], None]) -> StallBenchReport:
+def _run(app: Any, tmp: Path, folder: Path, embedder: str, type_every_s: float, library_every_s: float,
+         library_dwell_s: float, timeout_s: float, interval_ms: int, log: Callable[[str], None]) -> StallBenchReport:
     from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
     from ..config import Settings
     from .event_pump import pump_events
     from .main_window import MainWindow
 
-    with tempfile.TemporaryDirectory(prefix="dm-stall-bench-") as tmp:
-        os.environ[ENV_CONFIG_DIR] = str(Path(tmp) / "config")
-        os.environ[ENV_DATA_DIR] = str(Path(tmp) / "data")
-        settings = Settings()
-        settings.db_path = str(Path(tmp) / "bench.db")
-        factory = None
-        if embedder == "hash":
-            def factory(st: Settings) -> Any:
-                from ..embed.hashing import HashEmbedder
-                from ..service import MemoryService
+    settings = Settings()
+    settings.db_path = str(tmp / "bench.db")
+    factory = None
+    if embedder == "hash":
+        def factory(st: Settings) -> Any:
+            from ..embed.hashing import HashEmbedder
+            from ..service import MemoryService
 
-                return MemoryService(st, embedder=HashEmbedder(64))
-        window = MainWindow(settings, service_factory=factory, settings_path=Path(tmp) / "config" / "settings.toml")
-        report = StallBenchReport(folder=str(folder), embedder=embedder)
-        finished: list[Any] = []
-        window.job_finished.connect(finished.append)
-        window.resize(1200, 800)
-        window.show()
+            return MemoryService(st, embedder=HashEmbedder(64))
+    window = MainWindow(settings, service_factory=factory, settings_path=tmp / "config" / "settings.toml")
+    report = StallBenchReport(folder=str(folder), embedder=embedder)
+    finished: list[Any] = []
+    window.job_finished.connect(finished.append)
+    window.resize(1200, 800)
+    window.show()
 
-        def spin(pred: Callable[[], bool], limit_s: float) -> bool:
-            deadline = time.monotonic() + limit_s
-            while time.monotonic() < deadline and not pred():
-                pump_events(50)
-            return pred()
+    def spin(pred: Callable[[], bool], limit_s: float) -> bool:  # smoke._wait sleeps between pumps: a stall here
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and not pred():
+            pump_events(50)
+        return pred()
 
-        if not spin(lambda: window.svc is not None and window.embedder_state != "loading", 180):
-            raise RuntimeError(f"the window did not open its library (embedder: {window.embedder_state})")
-        log(f"window ready (embedder {window.embedder_state}); dropping {folder} …")
-        gc.freeze()  # as the app does once its window is up (app.main)
+    if not spin(lambda: window.svc is not None and window.embedder_state != "loading", 180):
+        raise RuntimeError(f"the window did not open its library (embedder: {window.embedder_state})")
+    log(f"window ready (embedder {window.embedder_state}); dropping {folder} …")
+    gc.freeze()  # as the app does once its window is up (app.main)
 
-        samples: list[tuple[str, float]] = []  # (phase, gap ms)
-        clock = QElapsedTimer()
-        switch_until = [0.0]
-        state = {"last": 0.0, "next_query": type_every_s, "next_library": library_every_s, "library_since": -1.0,
-                 "q": 0}
+    samples: list[tuple[str, float]] = []  # (phase, gap ms)
+    clock = QElapsedTimer()
+    state = {"last": 0.0, "next_query": type_every_s, "next_library": library_every_s, "library_since": -1.0,
+             "switch_until": 0.0, "q": 0}
 
-        def phase_now(now: float) -> str:
-            if window.tabs.currentWidget() is window.library:
-                return "tab switch" if now < switch_until[0] else "Library shown"
-            p = getattr(window.progress, "_last", None)
-            if p is not None and p.phase not in ("scan", "extract") and p.files_done >= p.files_total:
-                return "embedding"
-            return "reading files"
+    def phase_now(now: float) -> str:
+        if window.tabs.currentWidget() is window.library:
+            return "tab switch" if now < state["switch_until"] else "Library shown"
+        p = getattr(window.progress, "_last", None)
+        if p is not None and p.phase not in ("scan", "extract") and p.files_done >= p.files_total:
+            return "embedding"
+        return "reading files"
 
-        def tick() -> None:
-            now = clock.nsecsElapsed() / 1e6
-            samples.append((phase_now(now), now - state["last"]))
-            state["last"] = now
-            secs = now / 1000
-            if report.first_keyword_result_s is None and window.results_model.rowCount() > 0:
-                report.first_keyword_result_s = secs
-            if window.tabs.currentWidget() is window.library:
-                if secs - state["library_since"] >= library_dwell_s:
-                    window.tabs.setCurrentIndex(0)
-                return
-            if secs >= state["next_library"]:
-                state["next_library"] = secs + library_every_s
-                state["library_since"] = secs
-                switch_until[0] = now + 1000
-                report.library_switches += 1
-                window.tabs.setCurrentWidget(window.library)
-            elif secs >= state["next_query"]:
-                state["next_query"] = secs + type_every_s
-                window.search_bar.box.setText(QUERIES[state["q"] % len(QUERIES)])  # as typed: debounced search
-                state["q"] += 1
-                report.queries_typed += 1
+    def tick() -> None:
+        now = clock.nsecsElapsed() / 1e6
+        samples.append((phase_now(now), now - state["last"]))
+        state["last"] = now
+        secs = now / 1000
+        if report.first_keyword_result_s is None and window.results_model.rowCount() > 0:
+            report.first_keyword_result_s = secs
+        if window.tabs.currentWidget() is window.library:
+            if secs - state["library_since"] >= library_dwell_s:
+                window.tabs.setCurrentIndex(0)
+            return
+        if secs >= state["next_library"]:
+            state["next_library"] = secs + library_every_s
+            state["library_since"] = secs
+            state["switch_until"] = now + 1000
+            report.library_switches += 1
+            window.tabs.setCurrentWidget(window.library)
+        elif secs >= state["next_query"]:
+            state["next_query"] = secs + type_every_s
+            window.search_bar.box.setText(QUERIES[state["q"] % len(QUERIES)])  # as typed: debounced search
+            state["q"] += 1
+            report.queries_typed += 1
 
-        timer = QTimer()
-        timer.setTimerType(Qt.TimerType.PreciseTimer)
-        timer.setInterval(interval_ms)
-        timer.timeout.connect(tick)
-        clock.start()
-        timer.start()
-        window.add_paths([str(folder)])
-        done = spin(lambda: bool(finished) and not window.is_indexing(), timeout_s)
-        timer.stop()
-        report.job_s = clock.elapsed() / 1000
-        if not done:
-            window.cancel_job()
-            spin(lambda: not window.is_indexing(), 60)
-        summary = finished[-1] if finished else None
-        report.files = int(getattr(summary, "indexed", 0) or 0) + int(getattr(summary, "unchanged", 0) or 0)
-        report.chunks = int(getattr(summary, "chunks_added", 0) or 0)
-        for name in ("reading files", "embedding", "Library shown", "tab switch"):
-            report.phases.append(_summarise(name, [g for ph, g in samples if ph == name], interval_ms))
-        report.phases.append(_summarise("whole run", [g for _, g in samples], interval_ms))
-        window.close()
-        spin(lambda: window.svc is None, 30)
-        window.deleteLater()
-        pump_events()
-        if not done:
-            raise RuntimeError(f"indexing did not finish within {timeout_s:.0f} s")
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(tick)
+    clock.start()
+    timer.start()
+    window.add_paths([str(folder)])
+    done = spin(lambda: bool(finished) and not window.is_indexing(), timeout_s)
+    timer.stop()
+    report.job_s = clock.elapsed() / 1000
+    if not done:
+        window.cancel_job()
+        spin(lambda: not window.is_indexing(), 60)
+    summary = finished[-1] if finished else None
+    report.files = int(getattr(summary, "indexed", 0) or 0) + int(getattr(summary, "unchanged", 0) or 0)
+    report.chunks = int(getattr(summary, "chunks_added", 0) or 0)
+    for name in ("reading files", "embedding", "Library shown", "tab switch"):
+        report.phases.append(_summarise(name, [g for ph, g in samples if ph == name], interval_ms))
+    report.phases.append(_summarise("whole run", [g for _, g in samples], interval_ms))
+    window.close()
+    spin(lambda: window.svc is None, 30)
+    window.deleteLater()
+    pump_events()
+    if not done:
+        raise RuntimeError(f"indexing did not finish within {timeout_s:.0f} s")
     return report
 
 

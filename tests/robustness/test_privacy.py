@@ -235,7 +235,7 @@ def test_no_shell_and_no_process_spawning_in_the_code():
                         problems.append(f"{rel}:{node.lineno} multiprocessing context other than spawn")
     assert problems == []
     # the benchmark's child processes (naive-batching baseline, app probe), never the app's
-    assert bench_subprocess == {"desktop_memory/bench/naive_baseline.py", "desktop_memory/bench/scale.py"}
+    assert bench_subprocess == {"desktop_memory/bench/child.py"}
     where = sorted({str(rel) for rel, _ in process_starts})
     assert where == ["desktop_memory/gui/desktop.py", "desktop_memory/ingest/pdf.py"], where
 
