@@ -130,7 +130,9 @@ def _print_summary(summary: IndexSummary, out=sys.stdout) -> None:
     print(
         f"indexed {summary.indexed}, unchanged {summary.unchanged}, skipped {summary.skipped}, "
         f"failed {summary.failed}, removed {summary.removed} · {summary.chunks_added} chunks added, "
-        f"{summary.chunks_embedded} embedded, {summary.duplicates_collapsed} duplicates collapsed "
+        f"{summary.chunks_embedded} embedded"
+        + (f" ({summary.vectors_reused} unchanged kept their vectors)" if summary.vectors_reused else "")
+        + f", {summary.duplicates_collapsed} duplicates collapsed "
         f"· {summary.elapsed_s:.1f}s",
         file=out,
     )

@@ -86,7 +86,7 @@ class SearchSettings:
     rrf_k: int = 60  # used when fusion = "rrf" (the textbook k; the SciFact grid is in docs/BENCHMARKS.md)
     keyword_weight: float = 1.0
     dense_weight: float = 1.0
-    overfetch: int = 5  # each lane fetches top_k * overfetch (at least 50; at least 200 for z-score fusion)
+    overfetch: int = 5  # each lane fetches top_k * overfetch, at least 200 (retrieve/searcher.LANE_DEPTH)
     # keyword lane on big libraries: leave out the commonest query terms once their summed document frequency
     # exceeds this many rows (0 = never); below it BM25 is exact. See retrieve/keyword.py.
     keyword_term_budget: int = 20000

@@ -183,6 +183,7 @@ class IndexSummary:
     removed: int = 0
     chunks_added: int = 0
     chunks_embedded: int = 0
+    vectors_reused: int = 0  # unchanged chunks of edited files that kept their vectors (not re-embedded)
     duplicates_collapsed: int = 0
     cancelled: bool = False
     elapsed_s: float = 0.0

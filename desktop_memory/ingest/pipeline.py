@@ -199,6 +199,7 @@ def _index_one(store: Store, entry, settings: Settings, force: bool, summary: In
     summary.indexed += 1
     summary.chunks_added += written.chunks - written.duplicates
     summary.duplicates_collapsed += written.duplicates
+    summary.vectors_reused += written.vectors_reused
     reason = f"{written.duplicates} duplicate chunk(s) collapsed" if written.duplicates else ""
     return FileOutcome(path, STATUS_INDEXED, reason, written.chunks)
 

@@ -14,6 +14,12 @@ from .fusion import ZSCORE_DEPTH, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
 
 MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
+# Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
+# many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
+# earns its share. Ranking 200 instead of 50 costs nothing measurable (FTS5 scores every match either way; the
+# dense lane re-scores >= 1,000 candidates either way). SciFact train, RRF k = 60: 0.7232 at 50 per lane,
+# 0.7249 at 200 (docs/BENCHMARKS.md).
+LANE_DEPTH = max(200, ZSCORE_DEPTH)
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -59,9 +65,7 @@ class Searcher:
         out = SearchOutcome(results=[])
         if not query:
             return out
-        fetch = max(50, top_k * max(1, self.settings.overfetch))
-        if self.settings.fusion == "zscore":
-            fetch = max(fetch, ZSCORE_DEPTH)  # the z-score statistics need this many per lane
+        fetch = max(LANE_DEPTH, top_k * max(1, self.settings.overfetch))
         lanes: dict[str, list[tuple[int, float]]] = {}
         for lane in BACKEND_LANES[backend]:
             ts = time.perf_counter()

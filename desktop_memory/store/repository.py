@@ -49,6 +49,7 @@ class WriteResult:
     doc_id: int
     chunks: int
     duplicates: int
+    vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
 
 
 class Store:
@@ -280,11 +281,18 @@ class Store:
         dedupe_keys: Sequence[str],
         warning: str = "",
     ) -> WriteResult:
-        """Replace a document and its chunks atomically; FTS rows commit with them (keyword-searchable at once)."""
+        """Replace a document and its chunks atomically; FTS rows commit with them (keyword-searchable at once).
+
+        When a document is replaced (an edited file), every new chunk whose text is exactly the text of one of its
+        old embedded chunks takes that chunk's vector over in the same transaction: editing one section of a long
+        file re-embeds only the chunks that changed."""
+        reused = 0
         with self.conn:
             existing = self.conn.execute("select id from documents where path=?", (path,)).fetchone()
+            old_vectors: dict[str, tuple[bytes, bytes]] = {}
             if existing:
                 doc_id = existing[0]
+                old_vectors = self._embedded_by_text(doc_id)
                 self._delete_chunks(doc_id)
                 self.conn.execute(
                     "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
@@ -299,9 +307,39 @@ class Store:
                 )
                 doc_id = self.conn.last_insert_rowid()
             dups = self._insert_chunks(doc_id, chunks, dedupe_keys)
+            if old_vectors:
+                reused = self._reuse_vectors(doc_id, old_vectors)
             self.conn.execute("update documents set n_chunks=?, n_dups=? where id=?", (len(chunks), dups, doc_id))
             self._bump_version()
-        return WriteResult(doc_id, len(chunks), dups)
+        return WriteResult(doc_id, len(chunks), dups, reused)
+
+    def _embedded_by_text(self, doc_id: int) -> dict[str, tuple[bytes, bytes]]:
+        """{chunk text: (float vector, sign bits)} of a document's embedded chunks (the current model's vectors:
+        a model change empties the vector tables). The embedder sees exactly the chunk text, so equal text means
+        an equal vector."""
+        if not self.has_vector_table():
+            return {}
+        rows = self.conn.execute(
+            "select c.text, v.embedding, b.bits from chunks c join chunk_vectors v on v.id = c.id "
+            "join chunk_vector_bits b on b.id = c.id where c.doc_id = ? and c.embedded = 1 and c.dup_of is null "
+            "order by c.id",
+            (doc_id,),
+        ).fetchall()
+        return {text: (vec, bits) for text, vec, bits in rows}
+
+    def _reuse_vectors(self, doc_id: int, old: dict[str, tuple[bytes, bytes]]) -> int:
+        """Give the document's new canonical chunks the vectors of old chunks with the same text."""
+        rows = [(cid, old[text]) for cid, text in self.conn.execute(
+            "select id, text from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
+        ) if text in old]
+        if not rows:
+            return 0
+        newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
+        self.conn.executemany("insert into chunk_vectors(id, embedding) values(?, ?)", [(c, v[0]) for c, v in rows])
+        self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)", [(c, v[1]) for c, v in rows])
+        self.conn.executemany("update chunks set embedded = 1 where id = ?", [(c,) for c, _ in rows])
+        self._bump_meta("vec_seq" if rows[0][0] > newest else "vec_epoch")
+        return len(rows)
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
         canonical = {}

@@ -71,6 +71,44 @@ def test_only_the_edited_file_is_reembedded(svc, notes):
     assert svc.search("oat milk", backend="keyword")[0].source == str(target)
 
 
+
+def _sections(changed: str = "") -> str:
+    topics = ["sourdough starters", "bicycle gear ratios", "tidal energy", "medieval bookbinding"]
+    parts = []
+    for i, topic in enumerate(topics):
+        body = " ".join(f"Sentence {j} about {topic} and why it matters for the {topic} section." for j in range(12))
+        parts.append(f"## {topic.title()}\n\n{changed if i == 2 and changed else body}\n")
+    return "# Handbook\n\n" + "\n".join(parts)
+
+
+def test_editing_one_section_reembeds_only_its_chunks(svc, tmp_path):
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    doc = folder / "handbook.md"
+    doc.write_text(_sections(), encoding="utf-8")
+    first = svc.index_paths([folder])
+    n_chunks = svc.store.get_document(str(doc)).n_chunks
+    assert first.chunks_embedded == n_chunks >= 4
+    old = dict(svc.store.conn.execute(
+        "select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id"))
+    before = svc.embedder.embedded_texts
+
+    doc.write_text(_sections("Tidal lagoons store seawater behind a wall and release it through turbines."),
+                   encoding="utf-8")
+    second = svc.index_paths([folder])
+    assert second.indexed == 1
+    new_rows = svc.store.conn.execute(
+        "select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id").fetchall()
+    changed = [t for t, _ in new_rows if t not in old]
+    assert len(changed) == 1 and "lagoons" in changed[0]
+    assert svc.embedder.embedded_texts - before == second.chunks_embedded == 1
+    assert second.vectors_reused == len(new_rows) - 1 >= 3
+    assert all(old[t] == v for t, v in new_rows if t in old)  # kept vectors are the very same bytes
+    assert svc.store.pending_count() == 0 and svc.check() == []
+    hits = svc.search("Bicycle Gear Ratios", backend="dense")
+    assert "bicycle gear ratios" in hits[0].text.lower()
+
+
 def test_touch_without_change_reads_but_does_not_reembed(svc, notes):
     svc.index_paths([notes])
     before = svc.embedder.embedded_texts

@@ -163,3 +163,40 @@ def _shared_store(factory):
                          chunks=[ChunkDraft("some text here", Location(char_end=14))], dedupe_keys=["f"])
         _STORE["s"] = s
     return _STORE["s"]
+
+
+def test_top_results_do_not_depend_on_how_many_were_asked_for(tmp_path, monkeypatch):
+    """Lanes always rank at least LANE_DEPTH chunks, so "show 10" is the head of "show 40": a chunk both lanes rank
+    55th (RRF 2/115) beats one that only a single lane ranks first (1/61), and must not vanish at top_k = 10."""
+    from desktop_memory.retrieve import searcher as searcher_mod
+
+    n = searcher_mod.LANE_DEPTH + 100
+    store = Store(tmp_path / "deep.db")
+    emb = HashEmbedder(64)
+    for i in range(n):
+        text = f"passage {i}"
+        store.write_document(path=f"/lib/{i:04d}.txt", kind="text", language=None, title=None, size=1, mtime=1.0,
+                             content_hash=str(i), chunks=[ChunkDraft(text, Location(char_start=0, char_end=len(text)))],
+                             dedupe_keys=[str(i)])
+    store.ensure_model(emb.model_id, emb.dim)
+    pending = store.pending_chunks(n)
+    store.store_vectors([c for c, _ in pending], emb.embed_documents([t for _, t in pending]))
+    ids = [c for c, _ in pending]
+    agreed = ids[-1]
+    others = ids[:-1]
+    keyword_order = others[:54] + [agreed] + others[54:]  # disjoint heads: lanes agree on nothing but `agreed`
+    dense_order = others[::-1][:54] + [agreed] + others[::-1][54:]
+
+    def fake_fts(store_, query, limit, filters=None, term_budget=0):
+        return [(c, 1.0 / (r + 1)) for r, c in enumerate(keyword_order[:limit])]
+
+    def fake_dense(store_, qvec, limit, filters=None):
+        return [(c, 1.0 - r / 1000) for r, c in enumerate(dense_order[:limit])]
+
+    monkeypatch.setattr(searcher_mod, "fts_lane", fake_fts)
+    monkeypatch.setattr(searcher_mod, "dense_lane", fake_dense)
+    s = Searcher(SearchSettings())
+    head = s.search(store, emb, "anything", top_k=10).results
+    deep = s.search(store, emb, "anything", top_k=searcher_mod.LANE_DEPTH // 5).results
+    assert head[0].chunk_id == agreed and head[0].lanes["fts"].rank == head[0].lanes["dense"].rank == 55
+    assert [r.chunk_id for r in head] == [r.chunk_id for r in deep[:10]]
