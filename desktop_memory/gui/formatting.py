@@ -117,5 +117,10 @@ def thousands(n: int) -> str:
     return f"{n:,}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 document", "2,048 documents": a count with its noun in the right number."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def now() -> float:
     return time.time()

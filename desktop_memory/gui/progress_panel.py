@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import IndexProgress, IndexSummary
-from .formatting import human_duration, short_path
+from .formatting import counted, human_duration, short_path
 
 
 class ElidedLabel(QLabel):
@@ -181,7 +181,10 @@ class ProgressPanel(QFrame):
         parts = [f"{s.indexed:,} indexed", f"{s.unchanged:,} unchanged", f"{s.skipped:,} skipped", f"{s.failed:,} failed"]
         if s.removed:
             parts.append(f"{s.removed:,} removed")
-        self.current.setText(" · ".join(parts) + f" · {s.chunks_added:,} chunks added")
+        tail = f" · {counted(s.chunks_added, 'chunk')} added"
+        if s.vectors_reused:  # edited files: unchanged passages were not embedded again
+            tail += f" ({s.vectors_reused:,} unchanged kept their vectors)"
+        self.current.setText(" · ".join(parts) + tail)
         self.detail.setText(
             f"Semantic search unavailable for these files: {s.embed_error}" if s.embed_error else ""
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from ..models import Stats
-from .formatting import human_bytes
+from .formatting import counted, human_bytes
 
 EMBEDDER_STATES = ("loading", "ready", "error", "idle")
 
@@ -31,7 +31,7 @@ class StatusBar(QStatusBar):
         docs = sum(s.documents.values())
         indexed = s.documents.get("indexed", 0)
         problems = s.documents.get("failed", 0) + s.documents.get("skipped", 0)
-        text = f"{indexed:,} documents · {s.chunks:,} chunks · {human_bytes(s.db_bytes)}"
+        text = f"{counted(indexed, 'document')} · {counted(s.chunks, 'chunk')} · {human_bytes(s.db_bytes)}"
         if problems:
             text += f" · {problems:,} not indexed"
         self.counts.setText(text)

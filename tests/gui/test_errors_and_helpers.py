@@ -181,3 +181,12 @@ def test_qt_binding_keeps_none_alive(qtbot):  # noqa: ARG001
         emitter.changed.emit(i % 2 == 0)
     after = [sys.getrefcount(x) for x in (None, True, False)]
     assert all(a - b > -100 for a, b in zip(after, before)), (before, after)
+
+
+def test_counts_read_naturally():
+    from desktop_memory.gui.formatting import counted
+
+    assert counted(1, "document") == "1 document"
+    assert counted(0, "document") == "0 documents"
+    assert counted(2048, "chunk") == "2,048 chunks"
+    assert counted(3, "query", "queries") == "3 queries"

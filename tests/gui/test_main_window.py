@@ -354,3 +354,29 @@ def test_library_is_brought_up_to_date_when_shown_during_a_job(qtbot, make_windo
     wait_job(qtbot, w)
     n = len(list((FASTAPI / "advanced").rglob("*.md")))
     qtbot.waitUntil(lambda: w.library.model.document_count() == n, timeout=10000)
+
+
+def test_editing_a_file_reembeds_only_what_changed_and_says_so(qtbot, make_window, hash_factory, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    note = folder / "garden.md"
+    sections = {t: " ".join(f"Line {i} on {t}, kept apart from the other topics." for i in range(14))
+                for t in ("tomatoes", "compost", "irrigation", "pruning")}
+
+    def write(changed: dict[str, str]) -> None:
+        note.write_text("# Garden\n\n" + "\n".join(f"## {t}\n\n{changed.get(t, body)}\n" for t, body in sections.items()),
+                        encoding="utf-8")
+
+    w = make_window(hash_factory)
+    write({})
+    drop(w, [folder])
+    first = wait_job(qtbot, w)
+    assert first.indexed == 1 and first.vectors_reused == 0
+    write({"compost": "Compost needs browns and greens in equal measure."})
+    drop(w, [folder])
+    second = wait_job(qtbot, w)
+    assert second.indexed == 1 and second.chunks_embedded == 1
+    assert second.vectors_reused == second.chunks_added - 1 >= 2
+    assert f"({second.vectors_reused} unchanged kept their vectors)" in w.progress.current.full_text()
+    qtbot.waitUntil(lambda: w.status.counts.text().startswith("1 document · "), timeout=5000)  # not "1 documents"
+    _no_modal()
