@@ -39,7 +39,7 @@ from . import desktop
 from .banner import BannerArea
 from .context_panel import COPY_SHORTCUT_TEXT, ContextPanel
 from .drop_zone import DropOverlay, EmptyState, local_paths, route_drops_to
-from .formatting import query_terms, short_path
+from .formatting import counted, query_terms, short_path
 from .library_view import LibraryView, TreeSpec, build_tree
 from .preview_panel import PreviewPanel
 from .progress_panel import ProgressPanel
@@ -496,7 +496,7 @@ class MainWindow(QMainWindow):
         else:
             self.progress.finish(summary)
             self.progress.title.setText(
-                f"Re-embedded {summary.chunks_embedded:,} chunks" + (" (cancelled)" if summary.cancelled else "")
+                f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}" + (" (cancelled)" if summary.cancelled else "")
             )
         if summary.embed_error:
             self.banners.show_message(

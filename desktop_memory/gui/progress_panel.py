@@ -136,7 +136,7 @@ class ProgressPanel(QFrame):
 
     def update_progress(self, p: IndexProgress) -> None:
         if p.phase == "scan":
-            self.title.setText(f"Scanning… {p.files_total:,} files found")
+            self.title.setText(f"Scanning… {counted(p.files_total, 'file')} found")
             self.bar.setRange(0, 0)
         elif p.phase in ("extract", "embed") and p.files_done < p.files_total:
             self.title.setText(f"Indexing {p.files_done:,} / {p.files_total:,} files")
@@ -155,7 +155,7 @@ class ProgressPanel(QFrame):
         p = self._last
         if p is None:
             return
-        bits = [f"{p.chunks_written:,} chunks written"]
+        bits = [f"{counted(p.chunks_written, 'chunk')} written"]
         if p.chunks_to_embed:
             bits.append(f"semantic: {p.chunks_embedded:,}/{p.chunks_to_embed:,} chunks embedded")
         if p.chunks_per_s:

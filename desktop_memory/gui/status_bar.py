@@ -35,7 +35,7 @@ class StatusBar(QStatusBar):
         if problems:
             text += f" · {problems:,} not indexed"
         self.counts.setText(text)
-        self.counts.setToolTip(f"Database: {s.db_path}\n{docs:,} files known")
+        self.counts.setToolTip(f"Database: {s.db_path}\n{counted(docs, 'file')} known")
         if s.chunks and s.pending_vectors:
             self.semantic.setText(f"semantic: {s.vectors:,}/{s.chunks:,} chunks embedded")
         elif s.chunks:
