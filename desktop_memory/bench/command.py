@@ -83,6 +83,8 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     tune.add_argument("--overfetch", type=int, default=None)
     tune.add_argument("--chunk-target", type=int, default=None, help="ChunkSettings.target_chars")
     tune.add_argument("--chunk-max", type=int, default=None, help="ChunkSettings.max_chars")
+    tune.add_argument("--max-tokens", type=int, default=None,
+                      help="EmbedderSettings.max_tokens: where the model's input is truncated (default 256)")
     sc = p.add_argument_group("scale mode")
     sc.add_argument("--scale", type=_sizes, default=None, metavar="N[,N...]",
                     help="measure store/query cost at N chunks (e.g. 100k,300k), reusing the dataset's real chunk "
@@ -108,7 +110,7 @@ def _options(args: argparse.Namespace):
         dataset=args.dataset, backends=args.backends, split=args.split, limit_queries=args.limit_queries,
         db=args.db, rebuild=args.rebuild, top_k=args.top_k, depth=args.depth, repeat=args.repeat,
         baseline=args.baseline, embedder=args.embedder, search_overrides=search, chunk_overrides=chunk,
-        doc_format=args.doc_format,
+        doc_format=args.doc_format, max_tokens=args.max_tokens,
     )
 
 

@@ -61,6 +61,7 @@ class BenchOptions:
     doc_format: str = "md"  # how a corpus document becomes a file: "md" (# title) or "txt" (see dataset.doc_text)
     search_overrides: dict[str, Any] = field(default_factory=dict)
     chunk_overrides: dict[str, Any] = field(default_factory=dict)
+    max_tokens: int | None = None  # embedder truncation override (part of the index cache key)
     log: Callable[[str], None] | None = None
 
 
@@ -69,6 +70,10 @@ def bench_settings(opts: BenchOptions) -> Settings:
     s = Settings()
     s.embedder.kind = opts.embedder
     s.embedder.threads = 0
+    if opts.max_tokens is not None:
+        if opts.max_tokens < 8:
+            raise UserError("--max-tokens must be at least 8")
+        s.embedder.max_tokens = int(opts.max_tokens)
     for key, value in opts.search_overrides.items():
         if not hasattr(s.search, key):
             raise UserError(f"unknown search setting {key!r}")

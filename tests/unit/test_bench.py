@@ -90,6 +90,22 @@ def test_bench_table_output_and_default_cache(beir, capsys):
     assert "nDCG@10" in out and "hybrid" in out and "keyword-searchable after" in out
 
 
+
+def test_bench_max_tokens_override_is_part_of_the_index_key(beir, tmp_path, capsys):
+    db = tmp_path / "short.db"
+    report = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline",
+                       "--backends", "keyword", "--max-tokens", "32")
+    assert report["settings"]["embedder"]["max_tokens"] == 32
+    again = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline",
+                      "--backends", "keyword", "--max-tokens", "32")
+    assert again["index"]["cached"] is True
+    # the default truncation is another index: that database is rebuilt, not reused
+    other = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline", "--backends", "keyword")
+    assert other["index"]["cached"] is False and other["settings"]["embedder"]["max_tokens"] == 256
+    assert main(["bench", str(beir), "--embedder", "hash", "--max-tokens", "4"]) == 1
+    assert "--max-tokens" in capsys.readouterr().err
+
+
 def test_bench_refuses_foreign_db(beir, tmp_path, capsys):
     foreign = tmp_path / "mine.db"
     foreign.write_bytes(b"")
