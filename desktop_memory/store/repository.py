@@ -12,6 +12,7 @@ Invariants kept by every write (and checked by tests after kill -9):
 
 from __future__ import annotations
 
+import hashlib
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -289,10 +290,10 @@ class Store:
         reused = 0
         with self.conn:
             existing = self.conn.execute("select id from documents where path=?", (path,)).fetchone()
-            old_vectors: dict[str, tuple[bytes, bytes]] = {}
+            kept: dict[bytes, int] = {}
             if existing:
                 doc_id = existing[0]
-                old_vectors = self._embedded_by_text(doc_id)
+                kept = self._stash_reusable_vectors(doc_id, chunks)
                 self._delete_chunks(doc_id)
                 self.conn.execute(
                     "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
@@ -307,39 +308,59 @@ class Store:
                 )
                 doc_id = self.conn.last_insert_rowid()
             dups = self._insert_chunks(doc_id, chunks, dedupe_keys)
-            if old_vectors:
-                reused = self._reuse_vectors(doc_id, old_vectors)
+            if kept:
+                reused = self._reuse_stashed_vectors(doc_id, kept)
             self.conn.execute("update documents set n_chunks=?, n_dups=? where id=?", (len(chunks), dups, doc_id))
             self._bump_version()
         return WriteResult(doc_id, len(chunks), dups, reused)
 
-    def _embedded_by_text(self, doc_id: int) -> dict[str, tuple[bytes, bytes]]:
-        """{chunk text: (float vector, sign bits)} of a document's embedded chunks (the current model's vectors:
-        a model change empties the vector tables). The embedder sees exactly the chunk text, so equal text means
-        an equal vector."""
-        if not self.has_vector_table():
-            return {}
-        rows = self.conn.execute(
-            "select c.text, v.embedding, b.bits from chunks c join chunk_vectors v on v.id = c.id "
-            "join chunk_vector_bits b on b.id = c.id where c.doc_id = ? and c.embedded = 1 and c.dup_of is null "
-            "order by c.id",
-            (doc_id,),
-        ).fetchall()
-        return {text: (vec, bits) for text, vec, bits in rows}
+    # Vector reuse for an edited document. The embedder sees exactly the chunk text, and the vector tables only
+    # ever hold the current model's vectors, so an old chunk with the same text has the very vector the new chunk
+    # would get. Only 16-byte text digests are held in Python; the matching vectors wait in a TEMP table, so
+    # re-indexing a 50 MB log that grew by one line costs megabytes, not hundreds of them.
+    @staticmethod
+    def _text_digest(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
-    def _reuse_vectors(self, doc_id: int, old: dict[str, tuple[bytes, bytes]]) -> int:
-        """Give the document's new canonical chunks the vectors of old chunks with the same text."""
-        rows = [(cid, old[text]) for cid, text in self.conn.execute(
+    def _stash_reusable_vectors(self, doc_id: int, chunks: Sequence[ChunkDraft]) -> dict[bytes, int]:
+        """{digest: old chunk id} for old embedded chunks whose text reappears in ``chunks``; their vectors are
+        copied to temp.dm_reuse before the old chunks are deleted."""
+        if not chunks or not self.has_vector_table():
+            return {}
+        wanted = {self._text_digest(c.text) for c in chunks}
+        kept: dict[bytes, int] = {}
+        for cid, text in self.conn.execute(
+            "select id, text from chunks where doc_id = ? and embedded = 1 and dup_of is null order by id", (doc_id,)
+        ):
+            digest = self._text_digest(text)
+            if digest in wanted and digest not in kept:
+                kept[digest] = cid
+        if kept:
+            self.conn.execute("create temp table if not exists dm_reuse("
+                              "id integer primary key, embedding blob not null, bits blob not null)")
+            self.conn.execute("delete from temp.dm_reuse")
+            self.conn.executemany(
+                "insert into temp.dm_reuse(id, embedding, bits) select v.id, v.embedding, b.bits "
+                "from chunk_vectors v join chunk_vector_bits b on b.id = v.id where v.id = ?",
+                [(cid,) for cid in kept.values()],
+            )
+        return kept
+
+    def _reuse_stashed_vectors(self, doc_id: int, kept: dict[bytes, int]) -> int:
+        """Give the document's new canonical chunks the stashed vectors of old chunks with the same text."""
+        pairs = [(cid, kept[d]) for cid, text in self.conn.execute(
             "select id, text from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
-        ) if text in old]
-        if not rows:
-            return 0
-        newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
-        self.conn.executemany("insert into chunk_vectors(id, embedding) values(?, ?)", [(c, v[0]) for c, v in rows])
-        self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)", [(c, v[1]) for c, v in rows])
-        self.conn.executemany("update chunks set embedded = 1 where id = ?", [(c,) for c, _ in rows])
-        self._bump_meta("vec_seq" if rows[0][0] > newest else "vec_epoch")
-        return len(rows)
+        ) if (d := self._text_digest(text)) in kept]
+        if pairs:
+            newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
+            self.conn.executemany(
+                "insert into chunk_vectors(id, embedding) select ?, embedding from temp.dm_reuse where id = ?", pairs)
+            self.conn.executemany(
+                "insert into chunk_vector_bits(id, bits) select ?, bits from temp.dm_reuse where id = ?", pairs)
+            self.conn.executemany("update chunks set embedded = 1 where id = ?", [(new,) for new, _ in pairs])
+            self._bump_meta("vec_seq" if pairs[0][0] > newest else "vec_epoch")
+        self.conn.execute("delete from temp.dm_reuse")
+        return len(pairs)
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
         canonical = {}

@@ -179,3 +179,22 @@ def test_model_change_requires_reembed(svc, notes, tmp_path):
     re = other.reembed()
     assert re.chunks_embedded == other.stats().vectors > 0 and other.stats().model_id == "hash-test-32"
     other.close()
+
+
+def test_a_growing_log_reembeds_only_its_tail(svc, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = folder / "service.log"
+    log.write_text("".join(f"2026-11-23T10:{i // 60 % 60:02d}:{i % 60:02d} INFO request {i} served in {i % 97} ms\n"
+                           for i in range(6000)), encoding="utf-8")
+    first = svc.index_paths([folder])
+    assert first.chunks_embedded == first.chunks_added > 100
+    before = svc.embedder.embedded_texts
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("2026-11-23T11:00:00 ERROR disk quota exceeded on /var/spool\n")
+    second = svc.index_paths([folder])
+    assert second.indexed == 1 and 1 <= second.chunks_embedded <= 2
+    assert svc.embedder.embedded_texts - before == second.chunks_embedded
+    assert second.vectors_reused + second.chunks_embedded == second.chunks_added
+    assert svc.store.pending_count() == 0 and svc.check() == []
+    assert "quota exceeded" in svc.search("disk quota exceeded", backend="hybrid")[0].text
