@@ -69,7 +69,7 @@ class IngestSettings:
 class EmbedderSettings:
     kind: str = "local"  # "local" | "ollama"
     local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
-    max_tokens: int = 256  # truncation at the model's trained length
+    max_tokens: int = 256  # where the model's input is cut (MiniLM's limit; 128 measured worse, docs/BENCHMARKS.md)
     batch_size: int = 32  # rows per model call, at most...
     batch_tokens: int = 1024  # ...and at most this many padded tokens (0 = no limit): caps activation memory
     # (4 rows at 256 tokens: 330 MB peak and as fast as 32 rows at 1 GB on 2 cores, docs/BENCHMARKS.md)

@@ -6,6 +6,25 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..config import EmbedderSettings
+
+DEFAULT_MAX_TOKENS: int = EmbedderSettings.max_tokens  # the default truncation leaves a model id unchanged
+
+
+def recipe_suffix(document_prefix: str, max_tokens: int | None = None) -> str:
+    """What besides the model shapes a stored vector, as a suffix of the model id the index records.
+
+    A document prefix or a different truncation gives different vectors for the same text, so an index made
+    one way must not silently take vectors made another way (nor keep them when a file is edited): a change
+    reads as a model change (clear the vectors, offer to re-embed). The defaults add nothing, so existing
+    indexes keep their id."""
+    parts = []
+    if max_tokens is not None and int(max_tokens) != DEFAULT_MAX_TOKENS:
+        parts.append(f"input cut at {int(max_tokens)} tokens")
+    if document_prefix:
+        parts.append(f"document prefix {document_prefix!r}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
 
 @runtime_checkable
 class Embedder(Protocol):

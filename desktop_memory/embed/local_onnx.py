@@ -20,6 +20,7 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
+from .base import recipe_suffix
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_DIM = 384
@@ -111,9 +112,9 @@ class LocalOnnxEmbedder:
 
     @property
     def model_id(self) -> str:
-        if self._model_dir is None:
-            return DEFAULT_MODEL_ID
-        return f"onnx:{self._model_dir.name or self._model_dir.resolve().name}"
+        base = DEFAULT_MODEL_ID if self._model_dir is None else \
+            f"onnx:{self._model_dir.name or self._model_dir.resolve().name}"
+        return base + recipe_suffix(self.settings.document_prefix or "", self.settings.max_tokens)
 
     @property
     def dim(self) -> int:

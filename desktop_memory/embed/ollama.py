@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
+from .base import recipe_suffix
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
     import httpx
@@ -80,7 +81,7 @@ class OllamaEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"ollama:{_short_model(self.model)}"
+        return f"ollama:{_short_model(self.model)}" + recipe_suffix(self.settings.document_prefix or "")
 
     @property
     def dim(self) -> int:

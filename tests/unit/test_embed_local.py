@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from desktop_memory.config import EmbedderSettings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import DEFAULT_MODEL_ID, Embedder, LocalOnnxEmbedder, make_embedder
 from desktop_memory.errors import EmbedderError
 
@@ -172,6 +172,30 @@ def test_prefixes_are_applied() -> None:
     np.testing.assert_allclose(e.embed_query("cats"), plain.embed_documents(["query: cats"])[0], atol=1e-5)
     np.testing.assert_allclose(e.embed_documents(["cats"]), plain.embed_documents(["passage: cats"]), atol=1e-5)
     assert e.count_tokens(["cats"]) == [plain.count_tokens(["passage: cats"])[0]]
+
+
+
+def test_what_shapes_a_vector_is_part_of_the_model_id(tmp_path: Path) -> None:
+    """A document prefix or another truncation gives other vectors: the index must see a different model."""
+    from desktop_memory.service import MemoryService
+
+    assert LocalOnnxEmbedder(EmbedderSettings(query_prefix="query: ")).model_id == DEFAULT_MODEL_ID  # queries only
+    short = LocalOnnxEmbedder(EmbedderSettings(max_tokens=128)).model_id
+    prefixed = LocalOnnxEmbedder(EmbedderSettings(document_prefix="passage: ")).model_id
+    assert len({DEFAULT_MODEL_ID, short, prefixed}) == 3 and all(m.startswith(DEFAULT_MODEL_ID) for m in (short, prefixed))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Rivers\n\nRivers carve valleys over thousands of years.\n", encoding="utf-8")
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db")
+    try:
+        assert svc.index_paths([notes]).chunks_embedded == 1
+        assert svc.set_embedder_settings(EmbedderSettings(query_prefix="query: ")) is False  # vectors still valid
+        assert svc.stats().vectors == 1
+        assert svc.set_embedder_settings(EmbedderSettings(document_prefix="passage: ")) is True  # cleared
+        assert svc.stats().vectors == 0
+        assert svc.embed_pending_summary().chunks_embedded == 1 and svc.stats().model_id == prefixed
+    finally:
+        svc.close()
 
 
 def test_concurrent_use_from_threads(emb: LocalOnnxEmbedder) -> None:

@@ -84,6 +84,10 @@ def test_query_and_document_prefixes(stub: OllamaStub) -> None:
     np.testing.assert_allclose(e.embed_query("cats"), expected("search_query: cats"), atol=1e-6)
     e.embed_documents(["dogs"])
     assert stub.embed_inputs() == [["search_query: cats"], ["search_document: dogs"]]
+    # the document prefix shapes the stored vectors, so it is part of the identity the index records
+    plain = OllamaEmbedder(EmbedderSettings(kind="ollama", ollama_url=stub.url, ollama_model=MODEL,
+                                            query_prefix="search_query: "))
+    assert e.model_id != plain.model_id and e.model_id.startswith(plain.model_id) and "search_document: " in e.model_id
 
 
 def test_empty_input_needs_no_request_once_dim_known(stub: OllamaStub) -> None:
