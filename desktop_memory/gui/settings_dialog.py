@@ -172,8 +172,9 @@ class SettingsDialog(QDialog):
         cf.addRow("Document prefix", self.doc_prefix)
         lay.addWidget(common)
         note = QLabel(
-            "Changing the model re-embeds the library in the background. Keyword search keeps working "
-            "meanwhile; two models are never mixed in one index."
+            "Changing the model or the document prefix re-embeds the library in the background (a query "
+            "prefix does not). Keyword search keeps working meanwhile; two kinds of vectors are never mixed "
+            "in one index."
         )
         note.setWordWrap(True)
         note.setObjectName("Muted")
