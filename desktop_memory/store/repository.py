@@ -344,6 +344,9 @@ class Store:
                 "from chunk_vectors v join chunk_vector_bits b on b.id = v.id where v.id = ?",
                 [(cid,) for cid in kept.values()],
             )
+            # a chunk flagged embedded whose vector row is missing (check() reports it) is simply embedded again
+            stashed = {r[0] for r in self.conn.execute("select id from temp.dm_reuse")}
+            kept = {d: cid for d, cid in kept.items() if cid in stashed}
         return kept
 
     def _reuse_stashed_vectors(self, doc_id: int, kept: dict[bytes, int]) -> int:
