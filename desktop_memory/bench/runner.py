@@ -34,6 +34,7 @@ import numpy as np
 from ..config import BACKENDS, Settings, data_dir
 from ..embed import make_embedder
 from ..embed.base import Embedder
+from ..embed.local_onnx import MIN_TOKENS
 from ..errors import UserError
 from ..models import IndexProgress
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
@@ -71,8 +72,8 @@ def bench_settings(opts: BenchOptions) -> Settings:
     s.embedder.kind = opts.embedder
     s.embedder.threads = 0
     if opts.max_tokens is not None:
-        if opts.max_tokens < 8:
-            raise UserError("--max-tokens must be at least 8")
+        if opts.max_tokens < MIN_TOKENS:
+            raise UserError(f"--max-tokens must be at least {MIN_TOKENS}")
         s.embedder.max_tokens = int(opts.max_tokens)
     for key, value in opts.search_overrides.items():
         if not hasattr(s.search, key):

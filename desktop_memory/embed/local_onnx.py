@@ -26,7 +26,7 @@ DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_DIM = 384
 TOKENIZER_RESOURCE = "minilm-tokenizer.json"  # in desktop_memory/resources/
 _FEEDABLE_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_MIN_TOKENS = 8
+MIN_TOKENS = 8
 
 
 def default_threads() -> int:
@@ -140,9 +140,9 @@ class LocalOnnxEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            if self.settings.max_tokens < _MIN_TOKENS:
+            if self.settings.max_tokens < MIN_TOKENS:
                 raise EmbedderError(
-                    f"max_tokens is {self.settings.max_tokens}; it must be at least {_MIN_TOKENS} "
+                    f"max_tokens is {self.settings.max_tokens}; it must be at least {MIN_TOKENS} "
                     "(256 suits MiniLM): fix it in Settings."
                 )
             if self._model_dir is None:

@@ -290,7 +290,7 @@ class Store:
         reused = 0
         with self.conn:
             existing = self.conn.execute("select id from documents where path=?", (path,)).fetchone()
-            kept: dict[bytes, int] = {}
+            kept: dict[int, int] = {}
             if existing:
                 doc_id = existing[0]
                 kept = self._stash_reusable_vectors(doc_id, chunks)
@@ -316,44 +316,46 @@ class Store:
 
     # Vector reuse for an edited document. The embedder sees exactly the chunk text, and the vector tables only
     # ever hold the current model's vectors, so an old chunk with the same text has the very vector the new chunk
-    # would get. Only 16-byte text digests are held in Python; the matching vectors wait in a TEMP table, so
-    # re-indexing a 50 MB log that grew by one line costs megabytes, not hundreds of them.
+    # would get. Python holds only 16-byte text digests; the vectors to keep are copied into a TEMP table (in
+    # SQLite's memory: temp_store=memory) while the old chunks are replaced, so the cost is at most the document's
+    # own vectors, ~1.6 KB a chunk, for the length of its transaction.
     @staticmethod
     def _text_digest(text: str) -> bytes:
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
-    def _stash_reusable_vectors(self, doc_id: int, chunks: Sequence[ChunkDraft]) -> dict[bytes, int]:
-        """{digest: old chunk id} for old embedded chunks whose text reappears in ``chunks``; their vectors are
-        copied to temp.dm_reuse before the old chunks are deleted."""
+    def _stash_reusable_vectors(self, doc_id: int, chunks: Sequence[ChunkDraft]) -> dict[int, int]:
+        """{new chunk position: old chunk id} for new chunks whose text an old embedded chunk of the document had;
+        those old vectors are copied to temp.dm_reuse before the old chunks are deleted."""
         if not chunks or not self.has_vector_table():
             return {}
-        wanted = {self._text_digest(c.text) for c in chunks}
-        kept: dict[bytes, int] = {}
+        positions: dict[bytes, list[int]] = {}
+        for ord_, chunk in enumerate(chunks):
+            positions.setdefault(self._text_digest(chunk.text), []).append(ord_)
+        kept: dict[int, int] = {}
         for cid, text in self.conn.execute(
             "select id, text from chunks where doc_id = ? and embedded = 1 and dup_of is null order by id", (doc_id,)
         ):
-            digest = self._text_digest(text)
-            if digest in wanted and digest not in kept:
-                kept[digest] = cid
+            for ord_ in positions.pop(self._text_digest(text), ()):
+                kept[ord_] = cid
         if kept:
             self.conn.execute("create temp table if not exists dm_reuse("
                               "id integer primary key, embedding blob not null, bits blob not null)")
             self.conn.execute("delete from temp.dm_reuse")
             self.conn.executemany(
-                "insert into temp.dm_reuse(id, embedding, bits) select v.id, v.embedding, b.bits "
+                "insert or ignore into temp.dm_reuse(id, embedding, bits) select v.id, v.embedding, b.bits "
                 "from chunk_vectors v join chunk_vector_bits b on b.id = v.id where v.id = ?",
-                [(cid,) for cid in kept.values()],
+                [(cid,) for cid in set(kept.values())],
             )
             # a chunk flagged embedded whose vector row is missing (check() reports it) is simply embedded again
             stashed = {r[0] for r in self.conn.execute("select id from temp.dm_reuse")}
-            kept = {d: cid for d, cid in kept.items() if cid in stashed}
+            kept = {ord_: cid for ord_, cid in kept.items() if cid in stashed}
         return kept
 
-    def _reuse_stashed_vectors(self, doc_id: int, kept: dict[bytes, int]) -> int:
-        """Give the document's new canonical chunks the stashed vectors of old chunks with the same text."""
-        pairs = [(cid, kept[d]) for cid, text in self.conn.execute(
-            "select id, text from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
-        ) if (d := self._text_digest(text)) in kept]
+    def _reuse_stashed_vectors(self, doc_id: int, kept: dict[int, int]) -> int:
+        """Give the document's new canonical chunks (by position) the stashed vectors of their old twins."""
+        pairs = [(cid, kept[ord_]) for cid, ord_ in self.conn.execute(
+            "select id, ord from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
+        ) if ord_ in kept]
         if pairs:
             newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
             self.conn.executemany(
