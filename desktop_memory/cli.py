@@ -84,12 +84,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("check", help="verify the database's integrity")
 
     try:
-        from .bench.command import add_bench_parser
-    except ImportError:
-        pass
+        from desktop_memory_bench.command import add_bench_parser
+    except ImportError:  # the benchmark is a developer tool, not part of the app (or the bundle)
+        p = sub.add_parser("bench", help="retrieval benchmark (needs: pip install 'desktop-memory[bench]')",
+                           add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(bench_func=_bench_missing)
     else:
         add_bench_parser(sub)
     return parser
+
+
+BENCH_INSTALL_HINT = ("The benchmark is a developer tool that is not installed with the app. Install it from a "
+                      "source checkout with: pip install 'desktop-memory[bench]' (adds psutil and ir-measures).")
+
+
+def _bench_missing(args: argparse.Namespace) -> int:
+    raise UserError(BENCH_INSTALL_HINT)
 
 
 class ProgressBar:

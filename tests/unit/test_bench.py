@@ -9,8 +9,8 @@ from pathlib import Path
 import ir_measures
 import pytest
 
-from desktop_memory.bench.dataset import doc_filename, doc_id_from_path, load_beir
-from desktop_memory.bench.metrics import evaluate
+from desktop_memory_bench.dataset import doc_filename, doc_id_from_path, load_beir
+from desktop_memory_bench.metrics import evaluate
 from desktop_memory.cli import main
 
 DOCS = {
@@ -178,7 +178,7 @@ def test_peak_rss_of_a_child_process_is_its_own():
     ballast = bytearray(300 * 2**20)
     for i in range(0, len(ballast), 4096):
         ballast[i] = 1
-    code = ("import resource; from desktop_memory.bench.latency import process_peak_rss as p; "
+    code = ("import resource; from desktop_memory_bench.latency import process_peak_rss as p; "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, p())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     inherited, own = (int(x) for x in out.stdout.split())
@@ -189,7 +189,7 @@ def test_peak_rss_of_a_child_process_is_its_own():
 def test_naive_baseline_runs_apart_with_the_real_model():
     """The naive fixed-padding baseline is timed in a child process (its 32 × 256 batches would grow this
     process's onnxruntime arena) against the app's batching, on the same texts."""
-    from desktop_memory.bench.naive_baseline import run_in_child
+    from desktop_memory_bench.naive_baseline import run_in_child
     from desktop_memory.config import Settings
 
     texts = [f"{title}. {text}" for title, text in DOCS.values()] * 3

@@ -5,7 +5,7 @@ Naive = texts in input order, batches of ``batch_size`` rows, every row padded t
 It runs apart from the benchmark because a 32 × 256-token batch grows onnxruntime's memory arena to ~1 GB and
 the arena never shrinks: run in-process, it would inflate every RSS figure measured after it.
 
-    python -m desktop_memory.bench.naive_baseline SETTINGS.json TEXTS.json   # prints one JSON object
+    python -m desktop_memory_bench.naive_baseline SETTINGS.json TEXTS.json   # prints one JSON object
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from .child import json_files, run_module
 def run_in_child(settings: Any, texts: list[str], timeout_s: float = 1800) -> dict[str, float] | None:
     """Measure the baseline in a child process; None for embedders without an ONNX session or on failure."""
     with json_files(settings=settings.to_dict(), texts=texts) as f:
-        out, _ = run_module("desktop_memory.bench.naive_baseline", [str(f["settings"]), str(f["texts"])], timeout_s)
+        out, _ = run_module("desktop_memory_bench.naive_baseline", [str(f["settings"]), str(f["texts"])], timeout_s)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..config import Settings
-    from ..embed import make_embedder
+    from desktop_memory.config import Settings
+    from desktop_memory.embed import make_embedder
     from .runner import naive_fixed_padding_tokens_per_s
 
     sfile, tfile = (argv if argv is not None else sys.argv[1:])[:2]

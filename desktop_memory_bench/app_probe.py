@@ -6,7 +6,7 @@ opens the library as the app does (``MemoryService`` with the default local mode
 files: extract, chunk, embed, store), then runs every query through hybrid, keyword and dense search, and prints
 one JSON object: peak RSS, what it indexed, and how long it took.
 
-    python -m desktop_memory.bench.app_probe --db scale.db --docs some/folder --queries queries.json
+    python -m desktop_memory_bench.app_probe --db scale.db --docs some/folder --queries queries.json
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING
 from .latency import process_peak_rss
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from desktop_memory.config import Settings
 
 BACKENDS = ("hybrid", "keyword", "dense")
 
 
 def probe(db: Path, docs: Path | None, queries: list[str], settings: "Settings | None" = None) -> dict:
     """Index ``docs`` into ``db`` and run ``queries`` on each backend; peak RSS of this process, in MB."""
-    from ..config import Settings
-    from ..service import MemoryService
+    from desktop_memory.config import Settings
+    from desktop_memory.service import MemoryService
 
     svc = MemoryService(settings or Settings(), db_path=db)
     try:
@@ -58,13 +58,13 @@ def probe(db: Path, docs: Path | None, queries: list[str], settings: "Settings |
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m desktop_memory.bench.app_probe", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m desktop_memory_bench.app_probe", description=__doc__.split("\n")[0])
     p.add_argument("--db", type=Path, required=True)
     p.add_argument("--docs", type=Path, help="folder of files to index first")
     p.add_argument("--queries", type=Path, required=True, help="JSON list of query strings")
     p.add_argument("--settings", type=Path, help="JSON settings (the benchmark's; default: the app's defaults)")
     args = p.parse_args(argv)
-    from ..config import Settings
+    from desktop_memory.config import Settings
 
     queries = [str(q) for q in json.loads(args.queries.read_text(encoding="utf-8"))]
     settings = Settings.from_dict(json.loads(args.settings.read_text(encoding="utf-8"))) if args.settings else None

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import BACKENDS
-from ..errors import UserError
+from desktop_memory.config import BACKENDS
+from desktop_memory.errors import UserError
 
 
 def _backends(text: str) -> list[str]:
@@ -125,7 +125,19 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def _require_bench_extra() -> None:
+    """The app installs without the benchmark's dependencies: say what to install instead of a traceback."""
+    import importlib.util
+
+    missing = [m for m in ("ir_measures", "psutil") if importlib.util.find_spec(m) is None]
+    if missing:
+        from desktop_memory.cli import BENCH_INSTALL_HINT
+
+        raise UserError(f"{BENCH_INSTALL_HINT} Missing: {', '.join(missing)}.")
+
+
 def run_bench(args: argparse.Namespace) -> int:
+    _require_bench_extra()
     from .table import format_report, format_scale
 
     if not args.dataset.is_dir():

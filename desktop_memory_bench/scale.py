@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..embed import make_embedder
-from ..errors import UserError
-from ..models import ChunkDraft, Location
+from desktop_memory.embed import make_embedder
+from desktop_memory.errors import UserError
+from desktop_memory.models import ChunkDraft, Location
 from .dataset import load_beir
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_build
@@ -145,7 +145,7 @@ def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offs
         materialise({i: ds.corpus[i] for i in ids}, docs)
         log(f"  app probe: a fresh process indexes {len(ids)} documents into it and runs "
             f"{len(queries)} queries × 3 backends …")
-        out, err = run_module("desktop_memory.bench.app_probe", ["--db", str(db), "--docs", str(docs), "--queries",
+        out, err = run_module("desktop_memory_bench.app_probe", ["--db", str(db), "--docs", str(docs), "--queries",
                               str(f["queries"]), "--settings", str(f["settings"])], timeout_s=3600)
     if out is None:
         log(f"  app probe failed: {err.strip()[-500:]}")
@@ -154,9 +154,9 @@ def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offs
 
 def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
               scale_db: Path | None = None) -> dict[str, Any]:
-    from ..retrieve.lanes import dense_lane, dense_lane_exact
-    from ..service import MemoryService
-    from ..store import Store
+    from desktop_memory.retrieve.lanes import dense_lane, dense_lane_exact
+    from desktop_memory.service import MemoryService
+    from desktop_memory.store import Store
 
     log = opts.log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     ds = load_beir(opts.dataset, opts.split)

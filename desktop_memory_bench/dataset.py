@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from ..errors import UserError
+from desktop_memory.errors import UserError
 
 DOC_FORMAT_VERSION = "1"  # bump when the way a corpus document becomes a file changes (invalidates caches)
 SPLIT_FILES = {

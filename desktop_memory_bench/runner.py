@@ -31,12 +31,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..config import BACKENDS, Settings, data_dir
-from ..embed import make_embedder
-from ..embed.base import Embedder
-from ..embed.local_onnx import MIN_TOKENS
-from ..errors import UserError
-from ..models import IndexProgress
+from desktop_memory.config import BACKENDS, Settings, data_dir
+from desktop_memory.embed import make_embedder
+from desktop_memory.embed.base import Embedder
+from desktop_memory.embed.local_onnx import MIN_TOKENS
+from desktop_memory.errors import UserError
+from desktop_memory.models import IndexProgress
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .metrics import evaluate
@@ -119,7 +119,7 @@ def machine_info() -> dict[str, Any]:
     import onnxruntime
     import sqlite_vec
 
-    from ..store.connection import open_connection
+    from desktop_memory.store.connection import open_connection
 
     try:
         conn = open_connection(":memory:")
@@ -189,7 +189,7 @@ def naive_fixed_padding_tokens_per_s(embedder: Embedder, texts: list[str]) -> di
 def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedder, key: str,
                 log: Callable[[str], None], doc_format: str = "md") -> dict[str, Any]:
     """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures."""
-    from ..service import MemoryService
+    from desktop_memory.service import MemoryService
     from .naive_baseline import run_in_child
 
     _remove_db(db)
@@ -374,7 +374,7 @@ def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_de
 
 
 def run_dataset(opts: BenchOptions) -> dict[str, Any]:
-    from ..service import MemoryService
+    from desktop_memory.service import MemoryService
 
     log = opts.log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     for b in opts.backends:
