@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, load_settings

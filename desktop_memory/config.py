@@ -117,7 +117,7 @@ class Settings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Settings":
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
         """Build from a (possibly partial or older) dict; unknown keys are ignored, missing keys take defaults."""
         s = cls()
         for f in dataclasses.fields(cls):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import apsw
 
@@ -21,10 +21,10 @@ from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
 from .ingest.encoding import valid_text
-from .ingest.walk import printable_path
 from .ingest.pipeline import ProgressFn, embed_pending, index_paths
+from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
-from .retrieve import SearchOutcome, Searcher
+from .retrieve import Searcher, SearchOutcome
 from .store import Store
 from .store.connection import translate_error
 
@@ -61,9 +61,8 @@ class MemoryService:
     @contextlib.contextmanager
     def _writing(self) -> Iterator[Store]:
         """One writer per process (lock), write transactions that wait for other processes' writers (IMMEDIATE)."""
-        with self._write_lock, self._plain_errors():
-            with self.store.immediate_writes() as store:
-                yield store
+        with self._write_lock, self._plain_errors(), self.store.immediate_writes() as store:
+            yield store
 
     @property
     def store(self) -> Store:

@@ -6,7 +6,7 @@ appear in the run, which flatters a backend that returns nothing for hard querie
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import ir_measures
 from ir_measures import RR, R, nDCG

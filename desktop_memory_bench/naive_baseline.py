@@ -28,6 +28,7 @@ def run_in_child(settings: Any, texts: list[str], timeout_s: float = 1800) -> di
 def main(argv: list[str] | None = None) -> int:
     from desktop_memory.config import Settings
     from desktop_memory.embed import make_embedder
+
     from .runner import naive_fixed_padding_tokens_per_s
 
     sfile, tfile = (argv if argv is not None else sys.argv[1:])[:2]

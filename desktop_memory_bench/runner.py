@@ -21,13 +21,13 @@ import math
 import os
 import platform
 import random
-import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from desktop_memory.embed.base import Embedder
 from desktop_memory.embed.local_onnx import MIN_TOKENS
 from desktop_memory.errors import UserError
 from desktop_memory.models import IndexProgress
+
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .metrics import evaluate
@@ -190,6 +191,7 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 log: Callable[[str], None], doc_format: str = "md") -> dict[str, Any]:
     """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures."""
     from desktop_memory.service import MemoryService
+
     from .naive_baseline import run_in_child
 
     _remove_db(db)

@@ -19,14 +19,16 @@ import dataclasses
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from desktop_memory.embed import make_embedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import ChunkDraft, Location
+
 from .dataset import load_beir
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_build

@@ -64,7 +64,7 @@ def main() -> int:
         QTimer.singleShot(ms, loop.quit)
         loop.exec()
 
-    def wait(cond, timeout_s: float = 120.0) -> bool:  # noqa: ANN001
+    def wait(cond, timeout_s: float = 120.0) -> bool:
         end = time.time() + timeout_s
         while time.time() < end:
             if cond():
@@ -73,7 +73,7 @@ def main() -> int:
         print("  (timed out waiting)", file=sys.stderr)
         return False
 
-    def factory_for(file_delay: float = 0.0):  # noqa: ANN202
+    def factory_for(file_delay: float = 0.0):
         if args.fake:
             sys.path.insert(0, str(ROOT / "tests" / "gui"))
             from fake_service import FakeService  # type: ignore[import-not-found]
@@ -87,7 +87,7 @@ def main() -> int:
 
         return lambda s: MemoryService(s, embedder=HashEmbedder(64))
 
-    def shot(widget, name: str) -> None:  # noqa: ANN001
+    def shot(widget, name: str) -> None:
         spin(150)
         path = args.out / f"{name}.png"
         widget.grab().save(str(path))
@@ -103,7 +103,7 @@ def main() -> int:
     for pdf in ("crazyones.pdf", "poppler-742-0-fuzzed.pdf", "encrypted-file.pdf", "tracemonkey.pdf"):
         shutil.copy(args.eval / "pdfs" / pdf, corpus / "pdfs" / pdf)
 
-    def new_window(factory, db: str) -> MainWindow:  # noqa: ANN001
+    def new_window(factory, db: str) -> MainWindow:
         s = Settings()
         s.db_path = str(tmp / "data" / db)
         w = MainWindow(s, service_factory=factory)

@@ -15,7 +15,7 @@ import re
 
 from ..config import ChunkSettings
 from ..models import ChunkDraft, ExtractedDoc, Location
-from .core import LineIndex, Limits, first_nonspace, rstrip_end, window_spans
+from .core import Limits, LineIndex, first_nonspace, rstrip_end, window_spans
 
 _DEFINITION = re.compile(
     r"(?:@|#\[|(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?(?:abstract\s+)?"

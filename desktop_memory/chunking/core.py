@@ -40,7 +40,7 @@ class Limits:
     tiny: int  # sections shorter than this are merged into a neighbour when they fit
 
     @classmethod
-    def from_settings(cls, s: ChunkSettings) -> "Limits":
+    def from_settings(cls, s: ChunkSettings) -> Limits:
         maxc = max(1, int(s.max_chars))
         target = max(1, min(int(s.target_chars), maxc))
         overlap = max(0, min(int(s.overlap_chars), target // 2))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..config import ChunkSettings
 from ..models import ChunkDraft, ExtractedDoc, Location
-from .core import LineIndex, Limits, format_breadcrumb, trim, window_spans, with_breadcrumb
+from .core import Limits, LineIndex, format_breadcrumb, trim, window_spans, with_breadcrumb
 from .mdparse import front_matter_end, front_matter_title, iter_headings
 
 SPLIT_LEVELS = 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import ChunkSettings
 from ..models import ChunkDraft, ExtractedDoc, Location
-from .core import LineIndex, Limits, window_spans
+from .core import Limits, LineIndex, window_spans
 
 
 def spans_to_chunks(

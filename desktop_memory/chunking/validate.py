@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..config import ChunkSettings
 from ..models import ChunkDraft, ExtractedDoc
-from .core import BREADCRUMB_MAX_CHARS, LineIndex, Limits, format_breadcrumb
+from .core import BREADCRUMB_MAX_CHARS, Limits, LineIndex, format_breadcrumb
 from .markdown import SPLIT_LEVELS
 from .mdparse import front_matter_end, iter_headings
 

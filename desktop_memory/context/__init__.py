@@ -3,4 +3,4 @@
 from .packer import build_context, passage_body, source_line
 from .tokens import estimate_tokens
 
-__all__ = ["build_context", "estimate_tokens", "source_line", "passage_body"]
+__all__ = ["build_context", "estimate_tokens", "passage_body", "source_line"]

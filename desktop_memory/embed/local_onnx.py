@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

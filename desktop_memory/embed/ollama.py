@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -101,7 +102,7 @@ class OllamaEmbedder:
                 self._client.close()
                 self._client = None
 
-    def __enter__(self) -> "OllamaEmbedder":
+    def __enter__(self) -> OllamaEmbedder:
         return self
 
     def __exit__(self, *exc: object) -> None:

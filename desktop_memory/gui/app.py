@@ -53,17 +53,17 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def _install_excepthook(window) -> None:  # noqa: ANN001
+def _install_excepthook(window) -> None:
     """An unexpected exception in a slot becomes a log entry and a banner, never a crash or a modal dialog."""
 
-    def hook(exc_type, exc, tb) -> None:  # noqa: ANN001
+    def hook(exc_type, exc, tb) -> None:
         log.error("unhandled exception:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
         try:
             window.banners.show_message(
                 f"Something went wrong ({exc_type.__name__}: {exc}). The app keeps running; details are in the log.",
                 "error", key="bug",
             )
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
     sys.excepthook = hook

@@ -49,8 +49,8 @@ ProblemRole = Qt.ItemDataRole.UserRole + 13
 class _Node:
     path: str
     doc: DocumentInfo | None = None
-    parent: "_Node | None" = None
-    children: list["_Node"] = field(default_factory=list)
+    parent: _Node | None = None
+    children: list[_Node] = field(default_factory=list)
     row: int = 0
     status: str = ""
     reason: str = ""
@@ -141,7 +141,7 @@ class LibraryModel(QAbstractItemModel):
     """Two-level tree (folder → files). Sorting and filtering are done here, in plain Python, instead of in a
     QSortFilterProxyModel whose per-comparison data() calls into Python cost far more on big libraries."""
 
-    def __init__(self, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._root = _Node("")
         self._docs: list[DocumentInfo] = []
@@ -162,7 +162,7 @@ class LibraryModel(QAbstractItemModel):
         self._outcomes = dict(outcomes)
         self._install(build_tree(self._docs, self._outcomes, self.spec))
 
-    def set_spec(self, **changes) -> None:  # noqa: ANN003
+    def set_spec(self, **changes) -> None:
         for k, v in changes.items():
             setattr(self.spec, k, v)
         self._install(build_tree(self._docs, self._outcomes, self.spec))
@@ -215,20 +215,20 @@ class LibraryModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(p.row, 0, p)
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self.node(parent).children)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         n: _Node = index.internalPointer()
@@ -455,7 +455,7 @@ class LibraryView(QWidget):
         if path and os.path.isfile(path):
             self.open_requested.emit(path)
 
-    def _menu(self, pos) -> None:  # noqa: ANN001
+    def _menu(self, pos) -> None:
         idx = self.tree.indexAt(pos)
         if not idx.isValid():
             return

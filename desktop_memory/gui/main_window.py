@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QKeySequence,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -85,7 +94,7 @@ class MainWindow(QMainWindow):
         *,
         service_factory: ServiceFactory | None = None,
         settings_path: Path | None = None,
-        probe=None,  # noqa: ANN001 - Ollama probe for the settings dialog (tests inject a fake)
+        probe=None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -232,7 +241,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         mb = self.menuBar()
 
-        def act(menu: QMenu, text: str, slot, shortcuts=(), tip: str = "") -> QAction:  # noqa: ANN001
+        def act(menu: QMenu, text: str, slot, shortcuts=(), tip: str = "") -> QAction:
             a = QAction(text, self)
             if shortcuts:
                 a.setShortcuts([QKeySequence(s) if isinstance(s, str) else QKeySequence(s) for s in shortcuts])
@@ -462,14 +471,14 @@ class MainWindow(QMainWindow):
         if kind == "embed":
             self.progress.title.setText("Re-embedding the library…")
 
-            def fn(ctx):  # noqa: ANN001, ANN202
+            def fn(ctx):
                 runner = getattr(svc, "embed_pending_summary", None)
                 if runner is not None:
                     return runner(progress=ctx.report, cancel=ctx.cancel_event)
                 n = svc.embed_pending(progress=ctx.report, cancel=ctx.cancel_event)
                 return IndexSummary(chunks_embedded=n)
         else:
-            def fn(ctx):  # noqa: ANN001, ANN202
+            def fn(ctx):
                 return svc.index_paths(paths, progress=ctx.report, cancel=ctx.cancel_event, force=force)
         self._job = self.jobs.submit(
             fn, name=f"{kind}-job", with_context=True,
@@ -844,7 +853,7 @@ class MainWindow(QMainWindow):
             on_done=self._context_done, on_error=self._context_failed,
         )
 
-    def _context_done(self, report) -> None:  # noqa: ANN001
+    def _context_done(self, report) -> None:
         self._context_pending = False
         self.context_panel.set_report(report)
         self.context_ready.emit()
@@ -910,7 +919,7 @@ class MainWindow(QMainWindow):
         if self.search_bar.query():
             self.run_search(keep_selection=True)
 
-    def change_embedder(self, es) -> None:  # noqa: ANN001
+    def change_embedder(self, es) -> None:
         if self.svc is None:
             self.settings.embedder = es
             return
@@ -973,19 +982,19 @@ class MainWindow(QMainWindow):
         self.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts")
 
     # ============================================================================= drag and drop
-    def dragEnterEvent(self, e: QDragEnterEvent) -> None:  # noqa: N802
+    def dragEnterEvent(self, e: QDragEnterEvent) -> None:
         if local_paths(e.mimeData()):
             e.acceptProposedAction()
             self._drag_entered()
 
-    def dragMoveEvent(self, e: QDragMoveEvent) -> None:  # noqa: N802
+    def dragMoveEvent(self, e: QDragMoveEvent) -> None:
         if local_paths(e.mimeData()):
             e.acceptProposedAction()
 
-    def dragLeaveEvent(self, e) -> None:  # noqa: N802, ANN001
+    def dragLeaveEvent(self, e) -> None:
         self._drag_left()
 
-    def dropEvent(self, e: QDropEvent) -> None:  # noqa: N802
+    def dropEvent(self, e: QDropEvent) -> None:
         paths = local_paths(e.mimeData())
         self._drag_left()
         if paths:
@@ -1000,13 +1009,13 @@ class MainWindow(QMainWindow):
         self.overlay.hide()
         self.empty_state.set_dragging(False)
 
-    def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
         if self.overlay.isVisible():
             self.overlay.cover()
 
     # ============================================================================= shutdown
-    def closeEvent(self, e: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, e: QCloseEvent) -> None:
         self._closing = True
         try:
             self.save_state()
@@ -1025,7 +1034,7 @@ class MainWindow(QMainWindow):
         if self.svc is not None:
             try:
                 self.svc.close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("closing the service")
             self.svc = None
 

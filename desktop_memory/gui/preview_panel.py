@@ -83,7 +83,7 @@ class PreviewPanel(QWidget):
     def plain_text(self) -> str:
         return self.browser.toPlainText()
 
-    def keyPressEvent(self, e) -> None:  # noqa: N802, ANN001
+    def keyPressEvent(self, e) -> None:
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._result:
             self.open_requested.emit(self._result.source)
             return

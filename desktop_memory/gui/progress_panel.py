@@ -36,7 +36,7 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+    def setText(self, text: str) -> None:
         self._full = text
         self.setToolTip(text)
         self._elide()
@@ -44,7 +44,7 @@ class ElidedLabel(QLabel):
     def full_text(self) -> str:
         return self._full
 
-    def resizeEvent(self, e) -> None:  # noqa: N802, ANN001
+    def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
         self._elide()
 

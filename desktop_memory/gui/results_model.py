@@ -26,7 +26,14 @@ from PySide6.QtGui import (
     QPalette,
     QTextDocument,
 )
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+)
 
 from ..models import SearchResult
 from .formatting import highlight_html, human_date, short_path, snippet
@@ -42,7 +49,7 @@ SNIPPET_LINES = 3
 class ResultsModel(QAbstractListModel):
     """Holds the current query's results plus the per-result "include in context" flag."""
 
-    def __init__(self, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._results: list[SearchResult] = []
         self._included: list[bool] = []
@@ -87,10 +94,10 @@ class ResultsModel(QAbstractListModel):
         return -1
 
     # -- Qt model API ------------------------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._results)
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         r = self._results[index.row()]
@@ -114,7 +121,7 @@ class ResultDelegate(QStyledItemDelegate):
 
     PAD = 8
 
-    def __init__(self, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._doc = QTextDocument()
         self._doc.setDocumentMargin(0)
@@ -127,7 +134,7 @@ class ResultDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(6.0, base.pointSizeF() * 0.9))
         return base, bold, small
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         base, bold, small = self._fonts(option)
         h = QFontMetrics(bold).height() + QFontMetrics(small).height() * 2 + QFontMetrics(base).lineSpacing() * SNIPPET_LINES
         return QSize(200, h + self.PAD * 2 + 10)
@@ -228,7 +235,7 @@ class ResultsView(QListView):
     toggle_requested = Signal(int)
     copy_requested = Signal(int)
 
-    def __init__(self, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setUniformItemSizes(True)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -237,7 +244,7 @@ class ResultsView(QListView):
         self.setAccessibleName("Search results")
         self.doubleClicked.connect(lambda idx: self.open_requested.emit(idx.row()))
 
-    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, e: QKeyEvent) -> None:
         row = self.currentIndex().row()
         if row >= 0:
             if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

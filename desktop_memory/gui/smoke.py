@@ -13,10 +13,10 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR
 from ..smoke import _say, run_smoke
@@ -120,7 +120,7 @@ def _gui_checks(tmp: Path) -> bool:
     quiet = os.environ.get("QT_QPA_PLATFORM") == "offscreen"
     if quiet:
         # the offscreen platform warns "does not support propagateSizeHints()" for every window: not a finding
-        def handler(mode, context, message) -> None:  # noqa: ANN001
+        def handler(mode, context, message) -> None:
             if "propagateSizeHints" not in message:
                 sys.stderr.write(message + "\n")
 

@@ -22,9 +22,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .smoke import _needs_offscreen, isolated_app_dirs
 

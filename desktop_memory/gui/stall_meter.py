@@ -122,7 +122,7 @@ class StallMeter(QObject):
         if stall >= self.threshold_ms:
             self._stalls.append((at, stall))
 
-    def __enter__(self) -> "StallMeter":
+    def __enter__(self) -> StallMeter:
         self.start()
         return self
 

@@ -184,7 +184,7 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
     app.setStyleSheet(stylesheet(app.palette()))
 
 
-def _set_scheme(hints, scheme) -> None:  # noqa: ANN001
+def _set_scheme(hints, scheme) -> None:
     try:
         hints.setColorScheme(scheme)
     except AttributeError:  # Qt < 6.8

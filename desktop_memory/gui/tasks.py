@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 import traceback
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +30,7 @@ class TaskContext:
     Qt object is ever kept alive or released from a worker thread.
     """
 
-    def __init__(self, relay: "_Relay", task_id: int, cancel_event: threading.Event,
+    def __init__(self, relay: _Relay, task_id: int, cancel_event: threading.Event,
                  is_stale: Callable[[], bool]) -> None:
         self._relay = relay
         self._id = task_id
@@ -55,7 +55,7 @@ class Task(QObject):
     progress = Signal(object)
     finished = Signal()  # after done/failed, or when dropped as stale
 
-    def __init__(self, runner: "TaskRunner", task_id: int, name: str, channel: str | None, generation: int) -> None:
+    def __init__(self, runner: TaskRunner, task_id: int, name: str, channel: str | None, generation: int) -> None:
         super().__init__(runner)
         self.id = task_id
         self.name = name
@@ -103,7 +103,7 @@ class _Runnable(QRunnable):
             return
         try:
             result = fn(ctx) if self._with_context else fn()
-        except BaseException as exc:  # noqa: BLE001 - delivered to the UI thread, which decides
+        except BaseException as exc:
             relay.failed.emit(ctx._id, exc, traceback.format_exc())
         else:
             relay.done.emit(ctx._id, result)

@@ -12,9 +12,9 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import apsw
 
@@ -32,8 +32,8 @@ from ..models import (
     IndexSummary,
 )
 from ..store import Store
-from .hashing import hash_file
 from .encoding import valid_text
+from .hashing import hash_file
 from .readers import read_document
 from .walk import has_surrogates, printable_path, walk_paths
 

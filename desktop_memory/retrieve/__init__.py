@@ -1,5 +1,5 @@
 """Retrieval: lanes (FTS5 BM25, rank-bm25, dense vectors), weighted fusion (z-score or RRF), filters."""
 
-from .searcher import BACKEND_LANES, SearchOutcome, Searcher
+from .searcher import BACKEND_LANES, Searcher, SearchOutcome
 
-__all__ = ["Searcher", "SearchOutcome", "BACKEND_LANES"]
+__all__ = ["BACKEND_LANES", "SearchOutcome", "Searcher"]

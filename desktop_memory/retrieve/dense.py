@@ -100,7 +100,7 @@ class BitMatrix:
         self.state = state
 
 
-_MATRICES: "OrderedDict[str, BitMatrix]" = OrderedDict()
+_MATRICES: OrderedDict[str, BitMatrix] = OrderedDict()
 _MATRICES_LOCK = threading.Lock()
 _MAX_MATRICES = 4
 

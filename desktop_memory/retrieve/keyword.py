@@ -73,7 +73,7 @@ def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], 
 
 DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
 _TOKENIZE_OPTION = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
-_READY: "weakref.WeakKeyDictionary[apsw.Connection, bool]" = weakref.WeakKeyDictionary()
+_READY: weakref.WeakKeyDictionary[apsw.Connection, bool] = weakref.WeakKeyDictionary()
 
 
 def index_tokenizer(store: Store) -> str:

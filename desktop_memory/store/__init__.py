@@ -4,4 +4,4 @@ from .connection import open_connection, vec_library_path
 from .migrations import SCHEMA_VERSION
 from .repository import HEADING_SEP, DocRow, Store, WriteResult
 
-__all__ = ["Store", "DocRow", "WriteResult", "HEADING_SEP", "SCHEMA_VERSION", "open_connection", "vec_library_path"]
+__all__ = ["HEADING_SEP", "SCHEMA_VERSION", "DocRow", "Store", "WriteResult", "open_connection", "vec_library_path"]

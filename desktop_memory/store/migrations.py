@@ -92,9 +92,9 @@ def _migration_2(conn: apsw.Connection) -> None:
     )
     if conn.execute("select 1 from sqlite_master where name='chunks_vec'").fetchone() is None:
         return
-    from .vectors import sign_bits  # numpy: imported only when there is something to convert
-
     import numpy as np
+
+    from .vectors import sign_bits  # numpy: imported only when there is something to convert
 
     conn.execute("insert into chunk_vectors(id, embedding) select rowid, embedding from chunks_vec")
     after = 0

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import apsw
 import numpy as np
 
 from ..errors import EmbedderError, StoreError
-from ..models import ChunkDraft, DocumentInfo, STATUS_INDEXED
-from .connection import open_connection, translate_error
+from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
+from .connection import open_connection, translate_error
 from .migrations import current_version, migrate
 from .vectors import sign_bits
 
@@ -101,7 +101,7 @@ class Store:
         self.conn.close()
 
     @contextmanager
-    def immediate_writes(self) -> Iterator["Store"]:
+    def immediate_writes(self) -> Iterator[Store]:
         """Inside this block, this connection's outermost transactions start with BEGIN IMMEDIATE.
 
         A deferred transaction that reads first and writes second cannot wait for another process's writer: if
@@ -611,4 +611,4 @@ def translate_store_errors(exc: BaseException, path: Path) -> BaseException:
     return translate_error(exc, path) or exc
 
 
-__all__ = ["Store", "DocRow", "WriteResult", "HEADING_SEP", "StoreError", "translate_store_errors"]
+__all__ = ["HEADING_SEP", "DocRow", "Store", "StoreError", "WriteResult", "translate_store_errors"]

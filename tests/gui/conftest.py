@@ -7,12 +7,12 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
+import shutil
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from desktop_memory.config import Settings, settings_path  # noqa: E402
+from desktop_memory.config import Settings, settings_path
 
 EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
 FASTAPI = EVAL / "mddocs" / "fastapi"

@@ -48,7 +48,7 @@ class FakeService:
         self.embedder = type("E", (), {"model_id": "fake-embedder"})()
 
     # -- indexing --
-    def index_paths(self, paths, progress=None, cancel=None, force=False) -> IndexSummary:  # noqa: ANN001
+    def index_paths(self, paths, progress=None, cancel=None, force=False) -> IndexSummary:
         t0 = time.perf_counter()
         files: list[str] = []
         for p in paths:
@@ -101,10 +101,10 @@ class FakeService:
         s.elapsed_s = time.perf_counter() - t0
         return s
 
-    def embed_pending(self, progress=None, cancel=None) -> int:  # noqa: ANN001
+    def embed_pending(self, progress=None, cancel=None) -> int:
         return 0
 
-    def remove_paths(self, paths) -> int:  # noqa: ANN001
+    def remove_paths(self, paths) -> int:
         n = 0
         with self.lock:
             for p in paths:
@@ -118,13 +118,13 @@ class FakeService:
         if self.embedder_error:
             raise EmbedderError(self.embedder_error)
 
-    def set_embedder_settings(self, es) -> bool:  # noqa: ANN001
+    def set_embedder_settings(self, es) -> bool:
         changed = es.kind != self.settings.embedder.kind or es.ollama_model != self.settings.embedder.ollama_model
         self.settings.embedder = es
         return changed
 
     # -- search --
-    def search(self, query, backend=None, top_k=None, filters=None) -> list[SearchResult]:  # noqa: ANN001
+    def search(self, query, backend=None, top_k=None, filters=None) -> list[SearchResult]:
         self.search_calls.append(query)
         delay = self.slow_queries.get(query, 0.0)
         if delay:
@@ -146,7 +146,7 @@ class FakeService:
                                     {"fts": LaneHit(rank, float(sc))}, d.mtime))
         return out
 
-    def build_context(self, results, budget=None):  # noqa: ANN001
+    def build_context(self, results, budget=None):
         return pack(results, self.settings.context.budget_tokens if budget is None else budget)
 
     def stats(self) -> Stats:

@@ -9,7 +9,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 
-def drop(window, paths, target=None) -> None:  # noqa: ANN001
+def drop(window, paths, target=None) -> None:
     """Simulate dragging ``paths`` over ``target`` (default: the window) and dropping them.
 
     Qt only delivers a Drop through QApplication while a real drag is running, so the DragEnter goes through
@@ -31,13 +31,13 @@ def drop(window, paths, target=None) -> None:  # noqa: ANN001
     assert ev.isAccepted()
 
 
-def wait_job(qtbot, window, timeout: int = 60000):  # noqa: ANN001, ANN201
+def wait_job(qtbot, window, timeout: int = 60000):
     """Wait until the current (and queued) indexing jobs are done; return the last summary."""
     qtbot.waitUntil(lambda: not window.is_indexing() and not window._pending, timeout=timeout)
     return window.last_summary
 
 
-def search(qtbot, window, text: str, timeout: int = 15000) -> None:  # noqa: ANN001
+def search(qtbot, window, text: str, timeout: int = 15000) -> None:
     """Type a query like a person would and wait for its results to be shown."""
     window.search_bar.box.clear()
     with qtbot.waitSignal(window.search_finished, timeout=timeout, check_params_cb=lambda q: q == text.strip()):

@@ -16,7 +16,7 @@ from .helpers import search, wait_job
 
 
 def test_store_error_shows_a_banner_not_a_dialog(qtbot, make_window):
-    def broken(_s):  # noqa: ANN001, ANN202
+    def broken(_s):
         raise StoreError("the database is locked by another program")
 
     w = make_window(broken, wait_ready=False)
@@ -95,7 +95,7 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
     got: list[tuple[str, bool]] = []
     ui = QThread.currentThread()
 
-    def work(name: str, delay: float):  # noqa: ANN202
+    def work(name: str, delay: float):
         def fn() -> str:
             time.sleep(delay)
             return name
@@ -115,7 +115,7 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
     progress: list[int] = []
     done = threading.Event()
 
-    def job(ctx):  # noqa: ANN001, ANN202
+    def job(ctx):
         for i in range(3):
             ctx.report(i)
         while not ctx.cancelled:
@@ -147,7 +147,7 @@ def test_stall_meter_measures_a_blocked_event_loop(qtbot):
     assert r.ticks > 5
 
 
-def test_pump_events_keeps_none_alive(qtbot):  # noqa: ARG001 - qtbot: a running QApplication
+def test_pump_events_keeps_none_alive(qtbot):
     """Wait loops pump events thousands of times; PySide6 6.12's static processEvents leaks a None reference each
     call (fatal once the count hits zero), so pump_events must not."""
     import sys
@@ -160,7 +160,7 @@ def test_pump_events_keeps_none_alive(qtbot):  # noqa: ARG001 - qtbot: a running
     assert sys.getrefcount(None) - before > -100
 
 
-def test_qt_binding_keeps_none_alive(qtbot):  # noqa: ARG001
+def test_qt_binding_keeps_none_alive(qtbot):
     """The installed PySide6 must not leak references to None/True/False on void calls and signal emits
     (PySide6 6.12.0 on Python 3.11 does: the app would abort with "none_dealloc" after a few thousand calls)."""
     import sys

@@ -178,7 +178,7 @@ def test_stale_results_never_overwrite_newer_ones(qtbot, make_window, hash_facto
         svc = hash_factory(settings)
         real = svc.search_outcome
 
-        def search_outcome(query, **kw):  # noqa: ANN001, ANN202
+        def search_outcome(query, **kw):
             if query.startswith("benchmark"):
                 time.sleep(1.5)
             return real(query, **kw)
@@ -263,7 +263,7 @@ def test_keyword_results_appear_while_embedding_runs(qtbot, make_window, docs_di
     from desktop_memory.service import MemoryService
 
     class SlowEmbedder(HashEmbedder):
-        def embed_documents(self, texts):  # noqa: ANN001, ANN201
+        def embed_documents(self, texts):
             time.sleep(0.05 * len(texts))  # per text: stays slow whatever slice size the pipeline uses
             return super().embed_documents(texts)
 
@@ -337,7 +337,7 @@ def test_library_is_brought_up_to_date_when_shown_during_a_job(qtbot, make_windo
     from desktop_memory.service import MemoryService
 
     class SlowEmbedder(HashEmbedder):
-        def embed_documents(self, texts):  # noqa: ANN001, ANN201
+        def embed_documents(self, texts):
             time.sleep(0.05 * len(texts))
             return super().embed_documents(texts)
 

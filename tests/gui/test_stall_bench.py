@@ -11,7 +11,7 @@ from desktop_memory.gui import stall_bench
 from .conftest import FASTAPI
 
 
-def test_stall_bench_indexes_a_folder_and_attributes_every_tick(qtbot, capsys):  # noqa: ARG001 - qtbot: a QApplication
+def test_stall_bench_indexes_a_folder_and_attributes_every_tick(qtbot, capsys):
     before = os.environ.get(ENV_CONFIG_DIR)
     report = stall_bench.run_stall_bench(FASTAPI, embedder="hash", type_every_s=0.2, library_every_s=0.6,
                                          library_dwell_s=0.3, timeout_s=300, log=lambda _m: None)
@@ -32,7 +32,7 @@ def test_stall_bench_indexes_a_folder_and_attributes_every_tick(qtbot, capsys): 
     assert "| whole run |" in table and f"{n_files:,} files" in table
 
 
-def test_stall_bench_command_prints_json(qtbot, capsys, tmp_path):  # noqa: ARG001
+def test_stall_bench_command_prints_json(qtbot, capsys, tmp_path):
     (tmp_path / "notes").mkdir()
     for i in range(5):
         (tmp_path / "notes" / f"n{i}.md").write_text(f"# Note {i}\n\n## Part\n\nhow do I configure item {i}\n")

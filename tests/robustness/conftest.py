@@ -21,9 +21,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import apsw
 import pytest
@@ -368,7 +369,7 @@ class ScriptedOllama(OllamaStub):
     def delay_s(self, value: float) -> None:
         self._base_delay = value
 
-    def start(self, port: int = 0) -> "ScriptedOllama":
+    def start(self, port: int = 0) -> ScriptedOllama:
         if self._server is not None:
             return self
         from tests.support.ollama_server import _make_handler, _QuietServer

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 
 import apsw
-import pytest
 
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
@@ -117,7 +115,7 @@ def test_searches_from_threads_while_a_service_indexes(tmp_path, ledger, eval_pr
         try:
             indexing.set()
             svc.index_paths([lib])
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             done.set()
@@ -131,7 +129,7 @@ def test_searches_from_threads_while_a_service_indexes(tmp_path, ledger, eval_pr
                 seen[backend].append((time.monotonic() - t0, len({h.source for h in hits})))
                 ledger.fuzzed()
                 time.sleep(0.01)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=index)] + [threading.Thread(target=search, args=(b,)) for b in seen]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import desktop_memory.ingest.pipeline as pipeline
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.dedupe import dedupe_within
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.ingest import pipeline
 from desktop_memory.ingest.hashing import hash_file
 from desktop_memory.ingest.readers import read_document
 from desktop_memory.service import MemoryService

@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, example, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.dedupe import dedupe_within

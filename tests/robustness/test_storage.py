@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import time
 
@@ -19,7 +17,7 @@ from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import StoreError
 from desktop_memory.service import MemoryService
-from desktop_memory.store import Store, vec_library_path
+from desktop_memory.store import vec_library_path
 from desktop_memory.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 from .conftest import (

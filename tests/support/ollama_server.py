@@ -28,7 +28,7 @@ DEFAULT_MODELS = ["nomic-embed-text:latest", "all-minilm:latest"]
 
 def stub_vector(model: str, text: str, dim: int) -> list[float]:
     """The vector the stub returns for (model, text): seeded normal noise, length 3 (not unit)."""
-    seed = int.from_bytes(hashlib.sha256(f"{model}\x00{text}".encode("utf-8")).digest()[:8], "little")
+    seed = int.from_bytes(hashlib.sha256(f"{model}\x00{text}".encode()).digest()[:8], "little")
     vec = np.random.default_rng(seed).standard_normal(dim)
     return (3.0 * vec / np.linalg.norm(vec)).tolist()
 
@@ -77,7 +77,7 @@ class OllamaStub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "OllamaStub":
+    def start(self) -> OllamaStub:
         if self._server is not None:
             return self
         self._stopping.clear()
@@ -99,7 +99,7 @@ class OllamaStub:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "OllamaStub":
+    def __enter__(self) -> OllamaStub:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import ir_measures
 import pytest
 
+from desktop_memory.cli import main
 from desktop_memory_bench.dataset import doc_filename, doc_id_from_path, load_beir
 from desktop_memory_bench.metrics import evaluate
-from desktop_memory.cli import main
 
 DOCS = {
     "d1": ("Cats", "Cats are small domesticated carnivorous mammals that purr and hunt mice."),
@@ -189,8 +189,8 @@ def test_peak_rss_of_a_child_process_is_its_own():
 def test_naive_baseline_runs_apart_with_the_real_model():
     """The naive fixed-padding baseline is timed in a child process (its 32 × 256 batches would grow this
     process's onnxruntime arena) against the app's batching, on the same texts."""
-    from desktop_memory_bench.naive_baseline import run_in_child
     from desktop_memory.config import Settings
+    from desktop_memory_bench.naive_baseline import run_in_child
 
     texts = [f"{title}. {text}" for title, text in DOCS.values()] * 3
     out = run_in_child(Settings(), texts)

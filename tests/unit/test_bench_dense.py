@@ -3,7 +3,6 @@ planner: correctness against exact search and crash-safety invariants."""
 
 from __future__ import annotations
 
-import apsw
 import numpy as np
 import pytest
 

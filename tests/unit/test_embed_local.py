@@ -38,7 +38,7 @@ def emb() -> LocalOnnxEmbedder:
 
 def words(n: int, seed: int) -> str:
     rng = np.random.default_rng(seed)
-    vocab = "river mountain engine protein galaxy ledger violin harbour circuit meadow glacier lantern".split()
+    vocab = ["river", "mountain", "engine", "protein", "galaxy", "ledger", "violin", "harbour", "circuit", "meadow", "glacier", "lantern"]
     return " ".join(rng.choice(vocab, size=n))
 
 

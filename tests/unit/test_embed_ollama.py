@@ -5,10 +5,10 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from desktop_memory.config import IngestSettings
 from desktop_memory.errors import ExtractionError

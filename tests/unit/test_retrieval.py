@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from desktop_memory.config import SearchSettings
 from desktop_memory.embed.hashing import HashEmbedder
