@@ -98,6 +98,9 @@ class SearchSettings:
 @dataclass
 class ContextSettings:
     budget_tokens: int = 2048
+    # how sources are named in the pasted block and MCP results: relative (to the indexed folder, default),
+    # absolute, or name (file name only); see context/paths.py. `search --json` always keeps the absolute path.
+    path_style: str = "relative"
 
 
 @dataclass

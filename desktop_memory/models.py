@@ -104,6 +104,11 @@ class SearchResult:
     location: Location
     lanes: dict[str, LaneHit]
     mtime: float = 0.0
+    # match strength, calibrated from what the lanes measured (retrieve/): "strong" or "weak"; weak results are
+    # left out of the prompt context by default
+    strength: str = "strong"
+    # other files holding this same passage (collapsed duplicates), absolute paths
+    also_in: list[str] = field(default_factory=list)
 
     def badges(self) -> list[tuple[str, str]]:
         """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
@@ -132,6 +137,8 @@ class SearchResult:
             "location": self.location.to_dict(),
             "lanes": {k: {"rank": v.rank, "score": v.score} for k, v in sorted(self.lanes.items())},
             "why": self.explain(),
+            "strength": self.strength,
+            "also_in": list(self.also_in),
         }
 
 

@@ -33,6 +33,7 @@ class SearchOutcome:
     results: list[SearchResult]
     notes: list[str] = field(default_factory=list)  # e.g. "semantic lane off: embedder unreachable"
     timings_ms: dict[str, float] = field(default_factory=dict)  # embed, fts, dense, bm25, fuse, fetch, total
+    weak: bool = False  # no strong match at all ("no strong matches" in the window; an empty context by default)
 
 
 class Searcher:
