@@ -116,3 +116,20 @@ def test_plan_indexes_existing_removes_gone_and_ignores_tool_folders(tmp_path):
 
 def test_nested_folders_share_one_watch():
     assert outermost(["/a/b", "/a", "/c", "/a/bc", "/ab"]) == ["/a", "/ab", "/c"]
+
+
+def test_documents_under_is_an_exact_prefix_range_on_the_path_index(tmp_path):
+    """The watcher removes deleted files one path at a time: the folder lookup must not scan every document."""
+    from desktop_memory.store import Store
+
+    store = Store(tmp_path / "s.db")
+    try:
+        for path in ["/a/b", "/a/b/x.md", "/a/b/sub/y.md", "/a/bc/z.md", "/a/b0.md", "/a/b.md", "/a/b/ü.md"]:
+            store.record_outcome(path=path, status="skipped", error="test")
+        assert [d.path for d in store.documents_under("/a/b")] == ["/a/b/sub/y.md", "/a/b/x.md", "/a/b/ü.md"]
+        assert [d.path for d in store.documents_under("/a/b/")] == ["/a/b/sub/y.md", "/a/b/x.md", "/a/b/ü.md"]
+        plan = " ".join(str(r) for r in store.conn.execute(
+            "explain query plan select id from documents where path >= ? and path < ?", ("/a/", "/a0")))
+        assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
+    finally:
+        store.close()
