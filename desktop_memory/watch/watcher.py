@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
 SHOWN_PATHS = 3  # file names in one update line
+EMBED_MIN_S = 0.5  # embedding works at least this long before stepping aside for new changes (no starvation)
 
 
 def _norm(folder: str) -> str:
@@ -53,6 +54,21 @@ def outermost(folders: Iterable[str]) -> list[str]:
         if not any(is_inside(f, top) for top in result):
             result.append(f)
     return sorted(result)
+
+
+class _StepAside(threading.Event):
+    """The cancel flag embedding polls between slices: set once a new change is waiting and the round has worked
+    for ``min_s`` (so a file rewritten every 100 ms cannot starve embedding), or when the watcher stops."""
+
+    def __init__(self, debouncer: Debouncer, min_s: float) -> None:
+        super().__init__()
+        self._debouncer = debouncer
+        self._until = time.monotonic() + min_s
+
+    def is_set(self) -> bool:
+        if super().is_set() or self._debouncer.closed:
+            return True
+        return self._debouncer.activity.is_set() and time.monotonic() >= self._until
 
 
 class Watcher:
@@ -294,7 +310,7 @@ class Watcher:
             self._embed_due = False
             return
         t0 = time.perf_counter()
-        summary = self._service.embed_pending_summary(cancel=self._debouncer.activity)
+        summary = self._service.embed_pending_summary(cancel=_StepAside(self._debouncer, EMBED_MIN_S))
         self._embed_due = summary.cancelled  # stepped aside for new changes: finish after them
         if summary.embed_error:
             self._emit(WatchUpdate(ERROR, f"embedding stopped: {summary.embed_error} (keyword search works)",

@@ -36,6 +36,15 @@ def svc(tmp_path) -> Iterator[MemoryService]:
     service.close()
 
 
+@pytest.fixture()
+def calm_svc(tmp_path) -> Iterator[MemoryService]:
+    """A longer quiet period, for tests that count batches on a busy machine (CPU contention spaces writes out)."""
+    settings = Settings(watch=WatchSettings(quiet_ms=600, max_wait_ms=10000))
+    service = MemoryService(settings, db_path=tmp_path / "db" / "calm.db", embedder=HashEmbedder())
+    yield service
+    service.close()
+
+
 class Recorder:
     """Collects a watcher's updates (they arrive on its worker thread)."""
 

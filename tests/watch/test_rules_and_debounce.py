@@ -69,7 +69,7 @@ def test_a_storm_of_events_is_one_batch_and_a_steady_drip_still_flushes():
 def test_5000_real_files_written_at_once_reach_the_sink_as_few_batches(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
-    deb = Debouncer(quiet_s=0.3, max_wait_s=1.5)
+    deb = Debouncer(quiet_s=1.0, max_wait_s=30)  # generous: 8 helpers share 2 cores, writes get spaced out
     obs = FolderObserver(deb.add)
     obs.start()
     try:
@@ -133,3 +133,20 @@ def test_documents_under_is_an_exact_prefix_range_on_the_path_index(tmp_path):
         assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
     finally:
         store.close()
+
+
+def test_embedding_steps_aside_for_new_changes_only_after_its_minimum_round():
+    from desktop_memory.watch.watcher import _StepAside
+
+    deb = Debouncer()
+    flag = _StepAside(deb, min_s=0.2)
+    assert not flag.is_set()
+    deb.add("/r/a.md")  # a change arrives at once: embedding keeps going for its minimum round...
+    assert not flag.is_set()
+    wait_for(flag.is_set, timeout=5, what="the step-aside")  # ...then yields to it
+    idle = _StepAside(Debouncer(), min_s=0.0)
+    assert not idle.is_set()  # nothing waiting: embedding runs on
+    closing = Debouncer()
+    stop = _StepAside(closing, min_s=60)
+    closing.close()
+    assert stop.is_set()  # stopping the watcher never waits for the round
