@@ -4,8 +4,9 @@ save-via-rename) becomes one update, not thousands.
 A batch is released once no event arrived for ``quiet_s`` (the storm is over), or ``max_wait_s`` after its first
 event (a file that never stops changing still gets indexed). A batch that has grown past ``storm_paths`` paths is a
 bulk operation (a checkout, an unpacked archive, a sync): it waits for quiet up to ``storm_wait_s``, so it becomes
-one update even when git takes eight seconds to write it on a busy machine. Paths are deduplicated: a file written ten times in a
-burst is indexed once. When nothing is pending the consumer blocks without a timeout, so an idle watch costs no CPU.
+one update even when git takes eight seconds to write it on a busy machine. Paths are deduplicated: a file written
+ten times in a burst is indexed once. When nothing is pending the consumer blocks without a timeout, so an idle
+watch costs no CPU.
 """
 
 from __future__ import annotations
