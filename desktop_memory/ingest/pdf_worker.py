@@ -121,6 +121,9 @@ class _Attempt:
         self.error: str | None = None
         self.encrypted = False
         self.objects = 0  # PDFium: page objects seen (images, paths, text), tells scanned from broken
+        # pdfplumber: the file opened only after Ghostscript rewrote it; the original parse error is kept here.
+        # A "repaired" file whose pages come out empty is damaged, not blank.
+        self.repaired_from: str | None = None
 
     @property
     def has_text(self) -> bool:
@@ -164,7 +167,7 @@ def _pdfium(path: str) -> _Attempt:
     return a
 
 
-def _plumber_open(path: str):
+def _plumber_open(path: str, attempt: _Attempt):
     import pdfplumber
 
     try:
@@ -173,9 +176,11 @@ def _plumber_open(path: str):
         if _is_password_error(first):
             raise
         try:  # malformed files: pdfplumber can rewrite them through Ghostscript first (needs `gs`)
-            return pdfplumber.open(path, repair=True)
+            pdf = pdfplumber.open(path, repair=True)
         except Exception:
             raise first from None
+        attempt.repaired_from = _short(first)
+        return pdf
 
 
 def _is_password_error(exc: BaseException) -> bool:
@@ -186,7 +191,7 @@ def _is_password_error(exc: BaseException) -> bool:
 def _plumber(path: str) -> _Attempt:
     a = _Attempt()
     try:
-        pdf = _plumber_open(path)
+        pdf = _plumber_open(path, a)
     except Exception as exc:
         if is_memory_error(exc):
             raise MemoryError from exc
@@ -237,6 +242,11 @@ def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[st
     if any(a.pages and a.objects > 0 for a in opened):
         return _fail(NO_TEXT_REASON, "skipped")
     failed = [a for a in attempts if a.pages is None]
+    repaired = next((a.repaired_from for a in attempts if a.repaired_from), None)
+    if repaired and not any(a.objects for a in opened):
+        # Only Ghostscript's rewrite could open it and nothing is drawn on any page: a damaged file (e.g. a fuzzed
+        # cross-reference stream), not a blank one. Without `gs` the same file fails in pdfplumber outright.
+        return _fail(f"corrupt PDF: {repaired}", "failed")
     if any(a.pages for a in opened):
         if failed:  # one engine sees empty pages, the other cannot parse the file: treat it as broken
             return _fail(f"corrupt PDF: {failed[-1].error or 'unreadable'}", "failed")
