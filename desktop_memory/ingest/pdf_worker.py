@@ -1,5 +1,8 @@
 """PDF text extraction that runs inside the sandbox process (see ``pdf.py`` for the parent side).
 
+The same process reads the zip-based document formats (``office/``: docx, pptx, odt, odp, epub) and RTF, so a
+hostile document is bounded exactly like a hostile PDF.
+
 Engines: pypdfium2 first (PDFium, C++: ~100x faster than pdfminer and keeps multi-column reading order), then
 pdfplumber (pdfminer.six, pure Python) as the fallback when PDFium cannot open a file or finds no text at all,
 or as the only engine when asked. Everything here returns plain dicts so results cross the process pipe cheaply.
@@ -315,13 +318,20 @@ def handle(request: dict[str, Any], original: tuple[int, int] | None) -> dict[st
     if op != "extract":
         return _fail(f"unknown request {op!r}", "failed")
     mb = request.get("max_memory_mb")
+    fmt = request.get("format") or ".pdf"
+    what = "PDF" if fmt == ".pdf" else "document"
     try:
         _set_address_space_limit(mb, original)
+        if fmt != ".pdf":  # Word/ODF/RTF/slides/EPUB: same bounds, readers in ingest/office
+            from .office import extract_office
+
+            return extract_office(request["path"], fmt)
         return extract(request["path"], request.get("engine") or "auto")
     except Exception as exc:  # MemoryError, or a failure we did not classify: still one file, not the app
         if is_memory_error(exc):
-            return {**_fail(f"PDF extraction needed more than {mb} MB", "failed"), "restart": True}
-        return _fail(f"corrupt PDF: {_short(exc)}", "failed")
+            noun = "PDF extraction" if fmt == ".pdf" else "reading the document"
+            return {**_fail(f"{noun} needed more than {mb} MB", "failed"), "restart": True}
+        return _fail(f"corrupt {what}: {_short(exc)}", "failed")
     finally:
         try:
             _set_address_space_limit(None, original)
