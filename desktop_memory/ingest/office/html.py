@@ -25,6 +25,8 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 _BLOCKS = {"p", "div", "li", "dd", "dt", "blockquote", "section", "article", "main", "header", "figure",
            "figcaption", "table", "ul", "ol", "dl", "pre", "address", "caption", "body", "center", "details",
            "summary", "tbody", "thead", "tfoot"}
+_INLINE = {"rt", "rp", "button", "select", "svg", "math", "script", "style", "noscript", "template", "object",
+           "iframe", "span", "a", "sup", "sub", "small", "abbr", "b", "i", "em", "strong", "code", "kbd", "label"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
@@ -72,7 +74,8 @@ class _Extractor(HTMLParser):
             return
         a = {k: (v or "") for k, v in attrs}
         if _left_out(tag, a):
-            self._flush()
+            if tag not in _INLINE:  # a left-out block ends the paragraph; a ruby guide or icon does not
+                self._flush()
             self._skip.append(tag)
             self._skip_depth = 1
             return
@@ -219,6 +222,18 @@ def decode_html(data: bytes) -> tuple[str, list[str]]:
         try:
             return data.decode(declared), []
         except UnicodeDecodeError:
-            text, used = decode_bytes(data)
+            text, used = _detect(data) or decode_bytes(data)
             return text, [f"declared charset {declared} does not match the bytes; decoded as {used}"]
     return decode_bytes(data)[0], []
+
+
+def _detect(data: bytes) -> tuple[str, str] | None:
+    """Statistical detection (charset-normalizer, when installed) for bytes that contradict their declaration."""
+    try:
+        import charset_normalizer
+    except ImportError:
+        return None
+    best = charset_normalizer.from_bytes(data).best()
+    if best is None:
+        return None
+    return str(best).replace("\r\n", "\n").replace("\r", "\n"), best.encoding

@@ -18,6 +18,7 @@ DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 PRES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
 MANIFEST = "{urn:oasis:names:tc:opendocument:xmlns:manifest:1.0}"
 DC = "{http://purl.org/dc/elements/1.1/}"
+SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 _CONTAINERS = {TEXT + "section", TEXT + "list", TEXT + "list-item", TEXT + "list-header", DRAW + "frame",
                DRAW + "text-box", DRAW + "g", DRAW + "custom-shape", DRAW + "rect", DRAW + "ellipse",
                TEXT + "index-body", TABLE + "table-header-rows", TABLE + "table-rows", TABLE + "table-row-group"}
@@ -150,7 +151,7 @@ def inline_text(el: ET.Element, notes: list[str]) -> str:
                 notes.append(f"Comment: {text}")
         elif tag in (DRAW + "frame", DRAW + "a"):
             pass  # images and text boxes: text boxes are read as blocks by the caller
-        elif tag in (TEXT + "p", TEXT + "h"):  # paragraphs inside shapes: keep them apart
+        elif tag in (TEXT + "p", TEXT + "h", SVG + "title", SVG + "desc"):  # inside shapes: keep them apart
             parts.append("\n" + inline_text(child, notes) + "\n")
         else:
             parts.append(inline_text(child, notes))
