@@ -52,12 +52,19 @@ def build_pdf_doc(reply: dict[str, Any]) -> ExtractedDoc:
         spans.append((number, pos, pos + len(page_text)))
         parts.append(page_text)
         pos += len(page_text)
+    headings = []
+    for level, title, page, offset in reply.get("headings") or []:  # bookmarks: position markers on their page
+        if 1 <= page <= len(spans):
+            _, start, end = spans[page - 1]
+            at = min(start + int(offset), end)
+            headings.append(DocHeading(int(level), str(title), at, at))
     return ExtractedDoc(
         kind="pdf",
         text=PAGE_SEPARATOR.join(parts),
         pages=spans,
         title=reply.get("title"),
         warnings=list(reply.get("warnings") or []),
+        headings=headings,
     )
 
 

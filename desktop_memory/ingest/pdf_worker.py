@@ -21,6 +21,8 @@ import time
 import unicodedata
 from typing import Any
 
+from .pdf_clean import clean_pages, place_headings
+
 ENGINES = ("auto", "pdfium", "pdfplumber")
 ENCRYPTED_REASON = "password-protected PDF (encrypted); remove the password to index it"
 NO_TEXT_REASON = "no text layer (scanned PDF?); OCR it first"
@@ -124,6 +126,7 @@ class _Attempt:
         self.error: str | None = None
         self.encrypted = False
         self.objects = 0  # PDFium: page objects seen (images, paths, text), tells scanned from broken
+        self.outline: list[tuple[int, str, int]] = []  # PDFium: bookmarks (0-based level, title, 0-based page)
         # pdfplumber: the file opened only after Ghostscript rewrote it; the original parse error is kept here.
         # A "repaired" file whose pages come out empty is damaged, not blank.
         self.repaired_from: str | None = None
@@ -160,6 +163,7 @@ def _pdfium(path: str) -> _Attempt:
             finally:
                 page.close()
         a.pages = pages
+        a.outline = _outline(doc)
     except Exception as exc:  # a page that breaks PDFium: let pdfplumber try the whole file
         if is_memory_error(exc):
             raise MemoryError from exc
@@ -168,6 +172,26 @@ def _pdfium(path: str) -> _Attempt:
     finally:
         doc.close()
     return a
+
+
+MAX_BOOKMARKS = 5000
+
+
+def _outline(doc: Any) -> list[tuple[int, str, int]]:
+    """The document's bookmarks that point at a page (a broken outline is ignored, never fatal)."""
+    out: list[tuple[int, str, int]] = []
+    try:
+        for item in doc.get_toc(max_depth=4):
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = item.get_title()
+            if index is not None and title:
+                out.append((item.level, title, index))
+            if len(out) >= MAX_BOOKMARKS:
+                break
+    except Exception:  # noqa: BLE001 - an outline is a bonus; a cyclic or damaged one must not cost the text
+        return out
+    return out
 
 
 def _plumber_open(path: str, attempt: _Attempt):
@@ -261,14 +285,17 @@ def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[st
 
 
 def _ok(a: _Attempt, engine: str) -> dict[str, Any]:
-    pages = a.pages or []
-    empty = [i + 1 for i, text in enumerate(pages) if not text]
+    raw = a.pages or []
+    empty = [i + 1 for i, text in enumerate(raw) if not text]
     warnings = []
     if empty:
         noun = "page" if len(empty) == 1 else "pages"
         verb = "has" if len(empty) == 1 else "have"
         warnings.append(f"{noun} {describe_pages(empty)} {verb} no text layer")
-    return {"ok": True, "pages": pages, "title": a.title, "engine": engine, "warnings": warnings}
+    pages = clean_pages(raw)  # printer's slugs, bar glyphs, margin line numbers, running heads
+    headings = place_headings(a.outline, pages)
+    return {"ok": True, "pages": pages, "title": a.title, "engine": engine, "warnings": warnings,
+            "headings": headings}
 
 
 def _fail(reason: str, status: str) -> dict[str, Any]:
