@@ -60,8 +60,8 @@ def _strip_page(text: str) -> list[str]:
     for line in text.split("\n"):
         if _SLUG_LINE.match(line) or (line.strip() and _BAR_LINE.match(line)):
             continue
-        line = _SLUG_GLUED.sub("", line) if "Page" in line else line
-        lines.append(_BAR_GLYPHS.sub("", line).rstrip())
+        kept = _SLUG_GLUED.sub("", line) if "Page" in line else line
+        lines.append(_BAR_GLYPHS.sub("", kept).rstrip())
     return _drop_line_number_runs(lines)
 
 

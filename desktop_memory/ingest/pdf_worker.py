@@ -189,7 +189,7 @@ def _outline(doc: Any) -> list[tuple[int, str, int]]:
                 out.append((item.level, title, index))
             if len(out) >= MAX_BOOKMARKS:
                 break
-    except Exception:  # noqa: BLE001 - an outline is a bonus; a cyclic or damaged one must not cost the text
+    except Exception:  # an outline is a bonus: a cyclic or damaged one must not cost the text
         return out
     return out
 

@@ -57,7 +57,8 @@ def test_freeculture_is_clean_and_located_by_chapter(eval_dir: Path) -> None:
     assert chunk_problems(doc, chunks, ChunkSettings()) == []
     hit = next(c for c in chunks if "Would Japan be better off with more lawyers?" in c.text)
     assert hit.location.describe() == '"PIRACY" › Chapter 1: Creators · p. 41'
-    assert source_line("freeculture.pdf", hit.location) == '[Source: freeculture.pdf § "PIRACY" › Chapter 1: Creators · p. 41]'
+    assert source_line("freeculture.pdf", hit.location) == (
+        '[Source: freeculture.pdf § "PIRACY" › Chapter 1: Creators · p. 41]')
     assert hit.text.startswith('"PIRACY" › Chapter 1: Creators\n\n')  # the breadcrumb reaches the embedding
 
 
