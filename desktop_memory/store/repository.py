@@ -392,7 +392,7 @@ class Store:
                 dups += 1
             cid = next_id + ord_
             rows.append(
-                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.page, loc.line_start,
+                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
                  loc.line_end, loc.char_start, loc.char_end, key, dup_of)
             )
             if dup_of is None:
