@@ -1,6 +1,6 @@
 """Command-line interface over the same core as the GUI. No Qt import.
 
-    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | ...
+    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | watch | ...
 
 Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage, 130 interrupted.
 """
@@ -82,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     sub.add_parser("check", help="verify the database's integrity")
+
+    p = sub.add_parser("watch", help="keep folders in sync: index changes as they happen (Ctrl+C stops)")
+    p.add_argument("folders", nargs="*", help="folders to watch (default: every folder in the library); "
+                                                "one not in the library yet is indexed first")
+    p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")
 
     try:
         from desktop_memory_bench.command import add_bench_parser
@@ -276,6 +281,8 @@ def _dispatch(svc, args) -> int:
                 extra = f"  {d.error}" if d.error else ""
                 print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
         return 0
+    if cmd == "watch":
+        return _watch(svc, args)
     if cmd == "check":
         problems = svc.check()
         for p in problems:
@@ -283,6 +290,40 @@ def _dispatch(svc, args) -> int:
         print("ok" if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
     raise AssertionError(cmd)
+
+
+def _watch(svc, args) -> int:
+    """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
+    import os
+
+    from .watch import Watcher
+
+    folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
+    for folder in folders or []:
+        if not os.path.isdir(folder):
+            raise UserError(f"not a folder: {folder}")
+    if folders is None and not svc.roots():
+        raise UserError("the library has no folders yet: name one (`desktop-memory watch FOLDER`) or index one")
+    stop = threading.Event()
+
+    def show(update) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {update.message}", flush=True)
+
+    def on_signal(signum, frame) -> None:
+        stop.set()
+
+    watcher = Watcher(svc, folders=folders, on_update=show, embed=not args.no_embed)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        watcher.start()
+        while not stop.wait(5.0) and watcher.running:  # a wake-up every 5 s: no measurable CPU
+            pass
+    finally:
+        watcher.stop()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    print(f"{time.strftime('%H:%M:%S')} stopped watching", flush=True)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,7 @@
 #      - `desktop-memory --smoke` and `desktop-memory-gui --smoke` (Qt offscreen);
 #      - the bundled CLI indexes a real PDF (extracted in the PDF helper process, i.e. the frozen executable
 #        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
+#      - the bundled `watch` command picks up a file written into a watched folder (watchdog inside the bundle);
 #      - if the evaluation PDFs are present (../shared/eval/pdfs), every one of them gets the same outcome
 #        (indexed / skipped / failed, chunk count) from the bundle as from the source install.
 # Run from the repository root or anywhere: `bash packaging/ci_bundle_check.sh`. Exit status 0 = all good.
@@ -89,6 +90,30 @@ top = results[0] if results else {}
 print(f"search: {len(results)} result(s); #1 {top.get('source')} lanes={top.get('lanes')} "
       f"text={' '.join(str(top.get('text', '')).split())[:80]!r}")
 sys.exit(0 if top.get("source") == sys.argv[2] and "dense" in top.get("lanes", []) else 1)
+EOF
+
+echo "== the bundled CLI's watch picks up a new file (watchdog's native observer inside the bundle)"
+mkdir -p "$WORK/watched"
+echo "seed note" > "$WORK/watched/seed.md"
+run "$APP/$NAME" --db "$WORK/watch.db" index "$WORK/watched" --no-embed -q > /dev/null || fail "index for watch"
+# not through run(): a backgrounded function is a subshell, and a signal to it would not reach the app
+env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  "$APP/$NAME" --db "$WORK/watch.db" watch --no-embed > "$WORK/watch.log" 2>&1 &
+WATCH_PID=$!
+for _ in $(seq 1 300); do grep -q "up to date" "$WORK/watch.log" && break; sleep 0.1; done
+grep -q "up to date" "$WORK/watch.log" || { kill "$WATCH_PID"; cat "$WORK/watch.log"; fail "watch did not start"; }
+echo "the jabberwocky came whiffling through the tulgey wood" > "$WORK/watched/new.md"
+for _ in $(seq 1 100); do grep -q "indexed 1: watched/new.md" "$WORK/watch.log" && break; sleep 0.1; done
+kill -INT "$WATCH_PID"; wait "$WATCH_PID" || fail "watch did not stop cleanly on Ctrl+C"
+cat "$WORK/watch.log"
+grep -q "indexed 1: watched/new.md" "$WORK/watch.log" || fail "watch did not index the new file"
+run "$APP/$NAME" --db "$WORK/watch.db" search tulgey --backend keyword --json > "$WORK/watch-search.json" \
+  || fail "search after watch"
+"$PY" - "$WORK/watch-search.json" "$WORK/watched/new.md" <<'EOF' || fail "the watched file is not searchable"
+import json, sys
+results = json.load(open(sys.argv[1]))
+print(f"watch: the new file is result #1: {bool(results) and results[0]['source'] == sys.argv[2]}")
+sys.exit(0 if results and results[0]["source"] == sys.argv[2] else 1)
 EOF
 
 EVAL_PDFS="$ROOT/../shared/eval/pdfs"
