@@ -12,6 +12,7 @@ import pytest
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.service import MemoryService
+from desktop_memory.store import repository
 from desktop_memory.store.migrations import SCHEMA_VERSION
 
 from .conftest import MDDOCS, run_cli
@@ -64,15 +65,19 @@ def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
     assert occurrences(svc.db_path)["db"] > 0
 
 
-@pytest.mark.parametrize("what", ["file", "folder"])
-def test_remove_erases_the_text(svc, tmp_path, what, eval_present):
+@pytest.mark.parametrize("what", ["file", "folder", "big folder"])
+def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
+    if what == "big folder":  # as many documents as BULK_REMOVE: one transaction and an FTS rebuild
+        monkeypatch.setattr(repository, "BULK_REMOVE", 3)
     target = lib / "sub" / "secret-note.md" if what == "file" else lib / "sub"
-    assert svc.remove_paths([target]) >= 1
+    assert svc.remove_paths([target]) == (1 if what == "file" else 4)
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
     assert svc.search("path parameters", backend="keyword"), "the rest of the library is intact"
     assert svc.check() == []
+    option = svc.store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
+    assert int(option[0]) == 1, "the bulk path switches FTS5's secure-delete back on"
 
 
 def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_present):
