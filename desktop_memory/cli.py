@@ -288,6 +288,9 @@ def _dispatch(svc, args) -> int:
     if cmd == "compact":
         before, after = svc.compact()
         print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+        for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+            print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
+                  "then; delete it once you no longer need it", file=sys.stderr)
         return 0
     raise AssertionError(cmd)
 
