@@ -236,7 +236,8 @@ class MainWindow(QMainWindow):
         self.library.remove_requested.connect(self.remove_paths)
         self.library.reveal_requested.connect(self.reveal_file)
         self.library.open_requested.connect(self.open_file)
-        self.library.compact_requested.connect(lambda: self.svc is not None and self.library.start_compact(self.svc, self.jobs))
+        self.library.compact_requested.connect(
+            lambda: self.svc is not None and self.library.start_compact(self.svc, self.jobs))
         self.library.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
         self._show_state()
 
