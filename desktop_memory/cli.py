@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     sub.add_parser("check", help="verify the database's integrity")
+    sub.add_parser("compact", help="compact and erase: rebuild the database so removed text is gone from the file")
 
     p = sub.add_parser("watch", help="keep folders in sync: index changes as they happen (Ctrl+C stops)")
     p.add_argument("folders", nargs="*", help="folders to watch (default: every folder in the library); "
@@ -199,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "bench":
         return args.bench_func(args)
     svc = MemoryService(settings, db_path=args.db)
+    for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
+        print(f"note: {notice}", file=sys.stderr)
     try:
         return _dispatch(svc, args)
     finally:
@@ -289,6 +292,13 @@ def _dispatch(svc, args) -> int:
             print(p)
         print("ok" if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
+    if cmd == "compact":
+        before, after = svc.compact()
+        print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+        for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+            print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
+                  "then; delete it once you no longer need it", file=sys.stderr)
+        return 0
     raise AssertionError(cmd)
 
 

