@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "bench":
         return args.bench_func(args)
     if args.command == "mcp":  # opens the database itself, lazily: a missing one is reported per call
-        from .mcp_server import serve
+        from .mcp_server.server import serve
 
         return serve(settings, args.db, allow_indexing=args.allow_indexing)
     svc = MemoryService(settings, db_path=args.db)
