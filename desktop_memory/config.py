@@ -104,6 +104,13 @@ class ContextSettings:
 
 
 @dataclass
+class TraySettings:
+    """The tray icon and the quick-search popup (gui/shell.py)."""
+
+    close_to_tray: bool = False  # closing the main window keeps the app running in the tray (off: closing quits)
+
+
+@dataclass
 class Settings:
     db_path: str = ""  # empty = default_db_path()
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -111,6 +118,7 @@ class Settings:
     embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    tray: TraySettings = field(default_factory=TraySettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters
 
     def resolved_db_path(self) -> Path:
