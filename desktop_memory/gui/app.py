@@ -14,9 +14,6 @@ import sys
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
-
 from .. import APP_NAME, __version__
 from ..config import data_dir, load_settings, settings_path
 
@@ -41,7 +38,9 @@ def _setup_logging() -> Path | None:
     return path
 
 
-def create_app(argv: list[str] | None = None) -> QApplication:
+def create_app(argv: list[str] | None = None):
+    from PySide6.QtWidgets import QApplication  # not at import: `--quick` hands off to a running app without Qt
+
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(argv if argv is not None else sys.argv[:1])
@@ -112,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     _setup_logging()
     app = create_app()
+    from PySide6.QtCore import QTimer
+
     from .main_window import MainWindow
     from .shell import install_shell
     from .style import app_icon, apply_theme
