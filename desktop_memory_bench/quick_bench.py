@@ -24,8 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .latency import load_average, percentile
@@ -87,7 +87,11 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
         painted.clear()
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait(lambda p=proc: bool(painted) and p.poll() is not None, 30)
+
+        def ready(p: subprocess.Popen[bytes] = proc) -> bool:
+            return bool(painted) and p.poll() is not None
+
+        wait(ready, 30)
         handoff.append((painted[0] - t0) * 1000)
         exits.append((time.perf_counter() - t0) * 1000 if proc.returncode == 0 else float("nan"))
         popup.hide()
