@@ -49,6 +49,8 @@ class QuickPopup(QFrame):
         self.setObjectName("QuickPopup")
         self.setWindowTitle("Desktop Memory quick search")
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        # frameless: its own edge, so it stands out from the window behind it in both themes
+        self.setStyleSheet("#QuickPopup { border: 1px solid palette(highlight); background: palette(window); }")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.engine = engine
         self._shown_query: str | None = None
