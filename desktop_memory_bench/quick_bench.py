@@ -81,10 +81,14 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
 
     spy = PaintSpy()
     popup.installEventFilter(spy)
+    received: list[float] = []
+    if shell.server is not None:
+        shell.server.message.connect(lambda _m: received.append(time.perf_counter()))
     cmd = _command(db)
-    handoff, exits = [], []
+    handoff, exits, in_app = [], [], []
     for _ in range(runs):
         painted.clear()
+        received.clear()
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -93,11 +97,19 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
 
         wait(ready, 30)
         handoff.append((painted[0] - t0) * 1000)
+        if received:
+            in_app.append((painted[0] - received[0]) * 1000)
         exits.append((time.perf_counter() - t0) * 1000 if proc.returncode == 0 else float("nan"))
         popup.hide()
         for _i in range(20):
             app.processEvents()
             time.sleep(0.005)
+
+    bare = []  # the floor: this Python starting and exiting, doing nothing
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=False)
+        bare.append((time.perf_counter() - t0) * 1000)
 
     popup.summon()
     started: list[float] = []
@@ -123,7 +135,8 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
     chunks = window.stats.chunks if window.stats else None
     shell.close()
     window.close()
-    return {"handoff_ms": _stats(handoff), "command_exit_ms": _stats(exits),
+    return {"handoff_ms": _stats(handoff), "command_exit_ms": _stats(exits), "request_to_paint_ms": _stats(in_app),
+            "bare_python_ms": _stats(bare),
             "results_after_key_ms": _stats(after_key), "results_after_debounce_ms": _stats(after_debounce),
             "chunks": chunks, "queries": len(queries),
             "platform": os.environ.get("QT_QPA_PLATFORM") or ("xcb" if os.environ.get("DISPLAY") else "default"),
@@ -151,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(f"quick search on {report['chunks']} chunks, {report['platform']}, load average {report['load_avg']}")
-    parts = (("command → popup painted", "handoff_ms"), ("command → second process exited", "command_exit_ms"),
+    parts = (("command → popup painted", "handoff_ms"),
+             ("  of which: request received → painted", "request_to_paint_ms"),
+             ("command → second process exited", "command_exit_ms"),
+             ("(floor: `python -c pass` start → exit)", "bare_python_ms"),
              ("last keystroke → results", "results_after_key_ms"),
              ("search start (after debounce) → results", "results_after_debounce_ms"))
     rows = [[label, str(report[k]["n"]), f"{report[k]['p50']:.1f}", f"{report[k]['p90']:.1f}",
