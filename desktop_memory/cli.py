@@ -89,6 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "one not in the library yet is indexed first")
     p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")
 
+    p = sub.add_parser("mcp", help="serve the library to chat apps and agents (Model Context Protocol, stdio)",
+                       description="Run an MCP server over stdio for Claude Desktop, VS Code, Cursor and other MCP "
+                       "clients: tools search, get_context, get_passage and list_sources (read-only). See the "
+                       "README for the client configuration.")
+    p.add_argument("--db", default=argparse.SUPPRESS, help="database file (default: the app's)")
+    p.add_argument("--allow-indexing", action="store_true",
+                   help="also offer index_path, limited to folders already in the library")
+
     try:
         from desktop_memory_bench.command import add_bench_parser
     except ImportError:  # the benchmark is a developer tool, not part of the app (or the bundle)
@@ -199,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.command == "bench":
         return args.bench_func(args)
+    if args.command == "mcp":  # opens the database itself, lazily: a missing one is reported per call
+        from .mcp_server.server import serve
+
+        return serve(settings, args.db, allow_indexing=args.allow_indexing)
     svc = MemoryService(settings, db_path=args.db)
     for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
         print(f"note: {notice}", file=sys.stderr)

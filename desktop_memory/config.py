@@ -112,6 +112,10 @@ class WatchSettings:
     paused: tuple[str, ...] = ()  # folders whose watch is paused (absolute paths, as in the library)
     quiet_ms: int = 300  # a batch of changes is indexed once no event arrived for this long...
     max_wait_ms: int = 1500  # ...or this long after its first event, whichever comes first
+class TraySettings:
+    """The tray icon and the quick-search popup (gui/shell.py)."""
+
+    close_to_tray: bool = False  # closing the main window keeps the app running in the tray (off: closing quits)
 
 
 @dataclass
@@ -123,6 +127,7 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
+    tray: TraySettings = field(default_factory=TraySettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters
 
     def resolved_db_path(self) -> Path:
