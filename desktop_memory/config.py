@@ -112,6 +112,9 @@ class WatchSettings:
     paused: tuple[str, ...] = ()  # folders whose watch is paused (absolute paths, as in the library)
     quiet_ms: int = 300  # a batch of changes is indexed once no event arrived for this long...
     max_wait_ms: int = 1500  # ...or this long after its first event, whichever comes first
+
+
+@dataclass
 class TraySettings:
     """The tray icon and the quick-search popup (gui/shell.py)."""
 
