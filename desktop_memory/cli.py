@@ -82,11 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     sub.add_parser("check", help="verify the database's integrity")
+    sub.add_parser("compact", help="compact and erase: rebuild the database so removed text is gone from the file")
 
     p = sub.add_parser("watch", help="keep folders in sync: index changes as they happen (Ctrl+C stops)")
     p.add_argument("folders", nargs="*", help="folders to watch (default: every folder in the library); "
                                                 "one not in the library yet is indexed first")
     p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")
+
+    p = sub.add_parser("mcp", help="serve the library to chat apps and agents (Model Context Protocol, stdio)",
+                       description="Run an MCP server over stdio for Claude Desktop, VS Code, Cursor and other MCP "
+                       "clients: tools search, get_context, get_passage and list_sources (read-only). See the "
+                       "README for the client configuration.")
+    p.add_argument("--db", default=argparse.SUPPRESS, help="database file (default: the app's)")
+    p.add_argument("--allow-indexing", action="store_true",
+                   help="also offer index_path, limited to folders already in the library")
 
     try:
         from desktop_memory_bench.command import add_bench_parser
@@ -198,7 +207,13 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.command == "bench":
         return args.bench_func(args)
+    if args.command == "mcp":  # opens the database itself, lazily: a missing one is reported per call
+        from .mcp_server.server import serve
+
+        return serve(settings, args.db, allow_indexing=args.allow_indexing)
     svc = MemoryService(settings, db_path=args.db)
+    for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
+        print(f"note: {notice}", file=sys.stderr)
     try:
         return _dispatch(svc, args)
     finally:
@@ -289,6 +304,13 @@ def _dispatch(svc, args) -> int:
             print(p)
         print("ok" if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
+    if cmd == "compact":
+        before, after = svc.compact()
+        print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+        for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+            print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
+                  "then; delete it once you no longer need it", file=sys.stderr)
+        return 0
     raise AssertionError(cmd)
 
 
