@@ -69,10 +69,13 @@ def test_editor_save_via_rename_is_one_calm_update(tmp_path, calm_svc, start_wat
     os.rename(root / "doc.md.tmp", root / "doc.md")
     (root / "doc.md~").unlink()
     (root / ".doc.md.swp").unlink()
-    wait_for(lambda: keyword_hits(svc, "marmalade") == [str(root / "doc.md")], what="the saved file")
-    assert {d.path for d in svc.documents()} == {str(root / "doc.md")}
+    wait_for(lambda: [u for u in rec.of("change") if u.changed], what="the saved file's update")
+    (root / "sentinel.md").write_text("sentinel\n")  # once its update is in, nothing else of the save is pending
+    wait_for(lambda: any("sentinel.md" in u.message for u in rec.of("change")), what="the sentinel")
+    assert keyword_hits(svc, "marmalade") == [str(root / "doc.md")]
+    assert {d.path for d in svc.documents()} == {str(root / "doc.md"), str(root / "sentinel.md")}
     changes = [u for u in rec.of("change") if u.changed]
-    assert len(changes) == 1 and changes[0].indexed == 1
+    assert len(changes) == 2 and changes[0].indexed == 1 and changes[0].paths == (str(root / "doc.md"),)
 
 
 def test_folder_moved_in_and_out(tmp_path, svc, start_watcher):
