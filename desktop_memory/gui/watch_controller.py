@@ -144,7 +144,7 @@ def install_watch(window: Any, menu: Any = None) -> WatchController:
     window.job_finished.connect(lambda _summary: ctl.refresh())  # a folder added or removed
     ctl.status_changed.connect(lambda _text: show_states())
     ctl.updated.connect(updated)
-    library.watch_pause_requested.connect(ctl.set_paused)
+    library.watch_pause_requested.connect(lambda folder, pause: ctl.set_paused(pause, folder))
     if menu is not None:
         menu.addSeparator()
         pause_all = QAction("Pause &watching folders", window, checkable=True)
