@@ -89,9 +89,9 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
     try:
         first = svc.index_paths([lib], embed=False)
         assert first.indexed == 30
-        conn = svc.store.conn
-        pages = conn.execute("pragma page_count").fetchone()[0]
-        conn.execute(f"pragma max_page_count = {pages + 60}")  # room for a few batches of 384-d vectors
+        with svc.writing() as writer:  # the page limit is per connection: set it on the one that writes
+            pages = writer.conn.execute("pragma page_count").fetchone()[0]
+            writer.conn.execute(f"pragma max_page_count = {pages + 60}")  # room for a few batches of 384-d vectors
         with pytest.raises(StoreError, match="is full; free some space and index again"):
             svc.embed_pending()
         state = audit_db(tmp_path / "f.db", ledger)
