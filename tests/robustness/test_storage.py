@@ -98,7 +98,8 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
         assert state.embedded and state.pending, "some batches committed before the limit, none half"
         assert len(state.embedded) % 64 == 0
         assert svc.search("dependencies", backend="keyword"), "keyword search unaffected"
-        conn.execute("pragma max_page_count = 1073741823")
+        with svc.writing() as writer:
+            writer.conn.execute("pragma max_page_count = 1073741823")
         assert svc.embed_pending() == len(state.pending)
         assert audit_db(tmp_path / "f.db", ledger).pending == set()
     finally:
