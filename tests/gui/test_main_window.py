@@ -287,7 +287,7 @@ def test_keyword_results_appear_while_embedding_runs(qtbot, make_window, docs_di
 def test_responsive_while_indexing_a_big_folder(qtbot, make_window, hash_factory):
     """Dropping ~1,000 Markdown files keeps the event loop responsive (stall meter), with the Library on screen
     (rebuilt every few seconds as files arrive) and a search typed meanwhile."""
-    from desktop_memory.gui.stall_meter import StallMeter
+    from desktop_memory_bench.stall_meter import StallMeter
 
     from .conftest import EVAL
 
