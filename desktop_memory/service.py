@@ -42,6 +42,7 @@ from .retrieve import Searcher, SearchOutcome
 from .service_api import MemoryApi
 from .store import Store
 from .store.connection import translate_error
+from .store.passages import PassageWithNeighbours, read_passage
 
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
 
@@ -99,14 +100,18 @@ class ReaderPool:
 
 class MemoryService:
     def __init__(self, settings: Settings | None = None, db_path: Path | str | None = None,
-                 embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS) -> None:
+                 embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
+                 busy_timeout_ms: int | None = None) -> None:
         self.settings = settings or Settings()
         self.db_path = Path(db_path) if db_path else self.settings.resolved_db_path()
         self._embedder = embedder
         self._embedder_injected = embedder is not None
+        self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self.searcher = Searcher(self.settings.search)
+        self._notices: list[str] = []
+        self._notices_lock = threading.Lock()
         # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
         self._writer: Store | None = self._open_store()
         self._readers = ReaderPool(self._open_store, readers)
@@ -127,7 +132,12 @@ class MemoryService:
 
     def _open_store(self) -> Store:
         with self._plain_errors():
-            return Store(self.db_path)
+            store = Store(self.db_path)
+        if self._busy_timeout_ms is not None:
+            store.conn.setbusytimeout(self._busy_timeout_ms)
+        with self._notices_lock:
+            self._notices += [n for n in store.notices if n not in self._notices]
+        return store
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Store]:
@@ -210,6 +220,7 @@ class MemoryService:
                 removed += store.remove_documents(ids)
                 with store.conn:
                     store.remove_root(path)
+            store.checkpoint_erased()  # removed means gone: the WAL's old pages too (docs/PRIVACY.md)
         return removed
 
     def load_embedder(self) -> None:
@@ -287,9 +298,28 @@ class MemoryService:
         with self.reading() as store:
             return store.roots()
 
+    def take_notices(self) -> list[str]:
+        """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:
+        the CLI prints them on stderr, the window shows them in a banner."""
+        with self._notices_lock:
+            notices, self._notices = self._notices, []
+        return notices
+
+    def compact(self) -> tuple[int, int]:
+        """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
+        secure delete existed (or before this version) survives in free pages. Waits for a running index job.
+        Returns (bytes before, bytes after)."""
+        with self.writing() as store:
+            return store.compact()
+
     def check(self) -> list[str]:
         with self.reading() as store:
             return store.check_integrity()
+
+    def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
+        """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
+        with self.reading() as store:
+            return read_passage(store, chunk_id, neighbours)
 
 
 __all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError"]

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QAction,
     QCloseEvent,
     QResizeEvent,
 )
@@ -65,14 +64,6 @@ class MainWindow(FileDropTarget, QMainWindow):
     job_finished = Signal(object)  # IndexSummary, or None when the job failed
     library_refreshed = Signal()
     stats_refreshed = Signal()
-    act_add_files: QAction
-    act_add_folder: QAction
-    act_settings: QAction
-    act_copy_context: QAction
-    act_focus: QAction
-    act_reembed: QAction
-    act_cancel: QAction
-    theme_actions: dict[str, QAction]
 
     def __init__(self, settings: Settings, *, service_factory: ServiceFactory | None = None,
                  settings_path: Path | None = None, probe: ProbeFn | None = None) -> None:
@@ -98,7 +89,7 @@ class MainWindow(FileDropTarget, QMainWindow):
                                     reembed=self.reembed_library, settings=self.show_settings, parent=self)
         self.actions_ = ResultActions(self.results_model, self.results_view, banners=self.banners, status=self.status,
                                       copy_context=self.copy_context, parent=self)
-        build_menus(self)
+        self.theme_actions = build_menus(self)
         self._wire()
         restore_window_state(self)
         route_drops_to(self)
@@ -172,6 +163,9 @@ class MainWindow(FileDropTarget, QMainWindow):
         lib.remove_requested.connect(self.remove_paths)
         lib.reveal_requested.connect(a.reveal_file)
         lib.open_requested.connect(a.open_file)
+        lib.compact_requested.connect(lambda: lib.start_compact(self.svc, self.jobs) if self.svc else None)
+        lib.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
+        lib.compact_finished.connect(lambda *_: self.library_ctl.poke())
         self.tabs.currentChanged.connect(lambda _i: self.library_ctl.show_view(self.tabs.currentWidget() is lib))
         h = self.host
         h.opened.connect(self._service_opened)
@@ -213,6 +207,8 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def _service_opened(self, svc: MemoryApi) -> None:
         self.banners.dismiss("store")
+        for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
+            self.banners.show_message(notice, "info", key="privacy")
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(svc)
         self._show_state()

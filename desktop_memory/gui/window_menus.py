@@ -25,7 +25,8 @@ SHORTCUTS_HTML = (
 Shortcut = str | QKeySequence | QKeySequence.StandardKey
 
 
-def build_menus(w: MainWindow) -> None:
+def build_menus(w: MainWindow) -> dict[str, QAction]:
+    """Build the menu bar; returns the Appearance menu's theme actions (the window checks the current one)."""
     mb = w.menuBar()
 
     def act(menu: QMenu, text: str, slot: Callable[[], object], shortcuts: tuple[Shortcut, ...] = ()) -> QAction:
@@ -41,19 +42,19 @@ def build_menus(w: MainWindow) -> None:
         return w.actions_.current_row()
 
     f = mb.addMenu("&File")
-    w.act_add_files = act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
-    w.act_add_folder = act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
+    act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
+    act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
     f.addSeparator()
-    w.act_settings = act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
+    act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
     f.addSeparator()
     act(f, "&Quit", w.close, (QKeySequence.StandardKey.Quit, "Ctrl+Q"))
 
     e = mb.addMenu("&Edit")
-    w.act_copy_context = act(e, "Copy prompt &context", w.copy_context, (COPY_SHORTCUT_TEXT,))
+    act(e, "Copy prompt &context", w.copy_context, (COPY_SHORTCUT_TEXT,))
     act(e, "Copy &passage", lambda: w.actions_.copy_passage(row()), ("Ctrl+Alt+C",))
     act(e, "Copy pa&th", lambda: w.actions_.copy_path(row()), ("Ctrl+Shift+P",))
     e.addSeparator()
-    w.act_focus = act(e, "&Find…", w.focus_search, ("Ctrl+K", "Ctrl+F", "Ctrl+L"))
+    act(e, "&Find…", w.focus_search, ("Ctrl+K", "Ctrl+F", "Ctrl+L"))
     act(e, "&Include/exclude current result", lambda: w.actions_.toggle_row(row()), ("Ctrl+I",))
 
     v = mb.addMenu("&View")
@@ -64,20 +65,28 @@ def build_menus(w: MainWindow) -> None:
     act(v, "Focus prompt conte&xt", w.context_panel.items.setFocus, ("Ctrl+E",))
     appearance = v.addMenu("&Appearance")
     grp = QActionGroup(w)
-    w.theme_actions = {}
+    theme_actions: dict[str, QAction] = {}
     for t in THEMES:
         a = QAction(t.capitalize(), w, checkable=True)
         a.setChecked(t == w.theme)
         a.triggered.connect(lambda _=False, t=t: w.set_theme(t))
         grp.addAction(a)
         appearance.addAction(a)
-        w.theme_actions[t] = a
+        theme_actions[t] = a
 
     lib = mb.addMenu("L&ibrary")
     act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
-    w.act_reembed = act(lib, "&Embed missing vectors", w.reembed_library)
-    w.act_cancel = act(lib, "&Cancel indexing", w.cancel_job)
+    act(lib, "&Embed missing vectors", w.reembed_library)
+    act(lib, "&Cancel indexing", w.cancel_job)
 
     h = mb.addMenu("&Help")
     act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),
         (QKeySequence.StandardKey.HelpContents, "F1"))
+    act(h, "Use in chat apps (&MCP)…", lambda: show_mcp_setup(w))
+    return theme_actions
+
+
+def show_mcp_setup(w: MainWindow) -> None:
+    from .mcp_dialog import McpDialog
+
+    McpDialog(w.settings.resolved_db_path(), w).exec()
