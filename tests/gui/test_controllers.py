@@ -165,3 +165,23 @@ def test_service_host_replaces_settings_never_edits_them(qtbot, runner, tmp_path
     host.update(gui={"theme": "dark"})
     assert host.settings.gui["theme"] == "dark" and "theme" not in original.gui
     host.close()
+
+
+def test_context_panel_rows_are_the_results_model(qtbot, fake):
+    """Ticking a row in the context panel and pressing Space in the results list edit the same check state."""
+    from desktop_memory.gui.context_panel import ContextPanel
+
+    model = ResultsModel()
+    panel = ContextPanel()
+    qtbot.addWidget(panel)
+    panel.set_results_model(model)
+    results = fake.search("async")
+    model.set_results("async", ["async"], results)
+    rows = panel.items.model()
+    assert rows.rowCount() == len(results)
+    assert rows.setData(rows.index(1, 0), Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
+    assert not model.is_included(1) and model.is_included(0)
+    model.set_included(1, True)
+    assert rows.index(1, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+    assert rows.flags(rows.index(0, 0)) & Qt.ItemFlag.ItemIsUserCheckable
+    assert rows.index(0, 0).data().startswith("#1")
