@@ -30,7 +30,12 @@ from .migrations import current_version, migrate
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
-BULK_REMOVE = 200  # removing at least this many documents at once: one transaction and an FTS rebuild (see below)
+# Erasing old text from the FTS index: FTS5's secure-delete rewrites the index pages of every term of every deleted
+# row (25-60 ms a document on a 10,000-document library); merging the whole index into one segment ('optimize')
+# drops every deleted entry at once (0.3 s for 24,000 chunks). So the first BULK_ERASE documents an operation (an
+# index run, a removal) replaces or removes use secure-delete, and beyond that the operation deletes with plain
+# tombstones and optimizes once at its end (checkpoint_erased). Measured in docs/PRIVACY.md.
+BULK_ERASE = 25
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Store:
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly else secure_store_files(self.path)
         self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
+        self._erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
         self._vec_dim: int | None = None
 
     def _migrate(self) -> None:
@@ -118,12 +124,36 @@ class Store:
         return row is not None and not row[0]  # (busy, wal frames, frames checkpointed)
 
     def checkpoint_erased(self) -> bool:
-        """``checkpoint()`` if rows were deleted or replaced since the last one (cheap no-op otherwise)."""
+        """End of an operation that replaced or removed documents: erase what is still recoverable.
+
+        Documents deleted with FTS tombstones (beyond BULK_ERASE in one operation, or left by an operation that
+        was killed: ``meta.fts_optimize_pending``) are dropped from the index by one 'optimize'; then the WAL is
+        checkpointed and truncated. A cheap no-op when nothing was deleted."""
+        self._erased_docs = 0
+        if self.get_meta("fts_optimize_pending"):
+            with self.conn:
+                self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
+                self.conn.execute("delete from meta where key = 'fts_optimize_pending'")
+            self._erased = True
         if not self._erased:
             return True
         done = self.checkpoint()
         self._erased = not done
         return done
+
+    def _erasing_in_bulk(self) -> bool:
+        """Count one more document erased by this operation; True once past BULK_ERASE. In bulk, the caller's
+        transaction deletes with plain tombstones and records that the index needs an 'optimize' (in the same
+        transaction, so a crash before the end of the operation leaves the flag for the next one)."""
+        self._erased_docs += 1
+        if self._erased_docs <= BULK_ERASE:
+            return False
+        self._set_meta("fts_optimize_pending", "1")
+        return True
+
+    def _fts_secure_delete(self, on: bool) -> None:
+        """Switch FTS5's persistent secure-delete option; only ever off inside one transaction (see callers)."""
+        self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', ?)", (int(on),))
 
     def compact(self) -> tuple[int, int]:
         """Rebuild the file from live data only ("Compact and erase"): FTS5 segments merged (older deletions
@@ -330,7 +360,12 @@ class Store:
             if existing:
                 doc_id = existing[0]
                 kept = self._stash_reusable_vectors(doc_id, chunks)
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
+                if bulk:
+                    self._fts_secure_delete(True)
                 self.conn.execute(
                     "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
                     "error=?, indexed_at=? where id=?",
@@ -510,37 +545,33 @@ class Store:
             self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        """Remove documents, each in its own transaction; many at once go through ``_remove_many``."""
+        """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
+        deletes with FTS tombstones, the operation's 'optimize' (checkpoint_erased) then erasing their terms."""
         doc_ids = list(doc_ids)
-        if len(doc_ids) >= BULK_REMOVE:
-            return self._remove_many(doc_ids)
+        if len(doc_ids) > BULK_ERASE:
+            with self.conn:
+                self._erased_docs += len(doc_ids)
+                self._set_meta("fts_optimize_pending", "1")  # in the transaction: a crash leaves it for next time
+                self._fts_secure_delete(False)
+                for doc_id in doc_ids:
+                    self._delete_chunks(doc_id)
+                    self.conn.execute("delete from documents where id=?", (doc_id,))
+                self._fts_secure_delete(True)
+                self._bump_version()
+            return len(doc_ids)
         count = 0
         for doc_id in doc_ids:
             with self.conn:
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
                 self.conn.execute("delete from documents where id=?", (doc_id,))
+                if bulk:
+                    self._fts_secure_delete(True)
                 self._bump_version()
             count += 1
         return count
-
-    def _remove_many(self, doc_ids: list[int]) -> int:
-        """A folder's worth of documents in one transaction, their words erased by rebuilding the FTS index.
-
-        FTS5's secure-delete rewrites, for every deleted row, the index pages of each of its terms: ~15 ms a
-        document on a small library and far more on a big one (minutes for 10,000 documents, docs/PRIVACY.md).
-        Here the rows are deleted with ordinary FTS tombstones and the index is then merged into one segment
-        ('optimize'), which leaves out every deleted entry; the old segments' pages are freed and zeroed by
-        ``secure_delete``. Switching the option off and on again happens inside the same transaction, so a crash
-        cannot leave it off."""
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
-            for doc_id in doc_ids:
-                self._delete_chunks(doc_id)
-                self.conn.execute("delete from documents where id=?", (doc_id,))
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 1)")
-            self._bump_version()
-        return len(doc_ids)
 
     # ---------- embedding queue ----------
     def pending_count(self) -> int:
