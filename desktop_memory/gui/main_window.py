@@ -239,6 +239,7 @@ class MainWindow(QMainWindow):
         self.library.compact_requested.connect(
             lambda: self.svc is not None and self.library.start_compact(self.svc, self.jobs))
         self.library.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
+        self.library.compact_finished.connect(lambda *_: self.refresh_library_and_stats())
         self._show_state()
 
     def _build_menus(self) -> None:
