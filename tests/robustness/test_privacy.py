@@ -20,7 +20,20 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import make_embedder
 from desktop_memory.service import MemoryService
 
-from .conftest import AUDIT, MDDOCS, PDFS, REPO, cli_env, run_cli, write_settings
+from .conftest import (
+    AUDIT,
+    MDDOCS,
+    PDFS,
+    REPO,
+    Probe,
+    cli_cmd,
+    cli_env,
+    finish,
+    run_cli,
+    spawn_cli,
+    wait_for,
+    write_settings,
+)
 
 PACKAGE = REPO / "desktop_memory"
 
@@ -213,6 +226,66 @@ def _drive_window(run: Run) -> None:
     code = WINDOW_DRIVER.replace("sys.argv[1]", repr(str(run.db))).replace("sys.argv[2]", repr(str(run.lib)))
     assert "window ok" in run.python(code).stdout
     assert (run.data / "logs" / "gui.log").is_file(), "the window keeps a log: it is checked for document text"
+
+
+def _drive_mcp(run: Run) -> None:
+    """The MCP server over stdio, as a chat app drives it: initialize, then search and get_context."""
+    run.cli("index", str(run.lib))
+    proc = subprocess.Popen([*(run.prefix or []), *cli_cmd(run.db, "mcp")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env=cli_env(run.config, **run.env))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(msg_id: int, method: str, params: dict) -> dict:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            assert line, f"the MCP server closed its output: {proc.stderr.read() if proc.stderr else ''}"
+            reply = json.loads(line)
+            if reply.get("id") == msg_id:
+                assert "error" not in reply, reply
+                return reply["result"]
+
+    try:
+        call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "privacy-test", "version": "1"}})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        proc.stdin.flush()
+        found = call(2, "tools/call", {"name": "search", "arguments": {"query": "optional query parameters"}})
+        assert not found.get("isError"), found
+        context = call(3, "tools/call", {"name": "get_context", "arguments": {"query": SECRET_WORDS[0]}})
+        assert not context.get("isError"), context
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def _drive_watch(run: Run) -> None:
+    """`desktop-memory watch` on the library: it indexes it, then follows a new note and a deleted one."""
+    logs = run.base / "watch-logs"
+    proc = spawn_cli(run.db, "watch", str(run.lib), config=run.config, logs=logs, **run.env)
+    probe = Probe(run.db)
+    try:
+        wait_for(lambda: probe.counts()["embedded"] > 0, 300, what="the watched folder indexed")
+        (run.lib / "new-note.md").write_text("# New\n\nA note written while watching.\n", encoding="utf-8")
+        (run.lib / "secret.md").unlink()
+
+        def synced() -> bool:
+            conn = probe._open()
+            paths = {r[0] for r in conn.execute("select path from documents")} if conn else set()
+            return str(run.lib / "new-note.md") in paths and str(run.lib / "secret.md") not in paths
+
+        wait_for(synced, 120, interval=0.2, what="the change and the deletion picked up")
+    finally:
+        probe.close()
+        proc.terminate()
+        rc, _out, err = finish(proc, 60)
+    assert rc == 0, err
 
 
 @dataclass
