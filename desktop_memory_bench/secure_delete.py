@@ -40,7 +40,7 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.service import MemoryService
-from desktop_memory.store import Store, repository
+from desktop_memory.store import Store, erase
 
 from .table import render_table
 
@@ -134,7 +134,7 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
     settings = Settings()
     settings.embedder = EmbedderSettings(kind="hash")
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
-    saved_bulk = repository.BULK_ERASE
+    saved_bulk = erase.BULK_ERASE
     try:
         store = svc.store
         store.conn.execute(f"pragma secure_delete={pragma}")
@@ -143,7 +143,7 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
         if not checkpoint:
             store.checkpoint_erased = lambda: True  # type: ignore[method-assign]  # the app before issue 16
         if not bulk:
-            repository.BULK_ERASE = 1 << 30
+            erase.BULK_ERASE = 1 << 30
         out: dict[str, float] = {}
         t0 = time.perf_counter()
         for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
@@ -158,7 +158,7 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
         out["left"] = _left(db)
         out["files_mb"] = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists()) / 1e6
     finally:
-        repository.BULK_ERASE = saved_bulk
+        erase.BULK_ERASE = saved_bulk
         svc.close()
     return out
 

@@ -25,17 +25,13 @@ import numpy as np
 from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
+from . import erase
 from .connection import open_connection, secure_store_files, translate_error
+from .erase import Erasing
 from .migrations import current_version, migrate
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
-# Erasing old text from the FTS index: FTS5's secure-delete rewrites the index pages of every term of every deleted
-# row (25-60 ms a document on a 10,000-document library); merging the whole index into one segment ('optimize')
-# drops every deleted entry at once (0.3 s for 24,000 chunks). So the first BULK_ERASE documents an operation (an
-# index run, a removal) replaces or removes use secure-delete, and beyond that the operation deletes with plain
-# tombstones and optimizes once at its end (checkpoint_erased). Measured in docs/PRIVACY.md.
-BULK_ERASE = 25
 
 
 @dataclass
@@ -59,7 +55,7 @@ class WriteResult:
     vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
 
 
-class Store:
+class Store(Erasing):
     """A connection to one index file. Not shared between threads: each thread opens its own Store."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
@@ -109,62 +105,6 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
-
-    # ---------- erasing ----------
-    def checkpoint(self) -> bool:
-        """Copy the WAL into the database and truncate it to zero bytes (TRUNCATE checkpoint).
-
-        With ``secure_delete`` the database file no longer holds deleted rows, but the WAL still holds the pages
-        as they were before the delete until a checkpoint rewrites and truncates it. Returns False when a reader
-        on another connection kept part of the WAL alive (it waits for them up to the busy timeout first)."""
-        try:
-            row = self.conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()
-        except apsw.BusyError:
-            return False
-        return row is not None and not row[0]  # (busy, wal frames, frames checkpointed)
-
-    def checkpoint_erased(self) -> bool:
-        """End of an operation that replaced or removed documents: erase what is still recoverable.
-
-        Documents deleted with FTS tombstones (beyond BULK_ERASE in one operation, or left by an operation that
-        was killed: ``meta.fts_optimize_pending``) are dropped from the index by one 'optimize'; then the WAL is
-        checkpointed and truncated. A cheap no-op when nothing was deleted."""
-        self._erased_docs = 0
-        if self.get_meta("fts_optimize_pending"):
-            with self.conn:
-                self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-                self.conn.execute("delete from meta where key = 'fts_optimize_pending'")
-            self._erased = True
-        if not self._erased:
-            return True
-        done = self.checkpoint()
-        self._erased = not done
-        return done
-
-    def _erasing_in_bulk(self) -> bool:
-        """Count one more document erased by this operation; True once past BULK_ERASE. In bulk, the caller's
-        transaction deletes with plain tombstones and records that the index needs an 'optimize' (in the same
-        transaction, so a crash before the end of the operation leaves the flag for the next one)."""
-        self._erased_docs += 1
-        if self._erased_docs <= BULK_ERASE:
-            return False
-        self._set_meta("fts_optimize_pending", "1")
-        return True
-
-    def _fts_secure_delete(self, on: bool) -> None:
-        """Switch FTS5's persistent secure-delete option; only ever off inside one transaction (see callers)."""
-        self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', ?)", (int(on),))
-
-    def compact(self) -> tuple[int, int]:
-        """Rebuild the file from live data only ("Compact and erase"): FTS5 segments merged (older deletions
-        that predate secure-delete dropped), VACUUM, WAL truncated. Returns (bytes before, bytes after)."""
-        before = self.db_bytes()
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-        self.conn.execute("vacuum")
-        self._erased = True
-        self.checkpoint_erased()
-        return before, self.db_bytes()
 
     @contextmanager
     def immediate_writes(self) -> Iterator[Store]:
@@ -548,7 +488,7 @@ class Store:
         """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
         deletes with FTS tombstones, the operation's 'optimize' (checkpoint_erased) then erasing their terms."""
         doc_ids = list(doc_ids)
-        if len(doc_ids) > BULK_ERASE:
+        if len(doc_ids) > erase.BULK_ERASE:
             with self.conn:
                 self._erased_docs += len(doc_ids)
                 self._set_meta("fts_optimize_pending", "1")  # in the transaction: a crash leaves it for next time

@@ -12,7 +12,7 @@ import pytest
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.service import MemoryService
-from desktop_memory.store import repository
+from desktop_memory.store import erase
 from desktop_memory.store.migrations import SCHEMA_VERSION
 
 from .conftest import MDDOCS, run_cli
@@ -70,7 +70,7 @@ def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
     if what == "big folder":  # more documents than BULK_ERASE: one transaction, tombstones, then one 'optimize'
-        monkeypatch.setattr(repository, "BULK_ERASE", 3)
+        monkeypatch.setattr(erase, "BULK_ERASE", 3)
     target = lib / "sub" / "secret-note.md" if what == "file" else lib / "sub"
     assert svc.remove_paths([target]) == (1 if what == "file" else 4)
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
@@ -93,7 +93,7 @@ def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_pre
 @pytest.mark.parametrize("bulk", [False, True], ids=["secure-delete", "tombstones+optimize"])
 def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present, monkeypatch, bulk):
     if bulk:  # as if this were the 26th changed file of the run
-        monkeypatch.setattr(repository, "BULK_ERASE", 0)
+        monkeypatch.setattr(erase, "BULK_ERASE", 0)
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
     note = lib / "sub" / "secret-note.md"
@@ -107,7 +107,7 @@ def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present, monk
 def test_an_operation_killed_before_its_optimize_is_finished_by_the_next(svc, tmp_path, eval_present, monkeypatch):
     """Tombstoned deletions record (in their own transaction) that the index needs an 'optimize'; if the operation
     never reaches its end, the next one that erases anything runs it."""
-    monkeypatch.setattr(repository, "BULK_ERASE", 0)
+    monkeypatch.setattr(erase, "BULK_ERASE", 0)
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
     store = svc.store
