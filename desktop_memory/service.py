@@ -27,6 +27,7 @@ from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, Se
 from .retrieve import Searcher, SearchOutcome
 from .store import Store
 from .store.connection import translate_error
+from .store.passages import PassageWithNeighbours, read_passage
 
 
 class MemoryService:
@@ -211,6 +212,11 @@ class MemoryService:
     def check(self) -> list[str]:
         with self._plain_errors():
             return self.store.check_integrity()
+
+    def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
+        """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
+        with self._plain_errors():
+            return read_passage(self.store, chunk_id, neighbours)
 
 
 __all__ = ["MemoryService", "StoreError"]

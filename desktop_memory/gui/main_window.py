@@ -297,6 +297,7 @@ class MainWindow(QMainWindow):
 
         h = mb.addMenu("&Help")
         act(h, "&Keyboard shortcuts", self.show_shortcuts, [QKeySequence.StandardKey.HelpContents, "F1"])
+        act(h, "Use in chat apps (&MCP)…", self.show_mcp_setup)
 
     # ==================================================================== persistence of window state
     def _restore_state(self) -> None:
@@ -986,6 +987,11 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         self.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts")
+
+    def show_mcp_setup(self) -> None:
+        from .mcp_dialog import McpDialog
+
+        McpDialog(self.settings.resolved_db_path(), self).exec()
 
     # ============================================================================= drag and drop
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:

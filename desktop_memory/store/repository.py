@@ -245,10 +245,14 @@ class Store(Erasing):
 
     def documents_under(self, folder: str) -> list[DocRow]:
         prefix = folder.rstrip("/\\") + _sep(folder)
+        # a range on the path index (prefix <= path < prefix with its separator + 1), not a scan of every
+        # document: the watcher asks this once per deleted file, so a branch switch deleting 1,000 files in a
+        # 5,000-file library took 1.6 s in substr() scans alone
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         rows = self.conn.execute(
             "select id, path, kind, size, mtime, content_hash, status, error, n_chunks from documents "
-            "where substr(path, 1, ?) = ? order by path",
-            (len(prefix), prefix),
+            "where path >= ? and path < ? order by path",
+            (prefix, upper),
         )
         return [DocRow(*r) for r in rows]
 
@@ -403,7 +407,7 @@ class Store(Erasing):
                 dups += 1
             cid = next_id + ord_
             rows.append(
-                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.page, loc.line_start,
+                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
                  loc.line_end, loc.char_start, loc.char_end, key, dup_of)
             )
             if dup_of is None:
