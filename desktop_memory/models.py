@@ -11,7 +11,7 @@ text, code): in a PDF or a Word file they would name nothing the person can find
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 DocKind = Literal["markdown", "text", "code", "pdf", "document", "slides", "ebook", "html"]
 # "document": docx/odt/rtf; "slides": pptx/odp (their units are slides); "ebook": epub; "html": web pages
@@ -79,7 +79,7 @@ class Location:
             return cls(heading_path, None, line_start, line_end, char_start, char_end, slide=page)
         return cls(heading_path, page, line_start, line_end, char_start, char_end)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "heading_path": list(self.heading_path),
             "page": self.page,
@@ -173,7 +173,7 @@ class SearchResult:
         """Short badge text, e.g. ``keyword #3 · semantic #1, cos 0.71``."""
         return " · ".join(label for _, label in self.badges())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
             "score": self.score,
@@ -251,7 +251,7 @@ class IndexSummary:
     def problems(self) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.status in ("skipped", "failed")]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = dataclasses_asdict(self)
         return d
 
@@ -281,7 +281,7 @@ class Stats:
     model_id: str | None
     dim: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses_asdict(self)
 
 
@@ -304,8 +304,8 @@ class ContextReport:
     items: list[ContextItem]
     dropped: list[ContextItem]
 
-    def to_dict(self) -> dict:
-        def item(i: ContextItem) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        def item(i: ContextItem) -> dict[str, Any]:
             return {
                 "rank": i.rank,
                 "source": i.source,
@@ -324,7 +324,7 @@ class ContextReport:
         }
 
 
-def dataclasses_asdict(obj) -> dict:
+def dataclasses_asdict(obj: Any) -> dict[str, Any]:
     import dataclasses
 
     return dataclasses.asdict(obj)
