@@ -157,7 +157,7 @@ class PdfExtractor:
         return build_office_doc(reply)
 
     def request(self, request: dict[str, Any], *, timeout_s: float, max_memory_mb: int | None = None,
-                what: str = "pdf") -> dict:
+                what: str = "pdf") -> dict[str, Any]:
         """Send one request and wait for the reply, killing the worker if it overruns or dies."""
         with self._lock:
             self._ensure_started()
@@ -211,7 +211,7 @@ class PdfExtractor:
         if not hello.get("ok"):
             raise ExtractionError(hello.get("reason") or "PDF support is not available")
 
-    def _wait(self, timeout_s: float, max_memory_mb: int | None, what: str = "pdf") -> dict:
+    def _wait(self, timeout_s: float, max_memory_mb: int | None, what: str = "pdf") -> dict[str, Any]:
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
             remaining = deadline - time.monotonic()
@@ -220,7 +220,7 @@ class PdfExtractor:
                 raise ExtractionError(f"{_WORDS[what][0]} took longer than {timeout_s:g} s")
             try:
                 if self._conn.poll(min(remaining, _POLL_S)):
-                    reply = self._conn.recv()
+                    reply: dict[str, Any] = self._conn.recv()
                     if reply.get("restart"):
                         self._reap()
                     return reply
@@ -233,7 +233,7 @@ class PdfExtractor:
         if proc is None:
             return None
         proc.join(5.0)
-        code = proc.exitcode
+        code: int | None = proc.exitcode
         self._kill()
         return code
 

@@ -94,14 +94,15 @@ def is_memory_error(exc: BaseException) -> bool:
         if isinstance(e, MemoryError) or _OOM_TEXT.search(str(e)):
             return True
         todo += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-        todo += [e.__cause__, e.__context__]
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
     return False
 
 
 def describe_pages(numbers: list[int]) -> str:
     """[3, 7, 8, 9] → "3, 7–9"."""
     parts: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0
     for n in numbers:
         if start is None:
             start = prev = n
@@ -134,7 +135,7 @@ class _Attempt:
 
     @property
     def has_text(self) -> bool:
-        return bool(self.pages) and any(p for p in self.pages)
+        return any(p for p in self.pages or [])
 
 
 def _pdfium(path: str) -> _Attempt:
@@ -195,7 +196,7 @@ def _outline(doc: Any) -> list[tuple[int, str, int]]:
     return out
 
 
-def _plumber_open(path: str, attempt: _Attempt):
+def _plumber_open(path: str, attempt: _Attempt) -> Any:
     import pdfplumber
 
     try:
@@ -423,7 +424,7 @@ def exit_with_parent(parent_pid: int, poll_s: float = PARENT_POLL_S) -> threadin
     return thread
 
 
-def worker_main(conn, parent_pid: int | None = None) -> None:
+def worker_main(conn: Any, parent_pid: int | None = None) -> None:
     """Child-process entry point: import the engines once, then serve requests until EOF or "exit"."""
     exit_with_parent(parent_pid if parent_pid is not None else os.getppid())
     try:
