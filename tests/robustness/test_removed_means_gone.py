@@ -61,7 +61,8 @@ def svc(tmp_path):
 def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
     svc.index_paths([lib])
     assert svc.search(WORD, backend="keyword"), "the secret is indexed"
-    svc.store.checkpoint()  # the text now sits in the main file too, not only in the WAL
+    with svc.writing() as store:
+        store.checkpoint()  # the text now sits in the main file too, not only in the WAL
     assert occurrences(svc.db_path)["db"] > 0
 
 
@@ -76,7 +77,8 @@ def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
     assert svc.search("path parameters", backend="keyword"), "the rest of the library is intact"
     assert svc.check() == []
-    option = svc.store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
+    with svc.reading() as store:
+        option = store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
     assert int(option[0]) == 1, "the bulk path switches FTS5's secure-delete back on"
 
 
@@ -109,7 +111,8 @@ def test_each_half_is_needed(tmp_path, off, eval_present):
     svc = MemoryService(_settings(), db_path=db)
     try:
         _indexed_and_flushed(svc, lib)
-        svc.store.conn.execute(off)
+        with svc.writing() as store:  # per-connection pragma: on the connection that removes
+            store.conn.execute(off)
         svc.remove_paths([lib / "sub" / "secret-note.md"])
         assert sum(occurrences(db).values()) > 0
     finally:
@@ -123,8 +126,9 @@ def test_compact_erases_what_an_older_version_left_behind(tmp_path, hash_config,
     svc = MemoryService(_settings(), db_path=db)
     try:
         _indexed_and_flushed(svc, lib)
-        svc.store.conn.execute("pragma secure_delete=off")
-        svc.store.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
+        with svc.writing() as store:
+            store.conn.execute("pragma secure_delete=off")
+            store.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
         svc.remove_paths([lib / "sub" / "secret-note.md"])
     finally:
         svc.close()
@@ -150,7 +154,8 @@ def test_the_fts_option_is_set_by_a_migration_and_opening_never_writes(tmp_path)
     before = db.read_bytes()
     svc = MemoryService(_settings(), db_path=db)  # a second open: no migration, no option to set
     try:
-        assert svc.store.conn.execute("pragma secure_delete").fetchone()[0] == 1
+        with svc.reading() as store:
+            assert store.conn.execute("pragma secure_delete").fetchone()[0] == 1
         wal = Path(f"{db}-wal")
         assert not wal.exists() or wal.stat().st_size == 0
     finally:
