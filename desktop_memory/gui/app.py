@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import logging.handlers
 import sys
 import traceback
 from pathlib import Path
 
 from .. import APP_NAME, __version__
 from ..config import data_dir, load_settings, settings_path
+from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 
 log = logging.getLogger("desktop_memory.gui")
 
@@ -24,10 +24,10 @@ def _setup_logging() -> Path | None:
     """Log to <data dir>/logs/gui.log (rotating); errors that are bugs land there with tracebacks."""
     try:
         logs = data_dir() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(logs)
         path = logs / "gui.log"
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,
-                                                                        encoding="utf-8")
+        handler: logging.Handler = PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,  # 0600
+                                                              encoding="utf-8")
     except OSError:
         path, handler = None, logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
