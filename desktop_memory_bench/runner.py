@@ -188,8 +188,11 @@ def naive_fixed_padding_tokens_per_s(embedder: Embedder, texts: list[str]) -> di
 
 
 def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedder, key: str,
-                log: Callable[[str], None], doc_format: str = "md") -> dict[str, Any]:
-    """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures."""
+                log: Callable[[str], None], doc_format: str = "md", *, baseline: bool = True) -> dict[str, Any]:
+    """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures.
+
+    ``baseline=False`` (``bench --no-baseline``) skips the naive fixed-padding comparison (~256 chunks embedded
+    twice more in a child process)."""
     from desktop_memory.service import MemoryService
 
     from .naive_baseline import run_in_child
@@ -236,11 +239,11 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
     tokens = 0
     for start in range(0, len(texts), 1024):
         tokens += sum(embedder.count_tokens(texts[start : start + 1024]))
-    baseline = None
-    if texts:
+    naive = None
+    if texts and baseline:
         sample = random.Random(0).sample(texts, min(BASELINE_SAMPLE, len(texts)))
         log(f"naive fixed-padding baseline on {len(sample)} chunks …")
-        baseline = run_in_child(settings, sample) if getattr(embedder, "_session", None) is not None else None
+        naive = run_in_child(settings, sample) if getattr(embedder, "_session", None) is not None else None
     total = summary.elapsed_s
     embed_s = summary.embed_s
     docs = summary.indexed
@@ -276,7 +279,7 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
         "store_chunks_per_s": chunks / summary.store_s if summary.store_s else 0.0,
         "keyword_searchable_s": marks.get("extract_end", 0.0),
         "fully_embedded_s": total,
-        "baseline": baseline,
+        "baseline": naive,
         "db_bytes": db_bytes,
         "db_mb": db_bytes / MB,
         "peak_rss_mb": rss.peak / MB,
@@ -310,7 +313,7 @@ def open_or_build(ds: BeirDataset, opts: BenchOptions, settings: Settings, embed
             return db, figures
         if meta.get("key") != key and opts.db:
             log(f"{db} was built from other data/settings: rebuilding it")
-    return db, build_index(ds, db, settings, embedder, key, log, opts.doc_format)
+    return db, build_index(ds, db, settings, embedder, key, log, opts.doc_format, baseline=opts.baseline)
 
 
 # ---------------------------------------------------------------- searching
