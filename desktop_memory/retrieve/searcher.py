@@ -112,7 +112,7 @@ class Searcher:
             reason = "no vectors yet (embedding has not run)"
         elif model_id != embedder.model_id:
             reason = f"index holds {model_id} vectors but the embedder is {embedder.model_id}; re-embed to use it"
-        if reason is None:
+        if reason is None and embedder is not None:
             te = time.perf_counter()
             try:
                 qvec = embedder.embed_query(query)
