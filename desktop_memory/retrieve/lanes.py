@@ -14,6 +14,7 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
+from ..store.cjk import query_grams
 from .copies import allowed_canonical_sql, allowed_sql
 from .dense import dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms
@@ -25,7 +26,8 @@ Ranked = list[tuple[int, float]]
 def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None = None,
              term_budget: int = 0) -> Ranked:
     """BM25 over an OR of the query's terms; with ``term_budget`` > 0 the most common terms may be left out so
-    the rows FTS5 must score stay within that many postings (see keyword.py)."""
+    the rows FTS5 must score stay within that many postings (see keyword.py). Text written without spaces (CJK,
+    Thai) is matched through its bigram index as well (store/cjk.py); a chunk found both ways sums its scores."""
     counts = term_counts(query)
     if not counts:
         return []
@@ -33,17 +35,31 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     if term_budget > 0 and len(counts) > 1:
         kept, _dropped = plan_terms(store, list(counts), term_budget)
     expr = " OR ".join(quote_fts(t) for t in weighted_terms(counts, kept))
+    ranked = _match(store, "chunks_fts", expr, limit, filters)
+    grams = query_grams(query)
+    if grams:
+        extra = _match(store, "chunks_cjk", " OR ".join(quote_fts(g) for g in grams), limit, filters)
+        if extra:
+            scores = dict(ranked)
+            for cid, score in extra:
+                scores[cid] = scores.get(cid, 0.0) + score
+            ranked = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:limit]
+    return ranked
+
+
+def _match(store: Store, table: str, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
+    """(chunk id, -bm25) of the best ``limit`` rows of FTS5 ``table`` matching ``expr`` inside the filters."""
     where, params = allowed_sql(filters)
     if where:
         sql = (
-            "select f.rowid, -f.rank from chunks_fts f join chunks c on c.id = f.rowid "
-            "join documents d on d.id = c.doc_id where chunks_fts match ? and " + where +
+            f"select f.rowid, -f.rank from {table} f join chunks c on c.id = f.rowid "
+            f"join documents d on d.id = c.doc_id where {table} match ? and " + where +
             " order by f.rank, f.rowid limit ?"
         )
         rows = store.conn.execute(sql, (expr, *params, limit)).fetchall()
     else:
         rows = store.conn.execute(
-            "select rowid, -rank from chunks_fts where chunks_fts match ? order by rank, rowid limit ?", (expr, limit)
+            f"select rowid, -rank from {table} where {table} match ? order by rank, rowid limit ?", (expr, limit)
         ).fetchall()
     return [(int(cid), float(score)) for cid, score in rows]
 
