@@ -13,7 +13,7 @@ from ..store import HEADING_SEP, Store
 from .copies import resolve_holders
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
-from .strength import STRONG, LaneScale, classify, lane_scale
+from .strength import STRONG, LaneScale, classify, lane_scale, strong_only
 
 MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
@@ -42,8 +42,8 @@ class SearchOutcome:
     files: list[SearchResult] = field(default_factory=list)
 
     def strong_results(self) -> list[SearchResult]:
-        """The passages called strong: what the prompt context takes by default."""
-        return [r for r in self.results if r.strength == STRONG]
+        """The passages called strong: what the prompt context takes by default (``strength.strong_only``)."""
+        return strong_only(self.results)
 
 
 class Searcher:
@@ -95,7 +95,7 @@ class Searcher:
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
         scale = lane_scale(store, query, lanes)
-        out.results, out.files = _hydrate(store, fused, top_k, filters, scale)
+        out.results, out.files = _hydrate(store, fused, top_k, filters, scale, semantic="dense" in lanes)
         out.weak = not any(r.strength == STRONG for r in out.results)
         out.timings_ms["fetch"] = (time.perf_counter() - ts) * 1000
         out.timings_ms["total"] = (time.perf_counter() - t0) * 1000
@@ -133,8 +133,8 @@ class Searcher:
         return None
 
 
-def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
-             scale: LaneScale) -> tuple[list[SearchResult], list[SearchResult]]:
+def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None, scale: LaneScale,
+             *, semantic: bool) -> tuple[list[SearchResult], list[SearchResult]]:
     """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
 
     Each passage is shown in its own file, or, when a filter leaves that file out, in the first collapsed copy
@@ -163,7 +163,7 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             )
             res = SearchResult(rank=len(out) + 1, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=loc, lanes=hits, mtime=mtime,
-                               strength=classify(hits, scale), also_in=h.also_in())
+                               strength=classify(hits, scale, semantic=semantic), also_in=h.also_in())
             if len(out) < top_k:
                 out.append(res)
             best = files.get(doc_id)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import cast
 
-from ..models import LaneHit
+from ..models import LaneHit, SearchResult
 from ..store import Store
 from .keyword import index_tokens
-from .query_text import term_counts
+from .query_text import term_counts, weighted_terms
 
 STRONG = "strong"
 WEAK = "weak"
@@ -21,38 +21,47 @@ WEAK = "weak"
 K1 = 1.2  # FTS5 bm25()'s k1: a term's contribution never reaches idf * (k1 + 1)
 
 # thresholds (see the module docstring for where they come from)
-COS_STRONG = 0.5
-COS_WITH_KEYWORDS = 0.35
-BM25_STRONG = 0.5
-BM25_WITH_DENSE = 0.25
+COS_STRONG = 0.45  # semantic lane ran: a result is strong when its cosine reaches this
+BM25_STRONG = 0.25  # keyword lane alone: ... when its BM25 reaches this share of the query's ceiling
 
 
-@dataclass(frozen=True)
 class LaneScale:
-    """Per-query facts that put the lanes' raw scores on a fixed scale."""
+    """Per-query facts that put the keyword lane's raw BM25 on a fixed scale, computed only when a result's
+    strength needs them (most hybrid results are decided by their cosine alone)."""
 
-    bm25_ceiling: float = 0.0  # what a chunk holding every query term infinitely often would score (0: unknown)
+    def __init__(self, store: Store | None = None, query: str = "", ceiling: float | None = None) -> None:
+        self._store = store
+        self._query = query
+        self._ceiling = ceiling
+
+    @property
+    def bm25_ceiling(self) -> float:
+        """What a chunk holding every query term infinitely often would score (0: unknown)."""
+        if self._ceiling is None:
+            self._ceiling = keyword_ceiling(self._store, self._query) if self._store is not None else 0.0
+        return self._ceiling
 
 
 def normalised_bm25(hit: LaneHit | None, scale: LaneScale) -> float:
     """The keyword score as a share of the query's ceiling, in [0, 1); 0 when the lane did not find the chunk."""
-    if hit is None or scale.bm25_ceiling <= 0:
+    if hit is None:
         return 0.0
-    return max(0.0, min(1.0, hit.score / scale.bm25_ceiling))
+    ceiling = scale.bm25_ceiling
+    return max(0.0, min(1.0, hit.score / ceiling)) if ceiling > 0 else 0.0
 
 
-def classify(hits: dict[str, LaneHit], scale: LaneScale) -> str:
-    """STRONG or WEAK from what the lanes measured for one result."""
-    dense = hits.get("dense")
-    cos = dense.score if dense is not None else None
-    kw = normalised_bm25(hits.get("fts") or hits.get("bm25"), scale)
-    if cos is not None and cos >= COS_STRONG:
-        return STRONG
-    if cos is None:  # keyword-only (keyword backend, or the semantic lane is off)
-        return STRONG if kw >= BM25_STRONG else WEAK
-    if cos >= COS_WITH_KEYWORDS and kw >= BM25_WITH_DENSE:
-        return STRONG
-    return WEAK
+def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool) -> str:
+    """STRONG or WEAK for one result. ``semantic``: the dense lane ran for this query (hybrid or dense backend
+    with vectors); then a result it did not rank in its top 200 is weak whatever its keyword score."""
+    if semantic:
+        dense = hits.get("dense")
+        return STRONG if dense is not None and dense.score >= COS_STRONG else WEAK
+    return STRONG if normalised_bm25(hits.get("fts") or hits.get("bm25"), scale) >= BM25_STRONG else WEAK
+
+
+def strong_only(results: Sequence[SearchResult]) -> list[SearchResult]:
+    """The results called strong, in order: what the prompt context takes by default."""
+    return [r for r in results if r.strength == STRONG]
 
 
 # ---------------------------------------------------------------- the keyword ceiling
@@ -76,28 +85,35 @@ def _fts_rows(store: Store) -> int:
 
 
 def _doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
+    """{stem: number of chunks holding it}, read from FTS5's vocabulary (fts5vocab 'row')."""
+    if not stems:
+        return {}
     conn = store.conn
     conn.execute("create virtual table if not exists temp.dm_fts_rows using fts5vocab(main, chunks_fts, 'row')")
-    out: dict[str, int] = {}
-    for stem in stems:
-        row = conn.execute("select doc from temp.dm_fts_rows where term = ?", (stem,)).fetchone()
-        out[stem] = cast(int, row[0]) if row else 0
-    return out
+    marks = ",".join("?" * len(stems))
+    return {str(term): cast(int, doc) for term, doc in
+            conn.execute(f"select term, doc from temp.dm_fts_rows where term in ({marks})", stems)}
 
 
 def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]]]) -> LaneScale:
-    """The query's keyword ceiling: sum over its query terms (with repeats) of idf * (k1 + 1), FTS5's idf."""
-    if not (lanes.get("fts") or lanes.get("bm25")):
-        return LaneScale()
+    """The lazily computed scale of this query (no keyword lane ran: no keyword evidence, ceiling 0)."""
+    if "fts" not in lanes and "bm25" not in lanes:
+        return LaneScale(ceiling=0.0)
+    return LaneScale(store, query)
+
+
+def keyword_ceiling(store: Store, query: str) -> float:
+    """Sum over the query's phrases (repeats included, as the lane sends them) of idf * (k1 + 1), FTS5's idf."""
     counts = term_counts(query)
     if not counts:
-        return LaneScale()
-    terms = list(counts)
-    stems_of = index_tokens(store, terms)
+        return 0.0
+    terms = weighted_terms(counts)
+    distinct = list(dict.fromkeys(terms))
+    stems_of = dict(zip(distinct, index_tokens(store, distinct)))
     weight: dict[str, int] = {}
-    for term, stems in zip(terms, stems_of):
-        for stem in stems:
-            weight[stem] = weight.get(stem, 0) + counts[term]
+    for term in terms:
+        for stem in stems_of.get(term, []):
+            weight[stem] = weight.get(stem, 0) + 1
     n = _fts_rows(store)
     dfs = _doc_freqs(store, list(weight))
     ceiling = 0.0
@@ -105,4 +121,4 @@ def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]
         df = dfs.get(stem, 0)  # a word no chunk holds counts at full weight: nothing answers that part
         idf = max(1e-6, math.log((n - df + 0.5) / (df + 0.5)))
         ceiling += qtf * idf * (K1 + 1)
-    return LaneScale(bm25_ceiling=ceiling)
+    return ceiling
