@@ -157,10 +157,8 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             shown_id, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
             if len(out) >= top_k and doc_id not in files and len(files) >= top_k:
                 break
-            loc = Location(
-                heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
-                page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce,
-            )
+            loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
+                                       page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
             res = SearchResult(rank=len(out) + 1, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=loc, lanes=hits, mtime=mtime,
                                strength=classify(hits, scale, semantic=semantic), also_in=h.also_in())
