@@ -28,6 +28,7 @@ from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
 from . import erase
+from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
 from .erase import Erasing
 from .migrations import current_version, migrate
@@ -429,7 +430,13 @@ class Store(Erasing):
             rows,
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
+        self._index_cjk(fts_rows)
         return dups
+
+    def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Bigram rows (chunks_cjk) for canonical chunks holding text written without spaces (store/cjk.py)."""
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        self.conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
     def _delete_chunks(self, doc_id: int) -> None:
         """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
@@ -440,6 +447,9 @@ class Store(Erasing):
             "insert into chunks_fts(chunks_fts, rowid, text) "
             "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
             (doc_id,),
+        )
+        self.conn.execute(
+            "delete from chunks_cjk where rowid in (select id from chunks where doc_id=? and dup_of is null)", (doc_id,)
         )
         if has_vec:
             self.conn.execute(
@@ -478,6 +488,7 @@ class Store(Erasing):
                     embedded = 1
                 self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
                 self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
+                self._index_cjk([(dup_id, text)])
             else:
                 self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
 
