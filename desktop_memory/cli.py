@@ -263,10 +263,10 @@ def _dispatch(svc, args) -> int:
             print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
         return 0
     if cmd == "context":
-        results = svc.search(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
-        for note in svc.last_search_notes:
+        report, outcome = svc.context_outcome(args.query, args.budget, backend=args.backend, top_k=args.top_k,
+                                              filters=_filters(args))
+        for note in outcome.notes:
             print(f"note: {note}", file=sys.stderr)
-        report = svc.build_context(results, args.budget)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         else:
