@@ -49,6 +49,7 @@ from .settings_dialog import ProbeFn, SettingsDialog
 from .status_bar import StatusBar
 from .style import THEMES, app_icon, apply_theme
 from .tasks import TaskRunner
+from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus
 from .window_state import restore_window_state, window_gui_state
 
@@ -91,6 +92,7 @@ class MainWindow(FileDropTarget, QMainWindow):
                                       copy_context=self.copy_context, parent=self)
         self.theme_actions = build_menus(self)
         self._wire()
+        self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
         restore_window_state(self)
         route_drops_to(self)
         QTimer.singleShot(0, self.open_service)
@@ -230,6 +232,7 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
+        self.watch.stop()  # it indexes through the old service: stop before that one closes
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
         self.cancel_job()
@@ -385,6 +388,7 @@ class MainWindow(FileDropTarget, QMainWindow):
     def shutdown(self, wait_ms: int = 15000) -> None:
         """Cancel work, wait for workers (they stop between files), close the database."""
         self.host.closing = True
+        self.watch.stop()
         self.library_ctl.stop()
         self.index_jobs.shutdown()
         self.jobs.cancel_all()
