@@ -59,8 +59,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
         window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
         window.resize(1200, 800)
         window.show()
-        watch: Any = window.watch  # type: ignore[attr-defined]  # until the window's wiring lands
-        if not spin(lambda: window.svc is not None and watch.watching_count() == 1
+        if not spin(lambda: window.svc is not None and window.watch.watching_count() == 1
                     and window.embedder_state != "loading", 300):
             raise RuntimeError("the window did not open its library and start watching")
         spin(lambda: False, 2.0)  # the start-up catch-up and first refreshes settle
@@ -77,7 +76,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
 def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int],
             spin: Callable[[Callable[[], bool], float], bool]) -> dict[str, Any]:
     """One branch switch under the stall meter, from the checkout until the refresh it triggers has landed."""
-    from desktop_memory.gui.stall_meter import StallMeter
+    from .stall_meter import StallMeter
 
     window.tabs.setCurrentIndex(0 if tab == "Search" else 1)
     spin(lambda: False, 1.5)
