@@ -158,6 +158,9 @@ class SearchResult:
     strength: str = "strong"
     # other files holding this same passage (collapsed duplicates), absolute paths
     also_in: list[str] = field(default_factory=list)
+    # in SearchOutcome.files (the first screen, one entry per file): chunk ids of this file's other passages that
+    # ranked before the last file shown ("+2 more in this file"); empty in the plain passage list otherwise
+    more_in_file: list[int] = field(default_factory=list)
 
     def badges(self) -> list[tuple[str, str]]:
         """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
@@ -188,6 +191,7 @@ class SearchResult:
             "why": self.explain(),
             "strength": self.strength,
             "also_in": list(self.also_in),
+            "more_in_file": list(self.more_in_file),
         }
 
 

@@ -65,7 +65,6 @@ def bench_formats(folders: list[Path]) -> str:
 def bench_ocr(pdfs: Path) -> str:
     from desktop_memory.embed.hashing import HashEmbedder
     from desktop_memory.service import MemoryService
-    from desktop_memory.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Settings()
@@ -81,13 +80,10 @@ def bench_ocr(pdfs: Path) -> str:
                 summary = svc.index_paths([folder], embed=False)
                 seconds = time.perf_counter() - started
                 outcome = summary.outcomes[0]
-                store = Store(Path(tmp) / "ocr.db")
-                try:
+                with svc.reading() as store:
                     pages = len({r[0] for r in store.conn.execute(
                         "select c.page from chunks c join documents d on d.id = c.doc_id where d.path like ?",
                         (f"%{name}",))})
-                finally:
-                    store.close()
                 found = "-"
                 if phrase:
                     hits = [h for h in svc.search(phrase, backend="keyword") if h.source.endswith(name)]

@@ -87,7 +87,7 @@ def index_paths(
     with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
         summary = _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
                                embed=embed)
-    store.checkpoint_erased()  # a vanished file's or an edited file's old text leaves the WAL too
+        store.checkpoint_erased()  # a vanished or edited file's old text leaves the FTS index and the WAL too
     return summary
 
 

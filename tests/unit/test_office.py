@@ -246,20 +246,18 @@ def test_files_skipped_by_an_older_version_are_read_once_a_reader_exists(tmp_pat
     from desktop_memory.config import Settings
     from desktop_memory.embed.hashing import HashEmbedder
     from desktop_memory.service import MemoryService
-    from desktop_memory.store import Store
 
     folder = tmp_path / "docs"
     folder.mkdir()
     for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):
         shutil.copyfile(FILES / name, folder / name)
-    old = Store(tmp_path / "idx.db")
-    for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):  # what the old version recorded
-        st = os.stat(folder / name)
-        old.record_outcome(path=str(folder / name), status="skipped", error="binary file (.docx)",
-                           size=st.st_size, mtime=st.st_mtime)
-    old.close()
     svc = MemoryService(Settings(), db_path=tmp_path / "idx.db", embedder=HashEmbedder(64))
     try:
+        for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):  # what the old version recorded
+            st = os.stat(folder / name)
+            with svc.writing() as store:
+                store.record_outcome(path=str(folder / name), status="skipped", error="binary file (.docx)",
+                                     size=st.st_size, mtime=st.st_mtime)
         first = svc.index_paths([folder], embed=False)
         assert {Path(o.path).name: o.status for o in first.outcomes} == {
             "docx_heading_levels.docx": "indexed", "odt_encrypted.odt": "skipped"}
