@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -63,6 +64,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
                     and window.embedder_state != "loading", 300):
             raise RuntimeError("the window did not open its library and start watching")
         spin(lambda: False, 2.0)  # the start-up catch-up and first refreshes settle
+        out["phases"].append(_idle(window, spin, 10.0))
         for branch, tab in (("b", "Search"), ("a", "Library")):
             out["phases"].append(_switch(window, repo, branch, tab, expect, spin))
         window.close()
@@ -71,6 +73,21 @@ def run(files: int, embedder: str) -> dict[str, Any]:
         pump_events()
     del app
     return out
+
+
+def _idle(window: Any, spin: Callable[[Callable[[], bool], float], bool], seconds: float) -> dict[str, Any]:
+    """The baseline: the same window, watching, nothing changing (what the machine itself costs the event loop)."""
+    from .stall_meter import StallMeter
+
+    window.tabs.setCurrentIndex(0)
+    meter = StallMeter(interval_ms=10)
+    meter.start()
+    spin(lambda: False, seconds)
+    report = meter.stop()
+    return {"switch": "idle baseline, nothing changes", "absorbed": True, "git_s": float("nan"),
+            "update_after_s": float("nan"), "updates": 0, "seconds": report.duration_ms / 1000,
+            "ticks": report.ticks, "max_stall_ms": report.max_stall_ms, "over_50": report.count_over(50),
+            "over_100": report.count_over(100)}
 
 
 def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int],
@@ -117,8 +134,12 @@ def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int
     }
 
 
+def _f(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.1f}"  # NaN: not applicable
+
+
 def render(r: dict[str, Any]) -> str:
-    rows = [[p["switch"], f"{p['git_s']:.1f}", f"{p['update_after_s']:.1f}", str(p["updates"]),
+    rows = [[p["switch"], _f(p["git_s"]), _f(p["update_after_s"]), str(p["updates"]),
              f"{p['seconds']:.1f}", f"{p['ticks']:,}", f"{p['max_stall_ms']:.0f}", str(p["over_50"]),
              str(p["over_100"])] for p in r["phases"]]
     head = (f"UI stalls while the window's watcher absorbs a {r['files']:,}-file branch switch "
