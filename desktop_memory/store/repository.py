@@ -27,12 +27,14 @@ import numpy as np
 from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
+from . import erase
+from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
+from .erase import Erasing
 from .migrations import current_version, migrate
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
-BULK_REMOVE = 200  # removing at least this many documents at once: one transaction and an FTS rebuild (see below)
 
 
 @dataclass
@@ -56,7 +58,7 @@ class WriteResult:
     vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
 
 
-class Store:
+class Store(Erasing):
     """A connection to one index file. Not shared between threads: each thread opens its own Store."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
@@ -74,6 +76,7 @@ class Store:
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly else secure_store_files(self.path)
         self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
+        self._erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
         self._vec_dim: int | None = None
 
     def _migrate(self) -> None:
@@ -105,38 +108,6 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
-
-    # ---------- erasing ----------
-    def checkpoint(self) -> bool:
-        """Copy the WAL into the database and truncate it to zero bytes (TRUNCATE checkpoint).
-
-        With ``secure_delete`` the database file no longer holds deleted rows, but the WAL still holds the pages
-        as they were before the delete until a checkpoint rewrites and truncates it. Returns False when a reader
-        on another connection kept part of the WAL alive (it waits for them up to the busy timeout first)."""
-        try:
-            row = self.conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()
-        except apsw.BusyError:
-            return False
-        return row is not None and not row[0]  # (busy, wal frames, frames checkpointed)
-
-    def checkpoint_erased(self) -> bool:
-        """``checkpoint()`` if rows were deleted or replaced since the last one (cheap no-op otherwise)."""
-        if not self._erased:
-            return True
-        done = self.checkpoint()
-        self._erased = not done
-        return done
-
-    def compact(self) -> tuple[int, int]:
-        """Rebuild the file from live data only ("Compact and erase"): FTS5 segments merged (older deletions
-        that predate secure-delete dropped), VACUUM, WAL truncated. Returns (bytes before, bytes after)."""
-        before = self.db_bytes()
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-        self.conn.execute("vacuum")
-        self._erased = True
-        self.checkpoint_erased()
-        return before, self.db_bytes()
 
     @contextmanager
     def immediate_writes(self) -> Iterator[Store]:
@@ -345,7 +316,12 @@ class Store:
             if existing:
                 doc_id = existing[0]
                 kept = self._stash_reusable_vectors(doc_id, chunks)
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
+                if bulk:
+                    self._fts_secure_delete(True)
                 self.conn.execute(
                     "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
                     "error=?, indexed_at=? where id=?",
@@ -454,7 +430,13 @@ class Store:
             rows,
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
+        self._index_cjk(fts_rows)
         return dups
+
+    def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Bigram rows (chunks_cjk) for canonical chunks holding text written without spaces (store/cjk.py)."""
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        self.conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
     def _delete_chunks(self, doc_id: int) -> None:
         """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
@@ -465,6 +447,9 @@ class Store:
             "insert into chunks_fts(chunks_fts, rowid, text) "
             "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
             (doc_id,),
+        )
+        self.conn.execute(
+            "delete from chunks_cjk where rowid in (select id from chunks where doc_id=? and dup_of is null)", (doc_id,)
         )
         if has_vec:
             self.conn.execute(
@@ -503,6 +488,7 @@ class Store:
                     embedded = 1
                 self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
                 self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
+                self._index_cjk([(dup_id, text)])
             else:
                 self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
 
@@ -527,37 +513,33 @@ class Store:
             self._bump_meta("catalog_version")
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        """Remove documents, each in its own transaction; many at once go through ``_remove_many``."""
+        """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
+        deletes with FTS tombstones, the operation's 'optimize' (checkpoint_erased) then erasing their terms."""
         doc_ids = list(doc_ids)
-        if len(doc_ids) >= BULK_REMOVE:
-            return self._remove_many(doc_ids)
+        if len(doc_ids) > erase.BULK_ERASE:
+            with self.conn:
+                self._erased_docs += len(doc_ids)
+                self._set_meta("fts_optimize_pending", "1")  # in the transaction: a crash leaves it for next time
+                self._fts_secure_delete(False)
+                for doc_id in doc_ids:
+                    self._delete_chunks(doc_id)
+                    self.conn.execute("delete from documents where id=?", (doc_id,))
+                self._fts_secure_delete(True)
+                self._bump_version()
+            return len(doc_ids)
         count = 0
         for doc_id in doc_ids:
             with self.conn:
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
                 self.conn.execute("delete from documents where id=?", (doc_id,))
+                if bulk:
+                    self._fts_secure_delete(True)
                 self._bump_version()
             count += 1
         return count
-
-    def _remove_many(self, doc_ids: list[int]) -> int:
-        """A folder's worth of documents in one transaction, their words erased by rebuilding the FTS index.
-
-        FTS5's secure-delete rewrites, for every deleted row, the index pages of each of its terms: ~15 ms a
-        document on a small library and far more on a big one (minutes for 10,000 documents, docs/PRIVACY.md).
-        Here the rows are deleted with ordinary FTS tombstones and the index is then merged into one segment
-        ('optimize'), which leaves out every deleted entry; the old segments' pages are freed and zeroed by
-        ``secure_delete``. Switching the option off and on again happens inside the same transaction, so a crash
-        cannot leave it off."""
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
-            for doc_id in doc_ids:
-                self._delete_chunks(doc_id)
-                self.conn.execute("delete from documents where id=?", (doc_id,))
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 1)")
-            self._bump_version()
-        return len(doc_ids)
 
     # ---------- embedding queue ----------
     def pending_count(self) -> int:
