@@ -8,6 +8,7 @@ the window closes if the person chose that ([tray] close_to_tray, off by default
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -142,8 +143,8 @@ class DesktopShell(QObject):
 
     # ------------------------------------------------------------------ closing and quitting
     def _set_close_to_tray(self, on: bool) -> None:
-        self.window.settings.tray.close_to_tray = on
-        self.window.persist_settings()
+        s = self.window.settings  # replaced, never edited (ServiceHost.replace also saves it)
+        self.window.host.replace(dataclasses.replace(s, tray=dataclasses.replace(s.tray, close_to_tray=on)))
 
     def keeps_running(self) -> bool:
         return (not self._quitting and self.tray is not None and self.tray.is_visible()
