@@ -60,7 +60,8 @@ class Location:
         return ""
 
     def lines_label(self) -> str:
-        if self.line_start is None:
+        """"lines 10–24"; never for a page or slide (an index from an older version may still hold PDF lines)."""
+        if self.line_start is None or self.page is not None or self.slide is not None:
             return ""
         if self.line_end is not None and self.line_end != self.line_start:
             return f"lines {self.line_start}–{self.line_end}"

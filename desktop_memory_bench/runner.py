@@ -231,11 +231,11 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 raise UserError("indexing was cancelled")
             if summary.embed_error:
                 raise UserError(f"embedding failed: {summary.embed_error}")
-            store = svc.store
-            store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
-            texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
-            counts = store.counts()
-            db_bytes = store.db_bytes()
+            with svc.writing() as store:
+                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+                texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
+                counts = store.counts()
+                db_bytes = store.db_bytes()
         finally:
             svc.close()
     tokens = 0
@@ -440,7 +440,8 @@ def run_dataset(opts: BenchOptions) -> dict[str, Any]:
             per_query[backend] = res.pop("_per_query")
             backends[backend] = res
         report["search_peak_rss_mb"] = max(b["rss_peak_mb"] for b in backends.values())
-        report["db_bytes"] = svc.store.db_bytes()
+        with svc.reading() as store:
+            report["db_bytes"] = store.db_bytes()
     finally:
         svc.close()
     report["backends"] = backends
