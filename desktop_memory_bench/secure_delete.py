@@ -136,27 +136,28 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
     saved_bulk = erase.BULK_ERASE
     try:
-        store = svc.store
-        store.conn.execute(f"pragma secure_delete={pragma}")
-        with store.conn:
-            store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")
-        if not checkpoint:
-            store.checkpoint_erased = lambda: True  # type: ignore[method-assign]  # the app before issue 16
-        if not bulk:
-            erase.BULK_ERASE = 1 << 30
-        out: dict[str, float] = {}
-        t0 = time.perf_counter()
-        for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
-            _write(store, base, i, n_small, version=1)
-        store.checkpoint_erased()
-        out["update_s"] = time.perf_counter() - t0
-        for part, count in (("small", n_small), ("rest", n_docs - n_small)):
+        with svc.writing() as store:  # one thread: it holds the writer (its pragmas apply to the removals)
+            store.conn.execute(f"pragma secure_delete={pragma}")
+            with store.conn:
+                store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")
+            if not checkpoint:
+                store.checkpoint_erased = lambda: True  # type: ignore[method-assign]  # the app before issue 16
+            if not bulk:
+                erase.BULK_ERASE = 1 << 30
+            out: dict[str, float] = {}
             t0 = time.perf_counter()
-            removed = svc.remove_paths([f"{ROOT}/{part}"])
-            out[f"{part}_s"] = time.perf_counter() - t0
-            assert removed == count, (part, removed, count)
-        out["left"] = _left(db)
-        out["files_mb"] = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists()) / 1e6
+            for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
+                _write(store, base, i, n_small, version=1)
+            store.checkpoint_erased()
+            out["update_s"] = time.perf_counter() - t0
+            for part, count in (("small", n_small), ("rest", n_docs - n_small)):
+                t0 = time.perf_counter()
+                removed = svc.remove_paths([f"{ROOT}/{part}"])
+                out[f"{part}_s"] = time.perf_counter() - t0
+                assert removed == count, (part, removed, count)
+            out["left"] = _left(db)
+            files = [Path(f"{db}{s}") for s in ("", "-wal")]
+            out["files_mb"] = sum(f.stat().st_size for f in files if f.exists()) / 1e6
     finally:
         erase.BULK_ERASE = saved_bulk
         svc.close()

@@ -5,6 +5,7 @@ Invariants kept by every write (and checked by tests after kill -9):
 - a vector exists for a chunk iff ``embedded = 1``, and only for live canonical chunks; it is written in the same
   transaction as that flag, as a float32 BLOB (``chunk_vectors``) plus its sign bits (``chunk_vector_bits``);
 - the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed;
+- ``meta.content_version`` / ``catalog_version`` count document changes (see :meth:`Store.change_stamp`);
 - ``meta.vec_epoch`` / ``vec_seq`` / ``vec_deleted`` count vector changes so in-memory search structures built
   from the stored bits (``retrieve/dense.py``) know when to refresh: ``vec_seq`` grows when vectors are appended
   with ids above every stored id, ``vec_epoch`` when any other id gains a vector or everything is reset.
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
@@ -26,6 +28,7 @@ from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
 from . import erase
+from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
 from .erase import Erasing
 from .migrations import current_version, migrate
@@ -133,6 +136,15 @@ class Store(Erasing):
 
     def content_version(self) -> int:
         return int(self.get_meta("content_version") or 0)
+
+    def change_stamp(self) -> tuple[int, ...]:
+        """Every change counter in one read: content_version (chunks written or removed), catalog_version (a file
+        recorded as skipped/failed or touched), vec_epoch / vec_seq / vec_deleted (vectors). Equal stamps: nothing
+        committed in between, by any process; the GUI's "library changed" signal is built on this."""
+        keys = ("content_version", "catalog_version", "vec_epoch", "vec_seq", "vec_deleted")
+        rows = self.conn.execute(f"select key, value from meta where key in ({', '.join('?' * len(keys))})", keys)
+        values = {str(k): int(str(v)) for k, v in rows}
+        return tuple(values.get(k, 0) for k in keys)
 
     def _bump_version(self) -> None:
         self.conn.execute(
@@ -418,7 +430,13 @@ class Store(Erasing):
             rows,
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
+        self._index_cjk(fts_rows)
         return dups
+
+    def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Bigram rows (chunks_cjk) for canonical chunks holding text written without spaces (store/cjk.py)."""
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        self.conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
     def _delete_chunks(self, doc_id: int) -> None:
         """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
@@ -429,6 +447,9 @@ class Store(Erasing):
             "insert into chunks_fts(chunks_fts, rowid, text) "
             "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
             (doc_id,),
+        )
+        self.conn.execute(
+            "delete from chunks_cjk where rowid in (select id from chunks where doc_id=? and dup_of is null)", (doc_id,)
         )
         if has_vec:
             self.conn.execute(
@@ -467,6 +488,7 @@ class Store(Erasing):
                     embedded = 1
                 self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
                 self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
+                self._index_cjk([(dup_id, text)])
             else:
                 self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
 
@@ -482,11 +504,13 @@ class Store(Erasing):
                 "error=excluded.error, kind=case when excluded.kind != '' then excluded.kind else documents.kind end",
                 (path, kind, size, mtime, status, error, time.time()),
             )
+            self._bump_meta("catalog_version")
 
     def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
         """Same content, new mtime: remember it so the next run takes the stat fast path."""
         with self.conn:
             self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
+            self._bump_meta("catalog_version")
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
         """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
@@ -562,7 +586,7 @@ class Store(Erasing):
         return stored
 
     # ---------- reads ----------
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints
         by_status = dict(self.conn.execute("select status, count(*) from documents group by status").fetchall())
         chunks, vectors, dups = self.conn.execute(
             "select count(*), coalesce(sum(embedded), 0), coalesce(sum(dup_of is not null), 0) from chunks"
