@@ -8,6 +8,7 @@ The embedder is shared (thread-safe, lazily loaded).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,11 +21,11 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
-from .ingest.encoding import valid_text
 from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.filters import clean_filters, clean_query, clean_top_k
 from .store import Store
 from .store.connection import translate_error
 
@@ -128,12 +129,18 @@ class MemoryService:
                     store.remove_root(path)
         return removed
 
+    def update_settings(self, new: Settings) -> None:
+        """Use ``new`` settings from now on (Settings are frozen: the window hands over a new value). The embedder
+        and the database are not switched here: see set_embedder_settings and opening a new service."""
+        self.settings = dataclasses.replace(new, embedder=self.settings.embedder, db_path=self.settings.db_path)
+        self.searcher.settings = self.settings.search
+
     def load_embedder(self) -> None:
         self.embedder.load()
 
     def set_embedder_settings(self, new: EmbedderSettings) -> bool:
         """Switch embedder. Returns True if the model changed: vectors were cleared; run embed_pending()."""
-        self.settings.embedder = new
+        self.settings = dataclasses.replace(self.settings, embedder=new)
         if not self._embedder_injected:
             self._embedder = make_embedder(new)
         with self._plain_errors():
@@ -153,7 +160,10 @@ class MemoryService:
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None) -> SearchOutcome:
-        query = valid_text(query or "")
+        # the one entry for outside text: query and filters made valid for SQLite, top_k bounded (UserError if not)
+        query = clean_query(query)
+        top_k = clean_top_k(top_k, self.settings.search.top_k)
+        filters = clean_filters(filters)
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         with self._plain_errors():
             outcome = self.searcher.search(self.store, embedder, query, backend=backend, top_k=top_k,

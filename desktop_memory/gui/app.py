@@ -7,6 +7,7 @@ model loads on worker threads after the window is shown.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import logging
 import logging.handlers
@@ -18,7 +19,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from .. import APP_NAME, __version__
-from ..config import data_dir, load_settings, settings_path
+from ..config import data_dir, settings_path
 
 log = logging.getLogger("desktop_memory.gui")
 
@@ -103,11 +104,15 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging()
     app = create_app()
     from .main_window import MainWindow
+    from .settings_problem import load_settings_or_ask
     from .style import app_icon, apply_theme
 
-    settings = load_settings()
+    loaded = load_settings_or_ask()  # a broken settings file: say so, offer to open or reset it (never overwrite)
+    if loaded is None:
+        return 1
+    settings = loaded
     if args.db:
-        settings.db_path = str(Path(args.db).expanduser().resolve())
+        settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     theme = args.theme or str(settings.gui.get("theme", "system"))
     apply_theme(app, theme)
     app.setWindowIcon(app_icon())

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..config import Settings, save_settings
+from ..config import Settings, SettingsError, save_settings
 from ..errors import EmbedderError, UserError
 from ..models import FileOutcome, IndexProgress, IndexSummary, SearchResult, Stats
 from . import desktop
@@ -322,8 +322,19 @@ class MainWindow(QMainWindow):
         g["search"] = self.search_bar.state()
         g["backend"] = self.search_bar.current_backend()
         g["theme"] = self.theme
-        self.settings.context.budget_tokens = self.context_panel.budget.value()
+        self._set_budget(self.context_panel.budget.value())
         self.persist_settings()
+
+    def _replace_settings(self, new: Settings) -> None:
+        """Settings are frozen values: swap in the new one here and in the open service."""
+        self.settings = new
+        if self.svc is not None and hasattr(self.svc, "update_settings"):
+            self.svc.update_settings(new)
+
+    def _set_budget(self, budget: int) -> None:
+        if budget != self.settings.context.budget_tokens:
+            ctx = dataclasses.replace(self.settings.context, budget_tokens=budget)
+            self._replace_settings(dataclasses.replace(self.settings, context=ctx))
 
     def persist_settings(self) -> None:
         try:
@@ -333,6 +344,8 @@ class MainWindow(QMainWindow):
                 f"Could not save settings: {exc}. Check that the config folder is writable.", "warning",
                 key="settings-save",
             )
+        except SettingsError as exc:  # the file was broken by hand meanwhile: never overwrite it
+            self.banners.show_message(f"Settings were not saved. {exc}", "warning", key="settings-save")
 
     # ============================================================================= service life
     def open_service(self) -> None:
@@ -841,7 +854,7 @@ class MainWindow(QMainWindow):
             return
         included = self.results_model.included_results()
         budget = self.context_panel.budget.value()
-        self.settings.context.budget_tokens = budget
+        self._set_budget(budget)
         if not self.results_model.rowCount():
             self.context_panel.set_report(None)
             return
@@ -895,21 +908,20 @@ class MainWindow(QMainWindow):
         return dlg
 
     def apply_settings(self, new: Settings, theme: str | None = None) -> None:
-        """Apply a settings result: in place (the service shares the object), persist, react to changes."""
+        """Apply a settings result (Settings are frozen: the window and the service switch to the new value),
+        persist, react to changes. The embedder switches below, once the service has cleared old vectors."""
         old = self.settings
         db_changed = old.resolved_db_path() != new.resolved_db_path()
-        embedder_changed = vars(old.embedder) != vars(new.embedder)
+        embedder_changed = old.embedder != new.embedder
         backend_changed = old.search.backend != new.search.backend
-        for name in ("search", "context", "chunking", "ingest"):
-            vars(getattr(old, name)).update(vars(getattr(new, name)))
-        old.db_path = new.db_path
+        self._replace_settings(dataclasses.replace(new, embedder=old.embedder, gui=old.gui))
         if theme and theme != self.theme:
             self.set_theme(theme)
         if backend_changed:
             self.search_bar.set_backend(new.search.backend)
         self.context_panel.set_budget(new.context.budget_tokens)
         if db_changed:
-            old.embedder = new.embedder
+            self._replace_settings(dataclasses.replace(self.settings, embedder=new.embedder))
             self.persist_settings()
             self.reopen_service()
             return
@@ -921,13 +933,13 @@ class MainWindow(QMainWindow):
 
     def change_embedder(self, es) -> None:
         if self.svc is None:
-            self.settings.embedder = es
+            self._replace_settings(dataclasses.replace(self.settings, embedder=es))
             return
         svc = self.svc
         self._set_embedder_state("loading", "Embedder: switching…")
 
         def done(changed: bool) -> None:
-            self.settings.embedder = es
+            self._replace_settings(dataclasses.replace(self.settings, embedder=es))
             self.persist_settings()
             if changed:
                 self._resumed_embedding = True  # the banner offers re-embedding; do not start it behind the user's back

@@ -108,8 +108,7 @@ def _run(app: Any, tmp: Path, folder: Path, embedder: str, type_every_s: float, 
     from .event_pump import pump_events
     from .main_window import MainWindow
 
-    settings = Settings()
-    settings.db_path = str(tmp / "bench.db")
+    settings = Settings(db_path=str(tmp / "bench.db"))
     factory = None
     if embedder == "hash":
         def factory(st: Settings) -> Any:

@@ -6,6 +6,7 @@ fails) and as a fallback while the real service cannot be imported. Real-service
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -118,9 +119,12 @@ class FakeService:
         if self.embedder_error:
             raise EmbedderError(self.embedder_error)
 
+    def update_settings(self, new: Settings) -> None:
+        self.settings = dataclasses.replace(new, embedder=self.settings.embedder, db_path=self.settings.db_path)
+
     def set_embedder_settings(self, es) -> bool:
         changed = es.kind != self.settings.embedder.kind or es.ollama_model != self.settings.embedder.ollama_model
-        self.settings.embedder = es
+        self.settings = dataclasses.replace(self.settings, embedder=es)
         return changed
 
     # -- search --

@@ -16,7 +16,7 @@ import pytest
 
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.dedupe import dedupe_within
-from desktop_memory.config import Settings
+from desktop_memory.config import IngestSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.ingest import pipeline
 from desktop_memory.ingest.hashing import hash_file
@@ -29,9 +29,7 @@ MB = 1024 * 1024
 
 
 def service(db: Path, **ingest) -> MemoryService:
-    settings = Settings()
-    for key, value in ingest.items():
-        setattr(settings.ingest, key, value)
+    settings = Settings(ingest=IngestSettings(**ingest))
     return MemoryService(settings, db_path=db, embedder=HashEmbedder(64))
 
 

@@ -86,8 +86,7 @@ def test_ollama_traffic_goes_only_to_the_configured_url(tmp_path, ollama, monkey
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
     ledger.fault("system-wide proxy variables set")
-    settings = Settings()
-    settings.embedder = EmbedderSettings(kind="ollama", ollama_url=ollama.url, ollama_model="nomic-embed-text")
+    settings = Settings(embedder=EmbedderSettings(kind="ollama", ollama_url=ollama.url, ollama_model="nomic-embed-text"))
     svc = MemoryService(settings, db_path=tmp_path / "o.db")
     try:
         with AUDIT.recording() as events:
