@@ -91,7 +91,7 @@ class IngestSettings:
 
 @dataclass(frozen=True)
 class EmbedderSettings:
-    kind: Literal["local", "ollama"] = "local"
+    kind: Literal["local", "ollama", "hash"] = "local"  # "hash": a meaningless test-only fake (tests, benchmarks)
     local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
     # where the model's input is cut (MiniLM's limit; 128 measured worse, docs/BENCHMARKS.md)
     max_tokens: Annotated[int, msgspec.Meta(ge=8, le=8192)] = 256
