@@ -258,14 +258,26 @@ def _settings_command(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from .service import MemoryService
+    from .store.migrations import DatabaseDamaged
 
     if args.command == "settings":
         return _settings_command(args)
     settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
     if args.command == "bench":
         return args.bench_func(args)
-    svc = MemoryService(settings, db_path=args.db)
     try:
+        svc = MemoryService(settings, db_path=args.db)
+    except DatabaseDamaged as exc:
+        if args.command != "check":
+            raise
+        for problem in exc.problems:
+            print(f"schema: {problem}")
+        print(f"the database is damaged: {len(exc.problems)} problem(s)")
+        print(str(exc).split(". Run `desktop-memory check` for details, or ", 1)[-1], file=sys.stderr)
+        return 1
+    try:
+        if svc.read_only_note and args.command not in ("index", "embed", "reembed", "remove"):
+            print(f"note: {svc.read_only_note}", file=sys.stderr)  # once per run; writes say why they are refused
         return _dispatch(svc, args)
     finally:
         svc.close()
@@ -351,7 +363,8 @@ def _dispatch(svc, args) -> int:
         problems = svc.check()
         for p in problems:
             print(p)
-        print("ok" if not problems else f"{len(problems)} problem(s)")
+        skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
+        print(("ok" + (skipped if svc.read_only_note else "")) if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
     raise AssertionError(cmd)
 

@@ -77,6 +77,11 @@ class MemoryService:
         return store
 
     @property
+    def read_only_note(self) -> str:
+        """Why the database is open read-only (read-only file or media, disk full), or "" when it is writable."""
+        return self.store.mode_note
+
+    @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = make_embedder(self.settings.embedder)
