@@ -4,6 +4,7 @@ is never overwritten; the CLI refuses to run and says how to reset; reset keeps 
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,9 +130,9 @@ def test_a_field_added_later_is_validated_from_its_annotation() -> None:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     root = Path(__file__).resolve().parents[2]
-    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run([sys.executable, "-m", "desktop_memory.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
+                          cwd=cwd, env=env, timeout=120, check=False)
 
 
 def test_cli_refuses_to_run_with_a_broken_file_then_resets(tmp_path: Path) -> None:
