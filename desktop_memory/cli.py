@@ -21,7 +21,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
@@ -42,6 +45,9 @@ class _Parser(argparse.ArgumentParser):
         ):
             message += (f"\n  a query that starts with '-' goes after --, e.g.: {self.prog} -- -hugo")
         super().error(message)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        super()._print_message(valid_arg(message), file)  # an undecodable argument is echoed, not a crash
 
 
 def _parse_when(text: str) -> float:
@@ -383,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {valid_arg(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
