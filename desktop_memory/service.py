@@ -43,7 +43,9 @@ class MemoryService:
         self._write_lock = threading.Lock()
         self.searcher = Searcher(self.settings.search)
         self.last_search_notes: list[str] = []
-        self.store  # open now: a bad path, newer schema or missing extension fails at start-up, clearly
+        # open now: a bad path, newer schema or missing extension fails at start-up, clearly; and say once why the
+        # database is read-only when it cannot be written (read-only file or media, disk full): search still works
+        self.read_only_note: str = self.store.mode_note
 
     # ---------- plumbing ----------
     @contextlib.contextmanager
@@ -75,11 +77,6 @@ class MemoryService:
             with self._stores_lock:
                 self._stores.append(store)
         return store
-
-    @property
-    def read_only_note(self) -> str:
-        """Why the database is open read-only (read-only file or media, disk full), or "" when it is writable."""
-        return self.store.mode_note
 
     @property
     def embedder(self) -> Embedder:

@@ -362,6 +362,8 @@ class MainWindow(QMainWindow):
             return
         self.svc = svc
         self.banners.dismiss("store")
+        if getattr(svc, "read_only_note", ""):  # read-only file/media or a full disk: search works, said once
+            self.banners.show_message(svc.read_only_note, "warning", key="read-only")
         self._show_state()
         self.service_ready.emit()
         self.refresh_library_and_stats()
