@@ -202,8 +202,6 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
     for name in ("keyword_weight", "dense_weight"):
         if not math.isfinite(getattr(s.search, name)):
             out.append((["search", name], "must be a finite number"))
-    if s.search.keyword_weight == 0 and s.search.dense_weight == 0:
-        out.append((["search", "keyword_weight"], "keyword_weight and dense_weight cannot both be 0"))
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
     return out
@@ -323,6 +321,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     problem = check_settings_file(path)
     if problem is not None:
         raise problem
+    validate_settings(_drop_none(settings.to_dict()))  # never write a file that would not load back
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     with open(tmp, "wb") as fh:

@@ -42,6 +42,7 @@ class IgnoreRules:
 
     def __init__(self, root: str, patterns: Sequence[str], use_files: bool = True) -> None:
         self.root = root
+        self._prefix = root if root.endswith(os.sep) else root + os.sep
         self.use_files = use_files
         self._by_dir: dict[str, list[_Rules]] = {}
         spec, lines = _compile([p for p in patterns if p.strip()])
@@ -75,6 +76,8 @@ class IgnoreRules:
     def reason(self, path: str, is_dir: bool) -> str | None:
         """Why ``path`` is left out, or None. Deeper ignore files win over shallower ones, the person's own
         patterns over every file (they are checked last)."""
+        if not self._by_dir and self._user is None:
+            return None  # no rules anywhere in this folder so far: nothing to compute
         rel = self._rel(path)
         if not rel:
             return None
@@ -105,6 +108,11 @@ class IgnoreRules:
 
     def _rel(self, path: str) -> str | None:
         """``path`` relative to the root with "/" separators ("" for the root), or None when outside it."""
+        if path == self.root:
+            return ""
+        if path.startswith(self._prefix):  # the walk joins names onto the root: no need for relpath's syscalls
+            rel = path[len(self._prefix):]
+            return rel.replace(os.sep, "/") if os.sep != "/" else rel
         try:
             rel = os.path.relpath(path, self.root)
         except ValueError:  # another drive on Windows

@@ -130,16 +130,8 @@ def _migration_3(conn: apsw.Connection) -> None:
     ``desktop-memory reembed`` recomputes every vector)."""
     conn.execute("alter table chunks add column text_hash blob")
     conn.execute("alter table chunk_vectors add column text_hash blob")
-    after = 0
-    while True:
-        rows = conn.execute("select id, text from chunks where id > ? order by id limit 4096", (after,)).fetchall()
-        if not rows:
-            break
-        last = rows[-1][0]
-        assert isinstance(last, int)
-        after = last
-        conn.executemany("update chunks set text_hash = ? where id = ?",
-                         [(chunk_text_hash(str(text)), cid) for cid, text in rows])
+    conn.create_scalar_function("dm_text_hash", chunk_text_hash, 1, deterministic=True)
+    conn.execute("update chunks set text_hash = dm_text_hash(text)")
     conn.execute("update chunk_vectors set text_hash = "
                  "(select c.text_hash from chunks c where c.id = chunk_vectors.id)")
 
