@@ -60,6 +60,9 @@ def _busy_handler_message(path: Path) -> str:
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
     """Open (creating if needed) the database with sqlite-vec loaded and WAL on."""
     path = Path(path)
+    if any("\ud800" <= ch <= "\udfff" for ch in str(path)):  # bytes the file-system encoding cannot decode
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise StoreError(f"The database path {shown} is not valid text (undecodable bytes); choose a plain name.")
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     if not readonly:
         try:

@@ -170,3 +170,11 @@ def test_disk_full_at_start_up_search_works_writes_say_disk_full(tmp_path: Path,
         assert index.returncode == 1
         assert index.stderr.strip() == (f"error: The disk holding {db} is full; free some space and index again. "
                                         "Nothing committed was lost.")
+
+
+def test_database_path_with_undecodable_bytes(tmp_path: Path, config: Path) -> None:
+    db = Path(os.fsdecode(bytes(tmp_path) + b"/lib\xff.db"))
+    proc = run_cli(db, "stats", config=config)
+    clean(proc)
+    assert proc.returncode == 1 and "not valid text (undecodable bytes)" in proc.stderr and "lib\\xff.db" in proc.stderr
+    assert os.listdir(tmp_path) == ["config"]
