@@ -31,18 +31,18 @@ class SettingsProblemDialog(QMessageBox):
             "Open the file to fix it and press Try again, or reset to the defaults: the broken file is kept "
             "beside it as a dated backup. Nothing has been changed."
         )
-        self.buttons = {
+        self.choice_buttons = {
             OPEN: self.addButton("Open the file", QMessageBox.ButtonRole.ActionRole),
             RETRY: self.addButton("Try again", QMessageBox.ButtonRole.AcceptRole),
             RESET: self.addButton("Reset to defaults", QMessageBox.ButtonRole.DestructiveRole),
             QUIT: self.addButton("Quit", QMessageBox.ButtonRole.RejectRole),
         }
-        self.setDefaultButton(self.buttons[RETRY])
-        self.setEscapeButton(self.buttons[QUIT])
+        self.setDefaultButton(self.choice_buttons[RETRY])
+        self.setEscapeButton(self.choice_buttons[QUIT])
 
     def choice(self) -> str:
         clicked = self.clickedButton()
-        return next((name for name, b in self.buttons.items() if b is clicked), QUIT)
+        return next((name for name, b in self.choice_buttons.items() if b is clicked), QUIT)
 
 
 def _ask(error: SettingsError) -> str:

@@ -122,6 +122,10 @@ def chunk_text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def _sql_text_hash(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    return chunk_text_hash(str(values[0]))
+
+
 def _migration_3(conn: apsw.Connection) -> None:
     """Vector identity: ``chunks.text_hash`` is the hash of the chunk's exact text, ``chunk_vectors.text_hash`` the
     hash of the text the vector was computed from. They must be equal: promotion of a duplicate and vector reuse
@@ -130,7 +134,7 @@ def _migration_3(conn: apsw.Connection) -> None:
     ``desktop-memory reembed`` recomputes every vector)."""
     conn.execute("alter table chunks add column text_hash blob")
     conn.execute("alter table chunk_vectors add column text_hash blob")
-    conn.create_scalar_function("dm_text_hash", chunk_text_hash, 1, deterministic=True)
+    conn.create_scalar_function("dm_text_hash", _sql_text_hash, 1, deterministic=True)
     conn.execute("update chunks set text_hash = dm_text_hash(text)")
     conn.execute("update chunk_vectors set text_hash = "
                  "(select c.text_hash from chunks c where c.id = chunk_vectors.id)")

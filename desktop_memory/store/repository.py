@@ -60,7 +60,9 @@ class Store:
         self.path = Path(path)
         self.conn = open_connection(self.path, readonly=readonly)
         # (READ_ONLY | DISK_FULL, note) when the file cannot be written here: reads work, writes are refused
-        self.mode, self.mode_note = mode_of(self.conn) or (None, "")
+        found = mode_of(self.conn)
+        self.mode: str | None = found[0] if found else None
+        self.mode_note: str = found[1] if found else ""
         if self.mode and current_version(self.conn) < _migrations.SCHEMA_VERSION:
             self.conn.close()
             raise StoreError(f"The database {self.path} was written by an older desktop-memory and must be upgraded, "

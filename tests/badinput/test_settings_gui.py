@@ -25,7 +25,7 @@ def test_dialog_shows_problem_and_reset_keeps_backup(qtbot, tmp_path: Path) -> N
     def click_reset() -> None:
         dlg = next(w for w in QApplication.topLevelWidgets() if isinstance(w, SettingsProblemDialog) and w.isVisible())
         seen.append(dlg.text())
-        dlg.buttons[RESET].click()
+        dlg.choice_buttons[RESET].click()
 
     QTimer.singleShot(200, click_reset)
     notes: list[str] = []
