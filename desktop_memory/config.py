@@ -31,6 +31,7 @@ import tomli_w
 
 from . import APP_NAME
 from .errors import UserError
+from .private_files import make_private_dirs, open_private
 
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
 ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
@@ -130,6 +131,25 @@ class ContextSettings:
 
 
 @dataclass(frozen=True)
+class WatchSettings:
+    """Live folders (desktop_memory/watch/): which watches are paused, and how an event storm becomes one update."""
+
+    paused_all: bool = False  # every folder's watch paused
+    paused: tuple[str, ...] = ()  # folders whose watch is paused (absolute paths, as in the library)
+    # a batch of changes is indexed once no event arrived for this long...
+    quiet_ms: Annotated[int, msgspec.Meta(ge=0, le=600_000)] = 300
+    # ...or this long after its first event, whichever comes first
+    max_wait_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)] = 1500
+
+
+@dataclass(frozen=True)
+class TraySettings:
+    """The tray icon and the quick-search popup (gui/shell.py)."""
+
+    close_to_tray: bool = False  # closing the main window keeps the app running in the tray (off: closing quits)
+
+
+@dataclass(frozen=True)
 class Settings:
     db_path: str = ""  # empty = default_db_path()
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -137,6 +157,8 @@ class Settings:
     embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
+    tray: TraySettings = field(default_factory=TraySettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters (UI-owned)
 
     def resolved_db_path(self) -> Path:
@@ -322,9 +344,9 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     if problem is not None:
         raise problem
     validate_settings(_drop_none(settings.to_dict()))  # never write a file that would not load back
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)  # owner-only: 0700 folder, 0600 file whatever the umask (private_files.py)
     tmp = path.with_suffix(".toml.tmp")
-    with open(tmp, "wb") as fh:
+    with open_private(tmp, "wb") as fh:
         tomli_w.dump(_drop_none(settings.to_dict()), fh)
     os.replace(tmp, path)
     return path

@@ -236,6 +236,9 @@ class MainWindow(QMainWindow):
         self.library.remove_requested.connect(self.remove_paths)
         self.library.reveal_requested.connect(self.reveal_file)
         self.library.open_requested.connect(self.open_file)
+        self.library.compact_requested.connect(
+            lambda: self.svc is not None and self.library.start_compact(self.svc, self.jobs))
+        self.library.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
         self._show_state()
 
     def _build_menus(self) -> None:
@@ -293,6 +296,7 @@ class MainWindow(QMainWindow):
 
         h = mb.addMenu("&Help")
         act(h, "&Keyboard shortcuts", self.show_shortcuts, [QKeySequence.StandardKey.HelpContents, "F1"])
+        act(h, "Use in chat apps (&MCP)…", self.show_mcp_setup)
 
     # ==================================================================== persistence of window state
     def _restore_state(self) -> None:
@@ -364,6 +368,8 @@ class MainWindow(QMainWindow):
         self.banners.dismiss("store")
         if getattr(svc, "read_only_note", ""):  # read-only file/media or a full disk: search works, said once
             self.banners.show_message(svc.read_only_note, "warning", key="read-only")
+        for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
+            self.banners.show_message(notice, "info", key="privacy")
         self._show_state()
         self.service_ready.emit()
         self.refresh_library_and_stats()
@@ -994,6 +1000,11 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         self.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts")
+
+    def show_mcp_setup(self) -> None:
+        from .mcp_dialog import McpDialog
+
+        McpDialog(self.settings.resolved_db_path(), self).exec()
 
     # ============================================================================= drag and drop
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:

@@ -85,3 +85,18 @@ def test_library_and_list_say_why(project: Path, tmp_path: Path) -> None:
     out = run_cli(tmp_path / "lib.db", "list", "--status", "skipped", config=config)
     assert out.returncode == 0
     assert "ignored by docs/.dmignore: *.draft.md" in out.stdout and "ignored by .gitignore: *.log" in out.stdout
+
+
+def test_the_watcher_applies_the_same_rules(project: Path) -> None:
+    """A changed path is judged by name_skip_reason with the walk's rules, ignore files included."""
+    from desktop_memory.ingest.walk import name_skip_reason
+
+    settings = IngestSettings(extra_ignore=("/README.md",))
+    root = str(project)
+    assert name_skip_reason(str(project / "server.log"), root, settings) == "ignored by .gitignore: *.log"
+    assert name_skip_reason(str(project / "out" / "new.md"), root, settings) == "ignored by .gitignore: out/"
+    assert name_skip_reason(str(project / "docs" / "x.draft.md"), root, settings) == \
+        "ignored by docs/.dmignore: *.draft.md"
+    assert name_skip_reason(str(project / "README.md"), root, settings) == "ignored by your pattern: /README.md"
+    assert name_skip_reason(str(project / "keep.log"), root, settings) is None
+    assert name_skip_reason(str(project / "docs" / "new.md"), root, settings) is None
