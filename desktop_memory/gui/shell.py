@@ -8,6 +8,7 @@ the window closes if the person chose that ([tray] close_to_tray, off by default
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -124,7 +125,9 @@ class DesktopShell(QObject):
 
     # ------------------------------------------------------------------ closing and quitting
     def _set_close_to_tray(self, on: bool) -> None:
-        self.window.settings.tray.close_to_tray = on
+        w = self.window  # Settings are frozen: a new value for the window and its service
+        tray = dataclasses.replace(w.settings.tray, close_to_tray=on)
+        w._replace_settings(dataclasses.replace(w.settings, tray=tray))
         self.window.persist_settings()
 
     def keeps_running(self) -> bool:
