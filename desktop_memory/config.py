@@ -226,6 +226,13 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
             out.append((["search", name], "must be a finite number"))
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
+    import pathspec  # only here: the CLI's start-up does not pay for it
+
+    for pattern in s.ingest.extra_ignore:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except ValueError:
+            out.append((["ingest", "extra_ignore"], f"{pattern!r} is not a valid pattern (.gitignore syntax)"))
     return out
 
 

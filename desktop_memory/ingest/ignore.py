@@ -32,8 +32,18 @@ class _Rules:
     lines: tuple[str, ...]  # the patterns as written, by index in spec.patterns
 
 
+def valid_pattern(line: str) -> bool:
+    """pathspec accepts the line (git itself ignores lines such as a lone "!" or a trailing backslash)."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
+
+
 def _compile(lines: Sequence[str]) -> tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]:
-    kept = tuple(line.rstrip("\n") for line in lines)
+    """The spec of the valid lines; an invalid line is skipped, as git does, instead of dropping the whole file."""
+    kept = tuple(line for line in (raw.rstrip("\n") for raw in lines) if valid_pattern(line))
     return pathspec.GitIgnoreSpec.from_lines(kept), kept
 
 

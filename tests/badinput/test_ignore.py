@@ -100,3 +100,9 @@ def test_the_watcher_applies_the_same_rules(project: Path) -> None:
     assert name_skip_reason(str(project / "README.md"), root, settings) == "ignored by your pattern: /README.md"
     assert name_skip_reason(str(project / "keep.log"), root, settings) is None
     assert name_skip_reason(str(project / "docs" / "new.md"), root, settings) is None
+
+
+def test_an_invalid_line_in_an_ignore_file_is_skipped_not_fatal(project: Path) -> None:
+    (project / ".gitignore").write_text("!\n*.log\nfoo\\\n", encoding="utf-8")  # "!" and "foo\\" are invalid
+    got = reasons(project, IngestSettings())
+    assert got["server.log"] == "ignored by .gitignore: *.log" and got["README.md"] is None

@@ -34,6 +34,7 @@ BAD = [  # (file body, key named in the message, line, words in the message)
     ("[chunking]\ntarget_chars = -5\n", "[chunking] target_chars", 2, ">= 100"),
     ("[chunking]\ntarget_chars = 1200\nmax_chars = 1000\n", "[chunking] target_chars", 2, "must not be larger"),
     ('[ingest]\nextra_ignore = "*.md"\n', "[ingest] extra_ignore", 2, "a list"),
+    ('[ingest]\nextra_ignore = ["*.log", "!"]\n', "[ingest] extra_ignore", 2, "'!' is not a valid pattern"),
     ('[ingest]\npdf_engine = "fast"\n', "[ingest] pdf_engine", 2, "'auto', 'pdfium', 'pdfplumber'"),
     ('[search]\nbackend = "semantic"\n', "[search] backend", 2, "'hybrid'"),
     ('[context]\npath_style = "full"\n', "[context] path_style", 2, "'relative'"),
