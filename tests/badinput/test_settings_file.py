@@ -7,11 +7,14 @@ import dataclasses
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from desktop_memory.config import (
     ChunkSettings,
@@ -153,3 +156,38 @@ def test_cli_refuses_to_run_with_a_broken_file_then_resets(tmp_path: Path) -> No
     assert not p.exists() and list(p.parent.glob("settings.toml.broken-*"))
     out = _cli("--db", str(tmp_path / "x.db"), "stats", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+
+
+TOML_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20), st.floats(), st.text(max_size=12)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=8,
+)
+SECTIONS = {name: [g.name for g in dataclasses.fields(hint)] if dataclasses.is_dataclass(hint) else []
+            for name, hint in typing.get_type_hints(Settings).items()}
+
+
+@st.composite
+def settings_dicts(draw: st.DrawFn) -> dict[str, object]:
+    """Dicts shaped like settings.toml: real section and key names (and some others) with any values."""
+    out: dict[str, object] = {}
+    for section in draw(st.lists(st.sampled_from(sorted(SECTIONS) + ["bogus"]), max_size=4, unique=True)):
+        keys = SECTIONS.get(section) or ["x"]
+        if not SECTIONS.get(section) and draw(st.booleans()):
+            out[section] = draw(TOML_VALUES)
+            continue
+        out[section] = {k: draw(TOML_VALUES) for k in draw(st.lists(st.sampled_from(keys), max_size=4, unique=True))}
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=settings_dicts())
+def test_any_settings_data_validates_or_names_the_problem(data: dict[str, object]) -> None:
+    from desktop_memory.config import validate_settings
+
+    try:
+        result = validate_settings(data, path=Path("settings.toml"), source="")
+    except SettingsError as exc:
+        assert exc.problem and "settings.toml" in str(exc)
+        return
+    assert isinstance(result, Settings)
