@@ -23,13 +23,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-if TYPE_CHECKING:
-    from _typeshed import SupportsWrite
-
 from . import APP_NAME, __version__
 from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
 from .errors import UserError
 from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+    from .service import MemoryService
 
 MAX_AGE_DAYS = 100 * 366  # relative dates reach back a century at most
 SEARCH_EPILOG = "A query that starts with '-' goes after --, e.g.: desktop-memory search -- -hugo"
@@ -348,10 +350,10 @@ def _dispatch(svc, args) -> int:
             print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
         return 0
     if cmd == "context":
-        results = svc.search(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
-        for note in svc.last_search_notes:
+        report, outcome = svc.context_outcome(args.query, args.budget, backend=args.backend, top_k=args.top_k,
+                                              filters=_filters(args))
+        for note in outcome.notes:
             print(f"note: {note}", file=sys.stderr)
-        report = svc.build_context(results, args.budget)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         else:
@@ -404,11 +406,12 @@ def _dispatch(svc, args) -> int:
     raise AssertionError(cmd)
 
 
-def _watch(svc, args) -> int:
+def _watch(svc: MemoryService, args: argparse.Namespace) -> int:
     """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
     import os
+    from types import FrameType
 
-    from .watch import Watcher
+    from .watch import Watcher, WatchUpdate
 
     folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
     for folder in folders or []:
@@ -418,10 +421,10 @@ def _watch(svc, args) -> int:
         raise UserError("the library has no folders yet: name one (`desktop-memory watch FOLDER`) or index one")
     stop = threading.Event()
 
-    def show(update) -> None:
+    def show(update: WatchUpdate) -> None:
         print(f"{time.strftime('%H:%M:%S')} {update.message}", flush=True)
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     watcher = Watcher(svc, folders=folders, on_update=show, embed=not args.no_embed)

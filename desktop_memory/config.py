@@ -84,6 +84,7 @@ class IngestSettings:
     pdf_timeout_s: Seconds = 120.0
     pdf_max_memory_mb: Annotated[int, msgspec.Meta(ge=64, le=1_000_000)] = 1536
     pdf_engine: Literal["auto", "pdfium", "pdfplumber"] = "auto"  # "auto": PDFium, then pdfplumber if it finds nothing
+    ocr: bool = False  # image-only PDF pages → text, with the optional "ocr" extra (slow: seconds per page)
     follow_symlinks: bool = False
     # Patterns to leave out, gitignore syntax, relative to each indexed folder ("*.log", "docs/drafts/", "/TODO.md").
     extra_ignore: tuple[str, ...] = ()

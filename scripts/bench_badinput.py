@@ -1,4 +1,4 @@
-"""What issue 11's checks cost: migration 3 (text hashes), `check`'s vector-identity pass, and ignore rules in the
+"""What issue 11's checks cost: the text-hash migration, `check`'s vector-identity pass, and ignore rules in the
 walk. Prints a table; figures go to docs/BENCHMARKS.md ("Bad input: costs of the checks").
 
     nice -n 5 python scripts/bench_badinput.py [--chunks 100000] [--tree /work/shared/eval]
@@ -18,7 +18,7 @@ from desktop_memory.config import IngestSettings
 from desktop_memory.ingest.walk import walk_paths
 from desktop_memory.store import Store
 from desktop_memory.store.connection import load_vec
-from desktop_memory.store.migrations import MIGRATIONS, _migration_3
+from desktop_memory.store.migrations import MIGRATIONS, _migration_text_hash
 from desktop_memory.store.vectors import sign_bits
 
 DIM = 384
@@ -73,12 +73,12 @@ def main() -> None:
         build_v2(db, opts.chunks)
         conn = apsw.Connection(str(db))
         conn.execute("begin")
-        t = timed(lambda: _migration_3(conn))
+        t = timed(lambda: _migration_text_hash(conn))
         conn.execute("rollback")
         conn.close()
-        rows.append((f"migration 3 alone ({opts.chunks:,} chunks + vectors)", f"{t:.2f} s"))
+        rows.append((f"text-hash migration alone ({opts.chunks:,} chunks + vectors)", f"{t:.2f} s"))
         t = timed(lambda: Store(db).close())
-        rows.append(("first open: backup .bak-v2 + migration 3 (+ later ones)", f"{t:.2f} s"))
+        rows.append(("first open: backup .bak-v2 + migrations 3-5", f"{t:.2f} s"))
         store = Store(db)
         t_id = timed(store._check_vector_identity)
         t_all = timed(store.check_integrity)

@@ -3,6 +3,10 @@
 Shows, top to bottom: token budget + "tokens used / budget"; one checkbox row per result (include/exclude,
 with its token cost and whether it fit); the block itself, read-only; the Copy button.
 
+The checkbox rows are a view of the results model itself (through a proxy that only changes their text), so
+"included in context" has one owner: the results model's CheckStateRole. Ticking a row here is the same
+edit as pressing Space in the results list.
+
 Why the block is shown read-only: what you see is byte-for-byte what gets pasted, so the user can trust it.
 The block comes from ``MemoryService.build_context`` (run on a worker); this panel never re-formats it.
 """
@@ -11,13 +15,21 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QIdentityProxyModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -27,14 +39,58 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import ContextReport, SearchResult
+from .results_model import is_checked
 from .style import monospace_font
 
 COPY_SHORTCUT_TEXT = "Ctrl+Shift+C"
+_RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # results_model.ResultRole (not imported: this panel takes any model)
+
+
+class ContextRows(QIdentityProxyModel):
+    """The results model seen as context rows: same rows and check state, text with each row's token cost."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._fit: dict[int, int] = {}
+        self._dropped: dict[int, int] = {}
+
+    def set_report(self, report: ContextReport | None) -> None:
+        self._fit = {i.chunk_id: i.tokens for i in report.items} if report else {}
+        self._dropped = {i.chunk_id: i.tokens for i in report.dropped} if report else {}
+        n = self.rowCount()
+        if n:
+            self.dataChanged.emit(self.index(0, 0), self.index(n - 1, 0),
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole])
+
+    def _state(self, r: SearchResult, included: bool) -> tuple[int | None, str | None]:
+        cid = r.chunk_id
+        tokens = self._fit.get(cid, self._dropped.get(cid))
+        if not included:
+            return tokens, "excluded"
+        return tokens, "fits" if cid in self._fit else ("did not fit" if cid in self._dropped else None)
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        return super().flags(index) | Qt.ItemFlag.ItemIsUserCheckable
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole):
+            return super().data(index, role)
+        r = super().data(index, _RESULT_ROLE)
+        if not isinstance(r, SearchResult):
+            return super().data(index, role)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return r.source
+        included = is_checked(super().data(index, Qt.ItemDataRole.CheckStateRole))
+        tokens, state = self._state(r, included)
+        if role == Qt.ItemDataRole.FontRole:
+            f = QFont()
+            f.setItalic(state == "did not fit")
+            return f
+        return ContextPanel._row_text(r, tokens, state)
 
 
 class ContextPanel(QWidget):
     budget_changed = Signal(int)
-    include_toggled = Signal(int, bool)  # chunk_id, included
     copy_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -65,13 +121,14 @@ class ContextPanel(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(False)
-        self.items = QListWidget()
+        self.rows = ContextRows(self)
+        self.items = QListView()
+        self.items.setModel(self.rows)
         self.items.setAccessibleName("Passages in the context (Space toggles)")
         self.items.setUniformItemSizes(True)
         self.items.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.items.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.items.setWordWrap(False)
-        self.items.itemChanged.connect(self._on_item_changed)
         split.addWidget(self.items)
         self.block = QPlainTextEdit()
         self.block.setReadOnly(True)
@@ -96,7 +153,6 @@ class ContextPanel(QWidget):
         lay.addLayout(foot)
 
         self.report: ContextReport | None = None
-        self._updating = False
         self._flash = QTimer(self)
         self._flash.setSingleShot(True)
         self._flash.timeout.connect(lambda: self.copy_btn.setText(f"Copy context  ({COPY_SHORTCUT_TEXT})"))
@@ -107,59 +163,26 @@ class ContextPanel(QWidget):
         self.budget.setValue(tokens)
         self.budget.blockSignals(False)
 
-    def set_results(self, results: list[SearchResult], included: list[bool]) -> None:
-        """One checkbox row per result; token costs arrive later with the report."""
-        self._updating = True
-        self.items.clear()
-        for r, inc in zip(results, included):
-            it = QListWidgetItem(self._row_text(r, None, None))
-            it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            it.setCheckState(Qt.CheckState.Checked if inc else Qt.CheckState.Unchecked)
-            it.setData(Qt.ItemDataRole.UserRole, r.chunk_id)
-            it.setData(Qt.ItemDataRole.UserRole + 1, r)
-            it.setToolTip(r.source)
-            self.items.addItem(it)
-        self._updating = False
-        if not results:
-            self.set_report(None)
-
-    def set_included(self, chunk_id: int, on: bool) -> None:
-        self._updating = True
-        for i in range(self.items.count()):
-            it = self.items.item(i)
-            if it.data(Qt.ItemDataRole.UserRole) == chunk_id:
-                it.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-        self._updating = False
+    def set_results_model(self, model: QAbstractItemModel) -> None:
+        """Show one checkbox row per row of ``model`` (the results model, owner of CheckStateRole)."""
+        self.rows.setSourceModel(model)
 
     def set_report(self, report: ContextReport | None) -> None:
         self.report = report
         if report is None:
+            self.rows.set_report(None)
             self.block.setPlainText("")
             self.meter.setText(f"0 / {self.budget.value():,} tokens")
             self.dropped.setText("")
             self.copy_btn.setEnabled(False)
             return
+        self.rows.set_report(report)
         self.block.setPlainText(report.text)
         self.meter.setText(f"{report.tokens_used:,} / {report.budget:,} tokens")
         self.meter.setProperty("over", "true" if report.tokens_used > report.budget else "false")
         self.meter.style().unpolish(self.meter)
         self.meter.style().polish(self.meter)
         self.copy_btn.setEnabled(bool(report.text))
-        fit = {i.chunk_id: i.tokens for i in report.items}
-        dropped = {i.chunk_id: i.tokens for i in report.dropped}
-        self._updating = True
-        for i in range(self.items.count()):
-            it = self.items.item(i)
-            cid = it.data(Qt.ItemDataRole.UserRole)
-            r: SearchResult = it.data(Qt.ItemDataRole.UserRole + 1)
-            excluded = it.checkState() != Qt.CheckState.Checked
-            tokens = fit.get(cid, dropped.get(cid))
-            state = "excluded" if excluded else ("fits" if cid in fit else ("did not fit" if cid in dropped else None))
-            it.setText(self._row_text(r, tokens, state))
-            f = QFont(self.items.font())
-            f.setItalic(state == "did not fit")
-            it.setFont(f)
-        self._updating = False
         if report.dropped:
             names = ", ".join(f"#{d.rank} {os.path.basename(d.source)}" for d in report.dropped[:6])
             more = f" and {len(report.dropped) - 6} more" if len(report.dropped) > 6 else ""
@@ -185,8 +208,3 @@ class ContextPanel(QWidget):
             bits.append(state.upper() if state == "did not fit" else state)
         bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])
-
-    def _on_item_changed(self, it: QListWidgetItem) -> None:
-        if self._updating:
-            return
-        self.include_toggled.emit(int(it.data(Qt.ItemDataRole.UserRole)), it.checkState() == Qt.CheckState.Checked)

@@ -29,6 +29,17 @@ def _error_text(exc: BaseException) -> str:
     return error_text(exc)
 
 
+def watch_controller(window: Any) -> Any:
+    """The window's folder-watching controller (gui/watch_controller.py), if it has one."""
+    from .watch_controller import WatchController
+
+    found = window.findChildren(WatchController)
+    for name in ("watch", "watcher", "watch_controller"):
+        if isinstance(getattr(window, name, None), WatchController):
+            return getattr(window, name)
+    return found[0] if found else None
+
+
 class WindowEngine:
     """Runs the popup's searches and context packing on the window's query workers (latest wins), with the
     window's service, the app's default backend and top-k, and the context budget, so a block copied from the
@@ -72,18 +83,25 @@ class DesktopShell(QObject):
         self._quitting = False
         self.tray: Tray | None = None
         if tray and QSystemTrayIcon.isSystemTrayAvailable():
-            watcher = getattr(window, "watch", None)  # a folder-watching controller, when the app has one
-            self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray,
-                             can_pause=callable(getattr(watcher, "set_paused", None)), parent=self)
+            watcher = watch_controller(window)
+            self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray, can_pause=watcher is not None,
+                             parent=self)
             self.tray.quick_requested.connect(self.show_quick)
             self.tray.show_requested.connect(self.show_window)
             self.tray.quit_requested.connect(self.quit)
             self.tray.close_to_tray_toggled.connect(self._set_close_to_tray)
-            self.tray.pause_toggled.connect(getattr(watcher, "set_paused", lambda _on: None))
+            if watcher is not None:
+                self.tray.set_paused(watcher.paused_all)
+                self.tray.pause_toggled.connect(watcher.set_paused)
+                watcher.status_changed.connect(lambda _text: self._sync_pause(watcher))
             self.tray.show()
         if server is not None:
             server.message.connect(self.handle)
         window.installEventFilter(self)
+
+    def _sync_pause(self, watcher: Any) -> None:
+        if self.tray is not None:  # paused from the window (File → Pause watching): the tray's tick follows
+            self.tray.set_paused(watcher.paused_all)
 
     # ------------------------------------------------------------------ requests from a second process
     def handle(self, msg: dict[str, Any]) -> None:
@@ -125,10 +143,8 @@ class DesktopShell(QObject):
 
     # ------------------------------------------------------------------ closing and quitting
     def _set_close_to_tray(self, on: bool) -> None:
-        w = self.window  # Settings are frozen: a new value for the window and its service
-        tray = dataclasses.replace(w.settings.tray, close_to_tray=on)
-        w._replace_settings(dataclasses.replace(w.settings, tray=tray))
-        self.window.persist_settings()
+        s = self.window.settings  # replaced, never edited (ServiceHost.replace also saves it)
+        self.window.host.replace(dataclasses.replace(s, tray=dataclasses.replace(s.tray, close_to_tray=on)))
 
     def keeps_running(self) -> bool:
         return (not self._quitting and self.tray is not None and self.tray.is_visible()

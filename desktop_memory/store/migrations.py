@@ -118,30 +118,28 @@ def _migration_2(conn: apsw.Connection) -> None:
 MIGRATIONS.append(_migration_2)
 
 
-def chunk_text_hash(text: str) -> bytes:
-    """The identity of a chunk's text: blake2b-128 of its exact UTF-8 bytes (what the embedder is given)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def _migration_cjk(conn: apsw.Connection) -> None:
+    """Bigram keyword index for text written without spaces (CJK, Thai ...): ``chunks_cjk`` (see ``store/cjk.py``).
+
+    Filled from the existing canonical chunks that hold such text; an English library gets an empty table."""
+    from .cjk import CREATE_TABLE, grams_text
+
+    conn.execute(CREATE_TABLE)
+    # like chunks_fts (privacy): a removed chunk's grams leave the index segments instead of lingering there
+    conn.execute("insert into chunks_cjk(chunks_cjk, rank) values('secure-delete', 1)")
+    after = 0
+    while True:
+        rows = conn.execute(
+            "select id, text from chunks where dup_of is null and id > ? order by id limit 2048", (after,)
+        ).fetchall()
+        if not rows:
+            break
+        after = rows[-1][0]
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
 
-def _sql_text_hash(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
-    return chunk_text_hash(str(values[0]))
-
-
-def _migration_3(conn: apsw.Connection) -> None:
-    """Vector identity: ``chunks.text_hash`` is the hash of the chunk's exact text, ``chunk_vectors.text_hash`` the
-    hash of the text the vector was computed from. They must be equal: promotion of a duplicate and vector reuse
-    only move a vector to a chunk with the same hash, and ``check`` compares them (one join, no model needed).
-    Existing rows get their chunk's hash (what their vectors were computed from cannot be known afterwards;
-    ``desktop-memory reembed`` recomputes every vector)."""
-    conn.execute("alter table chunks add column text_hash blob")
-    conn.execute("alter table chunk_vectors add column text_hash blob")
-    conn.create_scalar_function("dm_text_hash", _sql_text_hash, 1, deterministic=True)
-    conn.execute("update chunks set text_hash = dm_text_hash(text)")
-    conn.execute("update chunk_vectors set text_hash = "
-                 "(select c.text_hash from chunks c where c.id = chunk_vectors.id)")
-
-
-MIGRATIONS.append(_migration_3)
+MIGRATIONS.append(_migration_cjk)
 
 
 def _migration_secure_delete(conn: apsw.Connection) -> None:
@@ -155,6 +153,32 @@ def _migration_secure_delete(conn: apsw.Connection) -> None:
 
 
 MIGRATIONS.append(_migration_secure_delete)  # privacy (issue 16): keep it after the others' migrations
+
+
+def chunk_text_hash(text: str) -> bytes:
+    """The identity of a chunk's text: blake2b-128 of its exact UTF-8 bytes (what the embedder is given)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _sql_text_hash(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    return chunk_text_hash(str(values[0]))
+
+
+def _migration_text_hash(conn: apsw.Connection) -> None:
+    """Vector identity: ``chunks.text_hash`` is the hash of the chunk's exact text, ``chunk_vectors.text_hash`` the
+    hash of the text the vector was computed from. They must be equal: promotion of a duplicate and vector reuse
+    only move a vector to a chunk with the same hash, and ``check`` compares them (one join, no model needed).
+    Existing rows get their chunk's hash (what their vectors were computed from cannot be known afterwards;
+    ``desktop-memory reembed`` recomputes every vector)."""
+    conn.execute("alter table chunks add column text_hash blob")
+    conn.execute("alter table chunk_vectors add column text_hash blob")
+    conn.create_scalar_function("dm_text_hash", _sql_text_hash, 1, deterministic=True)
+    conn.execute("update chunks set text_hash = dm_text_hash(text)")
+    conn.execute("update chunk_vectors set text_hash = "
+                 "(select c.text_hash from chunks c where c.id = chunk_vectors.id)")
+
+
+MIGRATIONS.append(_migration_text_hash)  # badinput (issue 11)
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -171,7 +195,8 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
         "chunks_fts": (),
     },
     2: {"chunk_vectors": ("id", "embedding"), "chunk_vector_bits": ("id", "bits")},
-    3: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
+    MIGRATIONS.index(_migration_cjk) + 1: {"chunks_cjk": ()},
+    MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
 }
 
 

@@ -106,7 +106,8 @@ def _db_with_uncheckpointed_wal(src: Path, config: Path, dest: Path, with_shm: b
     _indexed(src, config)
     svc = MemoryService(Settings(), db_path=src, embedder=HashEmbedder(64))
     try:
-        svc.store.conn.execute("pragma wal_autocheckpoint = 0")
+        with svc.writing() as store:
+            store.conn.execute("pragma wal_autocheckpoint = 0")
         svc.index_paths([MDDOCS / "fastapi" / "advanced" / "websockets.md"])
         assert Path(f"{src}-wal").stat().st_size > 0
         for suffix in ("", "-wal") + (("-shm",) if with_shm else ()):

@@ -83,11 +83,12 @@ def test_check_reports_a_vector_of_another_text(tmp_path: Path) -> None:
     try:
         svc.index_paths([folder])
         assert svc.check() == []
-        conn = svc.store.conn
-        ids = [r[0] for r in conn.execute("select id from chunk_vectors order by id limit 2")]
-        other = conn.execute("select text from chunks where id = ?", (ids[1],)).fetchone()[0]
-        with conn:  # what the old promotion did: a vector computed for another chunk's text
-            conn.execute("update chunk_vectors set text_hash = ? where id = ?", (chunk_text_hash(other), ids[0]))
+        with svc.writing() as store:
+            conn = store.conn
+            ids = [r[0] for r in conn.execute("select id from chunk_vectors order by id limit 2")]
+            other = conn.execute("select text from chunks where id = ?", (ids[1],)).fetchone()[0]
+            with conn:  # what the old promotion did: a vector computed for another chunk's text
+                conn.execute("update chunk_vectors set text_hash = ? where id = ?", (chunk_text_hash(other), ids[0]))
         problems = svc.check()
         assert problems == ["1 vectors were computed from another text than their chunk's "
                             "(run `desktop-memory reembed`)"]
@@ -102,18 +103,18 @@ def test_store_vectors_refuses_a_vector_for_another_text(tmp_path: Path) -> None
     svc = MemoryService(Settings(), db_path=tmp_path / "lib.db", embedder=HashEmbedder(16))
     try:
         svc.index_paths([folder], embed=False)
-        store = svc.store
-        store.ensure_model("hash-16", 16)
-        pending = store.pending_chunks(10)
-        vecs = HashEmbedder(16).embed_documents([t for _, t in pending])
-        wrong = [t + " (edited)" for _, t in pending]
-        assert store.store_vectors([c for c, _ in pending], vecs, texts=wrong) == 0
-        assert store.store_vectors([c for c, _ in pending], vecs, texts=[t for _, t in pending]) == len(pending)
+        with svc.writing() as store:
+            store.ensure_model("hash-16", 16)
+            pending = store.pending_chunks(10)
+            vecs = HashEmbedder(16).embed_documents([t for _, t in pending])
+            wrong = [t + " (edited)" for _, t in pending]
+            assert store.store_vectors([c for c, _ in pending], vecs, texts=wrong) == 0
+            assert store.store_vectors([c for c, _ in pending], vecs, texts=[t for _, t in pending]) == len(pending)
     finally:
         svc.close()
 
 
-def test_migration_3_hashes_existing_chunks_and_vectors(tmp_path: Path) -> None:
+def test_migration_text_hash_hashes_existing_chunks_and_vectors(tmp_path: Path) -> None:
     """A schema-2 database (as the previous release wrote it) gets text hashes for every chunk and vector."""
     db = tmp_path / "v2.db"
     conn = apsw.Connection(str(db))

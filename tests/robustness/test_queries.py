@@ -232,9 +232,10 @@ def chunk_lab(tmp_path_factory):
 
 
 def _stored_chunks(svc: MemoryService, path: str) -> list[ChunkDraft]:
-    rows = svc.store.conn.execute(
-        "select c.text, c.heading_path, c.page, c.line_start, c.line_end, c.char_start, c.char_end "
-        "from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord", (path,)).fetchall()
+    with svc.reading() as store:
+        rows = store.conn.execute(
+            "select c.text, c.heading_path, c.page, c.line_start, c.line_end, c.char_start, c.char_end "
+            "from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord", (path,)).fetchall()
     return [ChunkDraft(text, Location(heading_path=tuple(h.split(HEADING_SEP)) if h else (), page=page,
                                       line_start=ls, line_end=le, char_start=cs, char_end=ce))
             for text, h, page, ls, le, cs, ce in rows]
@@ -250,7 +251,7 @@ def test_stored_chunks_cover_the_file_and_map_back(chunk_lab, doc, cfg, encoding
     path = base / f"doc{next(counter)}{ext}"
     path.write_bytes(text.encode(encoding))
     LEDGER.tried([path])
-    svc.update_settings(dataclasses.replace(svc.settings, chunking=cfg))
+    svc.apply_settings(dataclasses.replace(svc.settings, chunking=cfg))
     summary = svc.index_paths([path], embed=False)
     [outcome] = summary.outcomes
     try:
