@@ -170,8 +170,9 @@ def _migration_text_hash(conn: apsw.Connection) -> None:
     only move a vector to a chunk with the same hash, and ``check`` compares them (one join, no model needed).
     Existing rows get their chunk's hash (what their vectors were computed from cannot be known afterwards;
     ``desktop-memory reembed`` recomputes every vector)."""
-    conn.execute("alter table chunks add column text_hash blob")
-    conn.execute("alter table chunk_vectors add column text_hash blob")
+    for table in ("chunks", "chunk_vectors"):  # idempotent: a schema rolled back and migrated again keeps working
+        if "text_hash" not in {row[1] for row in conn.execute(f"pragma table_info({table})")}:
+            conn.execute(f"alter table {table} add column text_hash blob")
     conn.create_scalar_function("dm_text_hash", _sql_text_hash, 1, deterministic=True)
     conn.execute("update chunks set text_hash = dm_text_hash(text)")
     conn.execute("update chunk_vectors set text_hash = "
