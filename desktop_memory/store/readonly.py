@@ -16,6 +16,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import threading
 import weakref
 from pathlib import Path
 
@@ -96,8 +97,28 @@ def open_fallback(path: Path, mode: str) -> apsw.Connection:
     return conn
 
 
+_SNAPSHOTS: dict[tuple[str, int, int, int], Path] = {}  # one copy per database state, shared by its connections
+_SNAPSHOTS_LOCK = threading.Lock()
+
+
 def _snapshot(path: Path, wal: Path) -> Path | None:
-    """A private copy of the database and its -wal, or None when it does not fit."""
+    """A private copy of the database and its -wal (one per process and state: the service's writer and readers
+    share it), or None when it does not fit."""
+    try:
+        key = (str(path.absolute()), _size(path), _size(wal), wal.stat().st_mtime_ns)
+    except OSError:
+        return None
+    with _SNAPSHOTS_LOCK:
+        known = _SNAPSHOTS.get(key)
+        if known is not None and known.exists():
+            return known
+        made = _copy(path, wal)
+        if made is not None:
+            _SNAPSHOTS[key] = made
+        return made
+
+
+def _copy(path: Path, wal: Path) -> Path | None:
     need = _size(path) + _size(wal)
     tmp = Path(tempfile.gettempdir())
     try:

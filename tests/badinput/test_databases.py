@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import apsw
@@ -138,6 +139,18 @@ def test_read_only_media_keeps_search_and_wal_content(tmp_path: Path, config: Pa
         index = run_cli(db, "index", str(DOCS[0]), "--force", config=config)
         assert index.returncode == 1 and "read-only" in index.stderr
         clean(index)
+        before = set(Path(tempfile.gettempdir()).glob("desktop-memory-ro-*"))
+        svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(64))
+        try:
+            assert "open read-only" in svc.read_only_note
+            with svc.reading() as a, svc.reading() as b:  # the writer and two readers: one private copy at most
+                assert a is not b and a.counts()["chunks"] == b.counts()["chunks"] > 0
+            copies = set(Path(tempfile.gettempdir()).glob("desktop-memory-ro-*")) - before
+            assert len(copies) == (0 if with_shm else 1)
+            with pytest.raises(StoreError, match="read-only"):
+                svc.remove_paths([str(DOCS[0])])
+        finally:
+            svc.close()
 
 
 # -- a disk that is already full ---------------------------------------------------------------------------------
