@@ -110,7 +110,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=APP_NAME, description="A private, searchable memory of your files.", epilog=SEARCH_EPILOG)
+    parser = _Parser(prog=APP_NAME, description="A private, searchable memory of your files.", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     parser.add_argument("--db", default=None, help="database file (default: in your user data folder)")
     parser.add_argument("--smoke", action="store_true", help="self-check: store, sqlite-vec, model, one search")
@@ -123,8 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    _add_search_args(sub.add_parser("search", help="search the index", epilog=SEARCH_EPILOG))
-    p = sub.add_parser("context", help="build a prompt-context block under a token budget", epilog=SEARCH_EPILOG)
+    _add_search_args(sub.add_parser("search", help="search the index", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter))
+    p = sub.add_parser("context", help="build a prompt-context block under a token budget", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_search_args(p)
     p.add_argument("--budget", type=_bounded_int(16, 10_000_000), default=None, help="token budget (default 2048)")
 
