@@ -17,6 +17,7 @@ Run it under a real X server (`DISPLAY=:N`) for honest paint times; with QT_QPA_
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -54,8 +55,7 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
     from desktop_memory.gui.shell import install_shell
 
     app = create_app()
-    settings = load_settings()
-    settings.db_path = str(db.resolve())
+    settings = dataclasses.replace(load_settings(), db_path=str(db.resolve()))
     window = MainWindow(settings, settings_path=settings_path())
     shell = install_shell(app, window)
     window.show()
