@@ -8,6 +8,7 @@ Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import multiprocessing
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, load_settings
+from .context.paths import PATH_STYLES
 from .errors import UserError
 from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
 
@@ -65,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("context", help="build a prompt-context block under a token budget")
     _add_search_args(p)
     p.add_argument("--budget", type=int, default=None, help="token budget (default 2048)")
+    p.add_argument("--include-weak", action="store_true",
+                   help="pack weak matches too (left out by default: a query with no strong match packs nothing)")
+    p.add_argument("--path-style", choices=PATH_STYLES, default=None,
+                   help="how [Source: ...] names files: relative to the indexed folder (default), absolute, name")
 
     p = sub.add_parser("stats", help="documents, chunks, vectors")
     p.add_argument("--json", action="store_true")
@@ -193,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.command == "bench":
         return args.bench_func(args)
+    if getattr(args, "path_style", None):
+        settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
+                                                                             path_style=args.path_style))
     svc = MemoryService(settings, db_path=args.db)
     try:
         return _dispatch(svc, args)
@@ -242,7 +251,11 @@ def _dispatch(svc, args) -> int:
         results = svc.search(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
         for note in svc.last_search_notes:
             print(f"note: {note}", file=sys.stderr)
-        report = svc.build_context(results, args.budget)
+        from .service import strong_only
+
+        report = svc.build_context(strong_only(results, args.include_weak), args.budget)
+        if not report.items and results and not args.include_weak:
+            print("note: no strong matches; nothing packed (--include-weak packs the weak ones)", file=sys.stderr)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         else:

@@ -25,8 +25,15 @@ from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.highlight import marked_texts
 from .store import Store
 from .store.connection import translate_error
+
+
+def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
+    """The results that go into a prompt context by default: weak matches are left out (``include_weak`` keeps
+    them). Ranks are kept as searched, so the [Source] order matches the result list."""
+    return [r for r in results if include_weak or r.strength != "weak"]
 
 
 class MemoryService:
@@ -165,12 +172,24 @@ class MemoryService:
                filters: SearchFilters | None = None) -> list[SearchResult]:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
 
+    def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """{chunk id: text with the keyword lane's matched tokens marked} for the shown results
+        (retrieve/highlight.py); a semantic-only hit is absent."""
+        with self._plain_errors():
+            return marked_texts(self.store, valid_text(query or ""), chunk_ids)
+
     def build_context(self, results: Sequence[SearchResult], budget: int | None = None) -> ContextReport:
-        return _pack(results, self.settings.context.budget_tokens if budget is None else budget)
+        """Pack ``results`` (the caller chose which); sources named by ``[context] path_style``."""
+        with self._plain_errors():
+            roots = self.store.roots()
+        return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
+                     roots=roots, path_style=self.settings.context.path_style)
 
     def context(self, query: str, budget: int | None = None, backend: str | None = None, top_k: int | None = None,
-                filters: SearchFilters | None = None) -> ContextReport:
-        return self.build_context(self.search(query, backend=backend, top_k=top_k, filters=filters), budget)
+                filters: SearchFilters | None = None, include_weak: bool = False) -> ContextReport:
+        """Search and pack; weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
+        results = self.search(query, backend=backend, top_k=top_k, filters=filters)
+        return self.build_context(strong_only(results, include_weak), budget)
 
     # ---------- library ----------
     def stats(self) -> Stats:
@@ -196,4 +215,4 @@ class MemoryService:
             return self.store.check_integrity()
 
 
-__all__ = ["MemoryService", "StoreError"]
+__all__ = ["MemoryService", "StoreError", "strong_only"]

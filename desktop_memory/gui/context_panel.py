@@ -36,6 +36,7 @@ class ContextPanel(QWidget):
     budget_changed = Signal(int)
     include_toggled = Signal(int, bool)  # chunk_id, included
     copy_requested = Signal()
+    include_weak_requested = Signal()  # "Include weak matches": tick every weak result at once
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +85,13 @@ class ContextPanel(QWidget):
         lay.addWidget(split, 1)
 
         foot = QHBoxLayout()
+        self.weak_btn = QPushButton("Include weak matches")
+        self.weak_btn.setToolTip("Weak matches probably do not answer the query, so they start excluded. "
+                                 "Include them all (or tick single ones above).")
+        self.weak_btn.setAutoDefault(False)
+        self.weak_btn.clicked.connect(self.include_weak_requested)
+        self.weak_btn.hide()
+        foot.addWidget(self.weak_btn)
         self.dropped = QLabel("")
         self.dropped.setObjectName("Muted")
         self.dropped.setWordWrap(True)
@@ -111,6 +119,7 @@ class ContextPanel(QWidget):
         """One checkbox row per result; token costs arrive later with the report."""
         self._updating = True
         self.items.clear()
+        self.weak_btn.setVisible(any(r.strength == "weak" and not inc for r, inc in zip(results, included)))
         for r, inc in zip(results, included):
             it = QListWidgetItem(self._row_text(r, None, None))
             it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -125,21 +134,30 @@ class ContextPanel(QWidget):
 
     def set_included(self, chunk_id: int, on: bool) -> None:
         self._updating = True
+        weak_left = False
         for i in range(self.items.count()):
             it = self.items.item(i)
             if it.data(Qt.ItemDataRole.UserRole) == chunk_id:
                 it.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+            r = it.data(Qt.ItemDataRole.UserRole + 1)
+            weak_left |= r.strength == "weak" and it.checkState() != Qt.CheckState.Checked
+        self.weak_btn.setVisible(weak_left)
         self._updating = False
 
     def set_report(self, report: ContextReport | None) -> None:
         self.report = report
         if report is None:
             self.block.setPlainText("")
+            self.block.setPlaceholderText(
+                "Search, then copy the passages that fit the budget as one block for your chat.")
             self.meter.setText(f"0 / {self.budget.value():,} tokens")
             self.dropped.setText("")
             self.copy_btn.setEnabled(False)
             return
         self.block.setPlainText(report.text)
+        if not report.text and self.weak_btn.isVisible():
+            self.block.setPlaceholderText("No strong matches: weak passages are left out of the context. "
+                                          "Tick one above, or Include weak matches, to paste it anyway.")
         self.meter.setText(f"{report.tokens_used:,} / {report.budget:,} tokens")
         self.meter.setProperty("over", "true" if report.tokens_used > report.budget else "false")
         self.meter.style().unpolish(self.meter)
@@ -183,6 +201,8 @@ class ContextPanel(QWidget):
             bits.append(f"{tokens:,} tok")
         if state and state != "fits":
             bits.append(state.upper() if state == "did not fit" else state)
+        if r.strength == "weak":
+            bits.append("weak")
         bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])
 

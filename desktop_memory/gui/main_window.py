@@ -53,6 +53,7 @@ from .library_view import LibraryView, TreeSpec, build_tree
 from .preview_panel import PreviewPanel
 from .progress_panel import ProgressPanel
 from .results_model import ResultDelegate, ResultsModel, ResultsView
+from .search_shown import SearchShown, results_header, run_search_for_display, semantic_note
 from .search_view import SearchBar
 from .settings_dialog import SettingsDialog
 from .status_bar import StatusBar
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self._shown_query: str | None = None
         self._closing = False
         self._resumed_embedding = False
+        self._search_notes: list[str] = []
         self._library_stale = False  # documents changed while the Library was not rebuilt (see _library_due)
         self._library_clock = QElapsedTimer()
         self.theme = str(settings.gui.get("theme", "system"))
@@ -231,6 +233,7 @@ class MainWindow(QMainWindow):
         self.context_panel.budget_changed.connect(lambda _v: self.update_context())
         self.context_panel.include_toggled.connect(self._include_toggled)
         self.context_panel.copy_requested.connect(self.copy_context)
+        self.context_panel.include_weak_requested.connect(self.include_weak)
         self.progress.cancel_requested.connect(self.cancel_job)
         self.library.reindex_requested.connect(lambda paths: self.add_paths(paths, force=True))
         self.library.remove_requested.connect(self.remove_paths)
@@ -599,6 +602,9 @@ class MainWindow(QMainWindow):
     def _stats_arrived(self, s: Stats) -> None:
         self.stats = s
         self.status.set_stats(s)
+        self._render_notes()
+        if self._job is None:
+            self.progress.set_unembedded(s.pending_vectors)
         self._show_state()
         self.stats_refreshed.emit()
         if self._job is None and s.pending_vectors and s.chunks and not self._pending and self.embedder_state != "error":
@@ -651,13 +657,8 @@ class MainWindow(QMainWindow):
             cur = self.results_model.result(self.results_view.currentIndex().row())
             keep = cur.chunk_id if cur else None
 
-        def fn() -> tuple[list[SearchResult], list[str]]:
-            outcome_fn = getattr(svc, "search_outcome", None)
-            if outcome_fn is not None:
-                out = outcome_fn(q, backend=backend, top_k=top_k, filters=filters)
-                return out.results, list(out.notes)
-            res = svc.search(q, backend=backend, top_k=top_k, filters=filters)
-            return res, list(getattr(svc, "last_search_notes", []) or [])
+        def fn() -> SearchShown:
+            return run_search_for_display(svc, q, backend, top_k, filters)
 
         self._search_started = time.perf_counter()
         if self.results_model.rowCount() == 0:
@@ -668,24 +669,18 @@ class MainWindow(QMainWindow):
             on_error=lambda exc, tb: self._search_failed(q, exc, tb),
         )
 
-    def _search_done(self, q: str, res: tuple[list[SearchResult], list[str]], notes: list[str], keep: int | None) -> None:
-        results, lane_notes = res
+    def _search_done(self, q: str, res: SearchShown, notes: list[str], keep: int | None) -> None:
+        results = res.results
         ms = (time.perf_counter() - self._search_started) * 1000
         terms = query_terms(q)
-        self.results_model.set_results(q, terms, results)
+        self.results_model.set_results(q, terms, results, res.marked)
         self._shown_query = q
-        n = len(results)
         backend = self.search_bar.current_backend()
-        self.results_info.setText(f"{n} result{'s' if n != 1 else ''} · {backend} · {ms:.0f} ms")
-        all_notes = notes + [n_.capitalize() if n_ else n_ for n_ in lane_notes]
-        s = self.stats
-        if s and s.pending_vectors and backend in ("hybrid", "dense"):
-            all_notes.append(
-                f"semantic: {s.vectors:,}/{s.chunks:,} chunks embedded — semantic results join as vectors arrive."
-            )
-        self.notes.setText("\n".join(all_notes))
-        self.notes.setVisible(bool(all_notes))
-        self.context_panel.set_results(results, [True] * n)
+        self.results_info.setText(results_header(results, res.weak, backend, ms))
+        self._search_notes = notes + [n_.capitalize() if n_ else n_ for n_ in res.notes]
+        self._render_notes()
+        n = len(results)
+        self.context_panel.set_results(results, [self.results_model.is_included(i) for i in range(n)])
         if results:
             row = self.results_model.row_of_chunk(keep) if keep is not None else -1
             self.results_view.setCurrentIndex(self.results_model.index(max(0, row)))
@@ -741,7 +736,25 @@ class MainWindow(QMainWindow):
             self.results_stack.setCurrentWidget(self.message)
 
     def _current_result_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
-        self.preview.show_result(self.results_model.result(cur.row()), self.results_model.terms)
+        self.preview.show_result(self.results_model.result(cur.row()), self.results_model.terms,
+                                 self.results_model.marked_text(cur.row()) or None)
+
+    def _render_notes(self) -> None:
+        """Lane notes of the shown search plus the semantic coverage, from the latest stats (so the header and
+        the status bar always tell the same count)."""
+        extra = semantic_note(self.stats, self._job is not None, self.search_bar.current_backend())
+        all_notes = [*self._search_notes, *([extra] if extra and self._shown_query else [])]
+        self.notes.setText("\n".join(all_notes))
+        self.notes.setVisible(bool(all_notes))
+
+    def include_weak(self) -> None:
+        """Tick every weak result (left out of the context by default)."""
+        for row in range(self.results_model.rowCount()):
+            r = self.results_model.result(row)
+            if r is not None and r.strength == "weak" and not self.results_model.is_included(row):
+                self.results_model.set_included(row, True)
+                self.context_panel.set_included(r.chunk_id, True)
+        self.update_context()
 
     def _navigate_results(self, key: int) -> None:
         n = self.results_model.rowCount()
@@ -962,7 +975,9 @@ class MainWindow(QMainWindow):
         if theme in self.theme_actions:
             self.theme_actions[theme].setChecked(True)
         self.results_view.viewport().update()
-        self.preview.show_result(self.preview.result, self.results_model.terms)
+        row = self.results_view.currentIndex().row()
+        self.preview.show_result(self.preview.result, self.results_model.terms,
+                                 self.results_model.marked_text(row) or None)
         self.settings.gui["theme"] = theme
 
     def choose_files(self) -> None:
