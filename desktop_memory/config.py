@@ -104,6 +104,15 @@ class ContextSettings:
 
 
 @dataclass
+class DesktopSettings:
+    # how "Open" shows a hit at its place: a command with {path}, {line}, {page} placeholders, run without a shell
+    # (e.g. "code --goto {path}:{line}", "okular --page {page} {path}"); empty = a per-platform default
+    # (gui/desktop.py), falling back to the system's default app
+    open_with: str = ""  # text, Markdown and code files
+    open_pdf_with: str = ""  # PDFs ({page})
+
+
+@dataclass
 class Settings:
     db_path: str = ""  # empty = default_db_path()
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -111,6 +120,7 @@ class Settings:
     embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    desktop: DesktopSettings = field(default_factory=DesktopSettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters
 
     def resolved_db_path(self) -> Path:

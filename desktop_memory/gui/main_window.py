@@ -45,7 +45,9 @@ from ..config import Settings, save_settings
 from ..errors import EmbedderError, UserError
 from ..models import FileOutcome, IndexProgress, IndexSummary, SearchResult, Stats
 from . import desktop
+from .about import AboutDialog
 from .banner import BannerArea
+from .keys import install_escape, set_tab_order, unique_shortcuts
 from .context_panel import COPY_SHORTCUT_TEXT, ContextPanel
 from .drop_zone import DropOverlay, EmptyState, local_paths, route_drops_to
 from .formatting import counted, query_terms, short_path
@@ -227,7 +229,7 @@ class MainWindow(QMainWindow):
         self.results_view.toggle_requested.connect(self._toggle_row)
         self.results_view.copy_requested.connect(self._copy_row_passage)
         self.results_view.customContextMenuRequested.connect(self._results_menu)
-        self.preview.open_requested.connect(self.open_file)
+        self.preview.open_requested.connect(lambda _p: self._open_row(self.results_view.currentIndex().row()))
         self.preview.reveal_requested.connect(self.reveal_file)
         self.preview.copy_requested.connect(lambda: self._copy_row_passage(self.results_view.currentIndex().row()))
         self.context_panel.budget_changed.connect(lambda _v: self.update_context())
@@ -239,6 +241,13 @@ class MainWindow(QMainWindow):
         self.library.remove_requested.connect(self.remove_paths)
         self.library.reveal_requested.connect(self.reveal_file)
         self.library.open_requested.connect(self.open_file)
+        install_escape([self.results_view, self.context_panel.items, self.context_panel.block, self.preview.browser],
+                       self.focus_search)
+        set_tab_order([self.search_bar.box, self.search_bar.backend, self.search_bar.filter_btn,
+                       self.search_bar.kind, self.search_bar.path, self.search_bar.age, self.results_view,
+                       self.preview.open_btn, self.preview.reveal_btn, self.preview.copy_btn, self.preview.browser,
+                       self.context_panel.budget, self.context_panel.items, self.context_panel.block,
+                       self.context_panel.weak_btn, self.context_panel.copy_btn])
         self._show_state()
 
     def _build_menus(self) -> None:
@@ -247,7 +256,7 @@ class MainWindow(QMainWindow):
         def act(menu: QMenu, text: str, slot, shortcuts=(), tip: str = "") -> QAction:
             a = QAction(text, self)
             if shortcuts:
-                a.setShortcuts([QKeySequence(s) if isinstance(s, str) else QKeySequence(s) for s in shortcuts])
+                a.setShortcuts(unique_shortcuts(shortcuts))
             if tip:
                 a.setStatusTip(tip)
             a.triggered.connect(lambda _=False: slot())
@@ -271,13 +280,14 @@ class MainWindow(QMainWindow):
         self.act_focus = act(e, "&Find…", self.focus_search, ["Ctrl+K", "Ctrl+F", "Ctrl+L"])
         act(e, "&Include/exclude current result", lambda: self._toggle_row(self.results_view.currentIndex().row()),
             ["Ctrl+I"])
+        act(e, "Include &weak matches", self.include_weak)
 
         v = mb.addMenu("&View")
         act(v, "&Search", lambda: self.tabs.setCurrentIndex(0), ["Ctrl+1"])
         act(v, "&Library", lambda: self.tabs.setCurrentIndex(1), ["Ctrl+2"])
         act(v, "Show &filters", lambda: self.search_bar.filter_btn.toggle(), ["Ctrl+Shift+F"])
         act(v, "Next search &backend", self.search_bar.cycle_backend, ["Ctrl+B"])
-        act(v, "Focus prompt conte&xt", lambda: self.context_panel.items.setFocus(), ["Ctrl+E"])
+        act(v, "Focus prompt conte&xt", self.focus_context_list, ["Ctrl+E"])
         appearance = v.addMenu("&Appearance")
         grp = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
@@ -296,6 +306,7 @@ class MainWindow(QMainWindow):
 
         h = mb.addMenu("&Help")
         act(h, "&Keyboard shortcuts", self.show_shortcuts, [QKeySequence.StandardKey.HelpContents, "F1"])
+        act(h, "&About Desktop Memory", self.show_about)
 
     # ==================================================================== persistence of window state
     def _restore_state(self) -> None:
@@ -757,9 +768,12 @@ class MainWindow(QMainWindow):
         self.update_context()
 
     def _navigate_results(self, key: int) -> None:
+        """↓/↑/PgDn/PgUp in the search box: move through the results *and* into the list, so the next Space
+        toggles the result (instead of typing a space into the query) and Enter opens it."""
         n = self.results_model.rowCount()
         if not n:
             return
+        self.results_view.setFocus(Qt.FocusReason.OtherFocusReason)
         row = self.results_view.currentIndex().row()
         page = max(1, self.results_view.viewport().height() // max(1, self.results_view.sizeHintForRow(0)))
         delta = {Qt.Key.Key_Down: 1, Qt.Key.Key_Up: -1, Qt.Key.Key_PageDown: page, Qt.Key.Key_PageUp: -page}.get(
@@ -776,18 +790,43 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
         self.search_bar.focus_query()
 
+    def focus_context_list(self) -> None:
+        """Ctrl+E: the context's passage list, with a current row so ↓ and Space work at once."""
+        self.tabs.setCurrentIndex(0)
+        items = self.context_panel.items
+        if items.count() and items.currentRow() < 0:
+            items.setCurrentRow(0)
+        items.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def show_about(self) -> AboutDialog:
+        dlg = AboutDialog(self.settings, self.stats, getattr(getattr(self.svc, "embedder", None), "model_id", ""),
+                          self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        self._about = dlg
+        return dlg
+
     # ============================================================================= results actions
     def _open_row(self, row: int) -> None:
         r = self.results_model.result(row)
         if r:
-            self.open_file(r.source)
+            self.open_file(r.source, r)
 
-    def open_file(self, path: str) -> None:
+    def open_file(self, path: str, at: SearchResult | None = None) -> None:
+        """Open ``path``; with a result ``at``, at its line or page (gui/desktop.py: the "open with" setting, a
+        known editor/viewer, or the default app)."""
         if not os.path.exists(path):
             self.banners.show_message(f"{path} no longer exists. Re-index its folder to update the library.",
                                       "warning", key="open")
             return
-        if not desktop.open_path(path):
+        if at is not None:
+            ds = getattr(self.settings, "desktop", None)
+            command = (getattr(ds, "open_pdf_with", "") if at.kind == "pdf" else getattr(ds, "open_with", "")) or ""
+            loc = at.location
+            how = desktop.open_at(path, at.kind, None if at.kind == "pdf" else loc.line_start, loc.page, command)
+        else:
+            how = "default" if desktop.open_path(path) else ""
+        if not how:
             self.banners.show_message(
                 f"No application is set up to open {os.path.basename(path)}. "
                 "Associate one with this file type in your system settings, or use Reveal.", "warning", key="open",
@@ -913,7 +952,7 @@ class MainWindow(QMainWindow):
         db_changed = old.resolved_db_path() != new.resolved_db_path()
         embedder_changed = vars(old.embedder) != vars(new.embedder)
         backend_changed = old.search.backend != new.search.backend
-        for name in ("search", "context", "chunking", "ingest"):
+        for name in ("search", "context", "chunking", "ingest", "desktop"):
             vars(getattr(old, name)).update(vars(getattr(new, name)))
         old.db_path = new.db_path
         if theme and theme != self.theme:

@@ -13,7 +13,7 @@ import re
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ..models import SearchResult
 from .formatting import MARK_END, MARK_START, human_date, mark_terms
@@ -119,7 +119,8 @@ class PreviewPanel(QWidget):
             self.title.setText("Preview")
             self.source.setText("")
             self.meta.setText("")
-            self.browser.setHtml(f'<p style="color:{cols["muted"].name()}">Select a result to read the whole passage.</p>')
+            muted = cols["muted"].name()
+            self.browser.setHtml(f'<p style="color:{muted}">Select a result to read the whole passage.</p>')
             self.highlights = 0
             return
         self.title.setText(os.path.basename(r.source))

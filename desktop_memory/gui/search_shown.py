@@ -65,6 +65,7 @@ def semantic_note(stats: Stats | None, job_running: bool, backend: str) -> str:
         return ""
     # the very figures of the status bar's "semantic: x/y chunks embedded"
     if job_running:
-        return f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded — semantic results join as vectors arrive."
+        return (f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded — semantic results join as "
+                "vectors arrive.")
     return (f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded; the rest are found by keyword only — "
             "Library → Embed missing vectors adds them.")

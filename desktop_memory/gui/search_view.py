@@ -10,7 +10,7 @@ import os
 import time
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,12 +33,22 @@ BACKEND_LABELS = {
 KIND_LABELS = [("", "All kinds"), ("markdown", "Markdown"), ("text", "Text"), ("code", "Code"), ("pdf", "PDF")]
 AGE_CHOICES = [(0, "Any time"), (1, "Past day"), (7, "Past week"), (31, "Past month"), (365, "Past year")]
 DEBOUNCE_MS = 220
+# keys the query box keeps for itself; every other Ctrl/Alt combination goes to the window's shortcuts
+EDITING_KEYS = (
+    QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut, QKeySequence.StandardKey.Paste,
+    QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo, QKeySequence.StandardKey.SelectAll,
+    QKeySequence.StandardKey.MoveToNextWord, QKeySequence.StandardKey.MoveToPreviousWord,
+    QKeySequence.StandardKey.SelectNextWord, QKeySequence.StandardKey.SelectPreviousWord,
+    QKeySequence.StandardKey.DeleteEndOfWord, QKeySequence.StandardKey.DeleteStartOfWord,
+    QKeySequence.StandardKey.MoveToStartOfLine, QKeySequence.StandardKey.MoveToEndOfLine,
+    QKeySequence.StandardKey.SelectStartOfLine, QKeySequence.StandardKey.SelectEndOfLine,
+)
 
 
 class SearchBar(QWidget):
     search_requested = Signal()  # debounced, or immediate on Enter / filter change
     navigate = Signal(int)  # a Qt.Key the results list should handle (Up/Down/PageUp/PageDown)
-    accept_current = Signal()  # Enter pressed while the query is unchanged → open the current result
+    accept_current = Signal()  # kept for compatibility: Enter in the box searches, it never opens a file
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -195,12 +205,20 @@ class SearchBar(QWidget):
                 self.navigate.emit(key)
                 return True
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self._timer.isActive():
-                    self.request_now()
-                else:
-                    self.accept_current.emit()
+                # a person pressing Enter "to search" must never launch an app: Enter searches now (the
+                # results list's own Enter opens the selected file)
+                self.request_now()
                 return True
             if key == Qt.Key.Key_Escape and self.box.text():
                 self.box.clear()
+                return True
+        if obj is self.box and event.type() == QEvent.Type.ShortcutOverride:
+            # QLineEdit claims Ctrl+K (delete to end of line), Ctrl+E (end of line)… on X11 before the window's
+            # shortcuts see them: let the window's shortcuts win, except for real editing keys
+            assert isinstance(event, QKeyEvent)
+            mods = event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                                        | Qt.KeyboardModifier.MetaModifier)
+            if mods and not any(event.matches(k) for k in EDITING_KEYS):
+                event.ignore()
                 return True
         return super().eventFilter(obj, event)

@@ -215,15 +215,15 @@ def test_keyboard_only_flow(qtbot, make_window, hash_factory, docs_dir, opened):
     with qtbot.waitSignal(w.search_finished, timeout=10000):
         qtbot.keyClicks(w.search_bar.box, "python")
     assert w.results_model.rowCount() >= 2
-    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Down)
+    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Return)  # Enter in the box searches again; it never opens
+    assert opened == []
+    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Down)  # ↓ moves into the results
     assert w.results_view.currentIndex().row() == 1
-    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Up)
+    assert QApplication.focusWidget() is w.results_view
+    qtbot.keyClick(w.results_view, Qt.Key.Key_Up)
     assert w.results_view.currentIndex().row() == 0
-    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Return)  # query unchanged: opens the current result
-    assert opened == [("open", w.results_model.result(0).source)]
-    w.results_view.setFocus()
     qtbot.keyClick(w.results_view, Qt.Key.Key_Down)
-    qtbot.keyClick(w.results_view, Qt.Key.Key_Return)
+    qtbot.keyClick(w.results_view, Qt.Key.Key_Return)  # Enter in the list opens the selected result
     assert opened[-1] == ("open", w.results_model.result(1).source)
     QApplication.clipboard().clear()
     qtbot.keyClick(w.results_view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
@@ -252,7 +252,11 @@ def test_library_remove_and_reindex(qtbot, make_window, hash_factory, docs_dir, 
     w.library.reindex_btn.click()
     summary = wait_job(qtbot, w)
     assert summary.indexed == 1  # force re-index of just that file
-    w.library.remove_btn.click()
+    w.library.remove_btn.click()  # asks first; nothing is removed until confirmed
+    box = w.library.confirm_box
+    assert box is not None and box.isVisible() and name in box.text()
+    assert w.library.model.document_count() == 6
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # the default button: Remove
     qtbot.waitUntil(lambda: w.library.model.document_count() == 5, timeout=10000)
     assert all(not r.startswith(name + " |") for r in w.library.row_texts())
 
