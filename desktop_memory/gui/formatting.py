@@ -34,7 +34,7 @@ STOPWORDS = frozenset(_STOP_TEXT.split())
 _FENCE = re.compile(r"^\s*(```+|~~~+)[^\n]*$", re.MULTILINE)
 _INCLUDE = re.compile(r"\{\*.*?\*\}", re.DOTALL)  # mkdocs/fastapi "{* ../src/file.py hl[3] *}"
 _ATTRS = re.compile(r"\{\s*[#.][^{}\n]*\}")  # heading attributes "{ #anchor }"
-_ADMONITION = re.compile(r"^\s*///\s*(\w+)?[^\n]*$", re.MULTILINE)  # "/// tip | Title" ... "///"
+_ADMONITION = re.compile(r"^\s*///\s*(\w+)?(?:\s*\|\s*([^\n]*))?[^\n]*$", re.MULTILINE)  # "/// tip | Title" … "///"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
 _QUOTE = re.compile(r"^\s{0,3}>\s?", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.MULTILINE)
@@ -114,7 +114,9 @@ def strip_markup(text: str, kind: str = "markdown") -> str:
     t = _INCLUDE.sub(" ", text)
     t = _ATTRS.sub("", t)
     t = _FENCE.sub("", t)
-    t = _ADMONITION.sub(lambda m: (m.group(1).capitalize() + ":") if m.group(1) else "", t)
+    t = _ADMONITION.sub(
+        lambda m: (m.group(1).capitalize() + ":" + (" " + m.group(2).strip() if m.group(2) else "")) if m.group(1)
+        else "", t)
     t = _TABLE_RULE.sub("", t)
     t = _HEADING.sub("", t)
     t = _QUOTE.sub("", t)

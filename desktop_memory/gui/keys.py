@@ -6,6 +6,7 @@ Why dedupe: Qt treats one key bound twice (``StandardKey.Quit`` *and* "Ctrl+Q" a
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 
 from PySide6.QtCore import QObject, Qt
@@ -53,5 +54,5 @@ def install_escape(widgets: Sequence[QWidget], back: Callable[[], None]) -> None
 def set_tab_order(chain: Sequence[QObject]) -> None:
     """Tab visits ``chain`` in order (left to right, top to bottom as the window reads)."""
     widgets = [w for w in chain if isinstance(w, QWidget)]
-    for a, b in zip(widgets, widgets[1:]):
+    for a, b in itertools.pairwise(widgets):
         QWidget.setTabOrder(a, b)

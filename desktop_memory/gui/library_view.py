@@ -9,6 +9,7 @@ Files are grouped by folder as a real tree: a folder sits under the nearest fold
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
@@ -176,7 +177,7 @@ def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec:
     return root
 
 
-def walk(node: _Node):
+def walk(node: _Node) -> Iterator[_Node]:
     """Every node below ``node``, depth first."""
     for c in node.children:
         yield c
@@ -246,7 +247,7 @@ class LibraryModel(QAbstractItemModel):
         n = self.node(index)
         return [c.path for c in walk(n) if c.doc is not None] if n.doc is None else [n.path]
 
-    def indexes(self, parent: QModelIndex | None = None):
+    def indexes(self, parent: QModelIndex | None = None) -> Iterator[QModelIndex]:
         """Every column-0 index below ``parent``, depth first (folders and files)."""
         parent = parent if parent is not None else QModelIndex()
         for r in range(self.rowCount(parent)):
@@ -438,8 +439,12 @@ class LibraryView(QWidget):
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(remove)
         box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.finished.connect(lambda _r: box.clickedButton() is remove and self.remove_requested.emit(paths))
-        box.finished.connect(lambda _r: setattr(self, "confirm_box", None))
+        def finished(_result: int) -> None:
+            self.confirm_box = None
+            if box.clickedButton() is remove:
+                self.remove_requested.emit(paths)
+
+        box.finished.connect(finished)
         self.confirm_box = box
         box.open()
 
@@ -500,7 +505,7 @@ class LibraryView(QWidget):
             if p in paths:
                 sm.select(idx, flags)
 
-    def _folders(self):
+    def _folders(self) -> Iterator[QModelIndex]:
         return (idx for idx in self.model.indexes() if self.model.node(idx).doc is None)
 
     def _expanded_paths(self) -> set[str]:
