@@ -41,6 +41,8 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")  # "[text][]", "[text][ref]"
+_LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*\S+.*$", re.MULTILINE)  # "[ref]: https://…"
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EM = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])")
@@ -122,7 +124,9 @@ def strip_markup(text: str, kind: str = "markdown") -> str:
     t = _QUOTE.sub("", t)
     t = _BULLET.sub("", t)
     t = _IMAGE.sub(r"\1", t)
+    t = _LINK_DEF.sub("", t)
     t = _LINK.sub(r"\1", t)
+    t = _REF_LINK.sub(r"\1", t)
     t = _TAG.sub("", t)
     t = _STRONG.sub(r"\2", t)
     t = _EM.sub(r"\1", t)

@@ -36,7 +36,7 @@ def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int
         f"where chunks_fts match ? and rowid in ({marks})",
         (MARK_START, MARK_END, expr, *ids),
     ).fetchall()
-    return {int(cid): str(text) for cid, text in rows if text and MARK_START in str(text)}
+    return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str) and MARK_START in text}
 
 
 def spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
