@@ -9,7 +9,7 @@ inclusive, counted in that same extracted text. Pages are 1-based.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 DocKind = Literal["markdown", "text", "code", "pdf"]
 DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf")
@@ -47,7 +47,7 @@ class Location:
                 parts.append(f"line {self.line_start}")
         return " · ".join(parts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "heading_path": list(self.heading_path),
             "page": self.page,
@@ -125,7 +125,7 @@ class SearchResult:
         """Short badge text, e.g. ``keyword #3 · semantic #1, cos 0.71``."""
         return " · ".join(label for _, label in self.badges())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
             "score": self.score,
@@ -203,7 +203,7 @@ class IndexSummary:
     def problems(self) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.status in ("skipped", "failed")]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = dataclasses_asdict(self)
         return d
 
@@ -233,7 +233,7 @@ class Stats:
     model_id: str | None
     dim: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses_asdict(self)
 
 
@@ -257,8 +257,8 @@ class ContextReport:
     items: list[ContextItem]
     dropped: list[ContextItem]
 
-    def to_dict(self) -> dict:
-        def item(i: ContextItem) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        def item(i: ContextItem) -> dict[str, Any]:
             return {
                 "rank": i.rank,
                 "source": i.source,
@@ -277,7 +277,7 @@ class ContextReport:
         }
 
 
-def dataclasses_asdict(obj) -> dict:
+def dataclasses_asdict(obj: Any) -> dict[str, Any]:
     import dataclasses
 
     return dataclasses.asdict(obj)

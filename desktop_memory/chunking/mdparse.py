@@ -7,6 +7,7 @@ Shared by the chunker and by the reader (which takes the document title from her
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -30,7 +31,7 @@ class Heading:
     end: int
 
 
-def _lines(text: str, start: int = 0):
+def _lines(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
     """(line_start, line_end_without_newline) for each line from ``start``."""
     pos = start
     n = len(text)

@@ -60,7 +60,8 @@ class HashEmbedder:
             h = int.from_bytes(hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest(), "little")
             weight = 0.5 if " " in feat else 1.0  # bigrams refine, unigrams dominate
             vec[h % self._dim] += weight if (h >> 63) & 1 else -weight
-        norm = np.linalg.norm(vec)
+        norm = float(np.linalg.norm(vec))
         if norm == 0.0:  # features cancelled out exactly: fall back to a fixed unit vector
             vec[0], norm = 1.0, 1.0
-        return (vec / norm).astype(np.float32)
+        out: np.ndarray = (vec / norm).astype(np.float32)
+        return out

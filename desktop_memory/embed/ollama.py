@@ -121,7 +121,8 @@ class OllamaEmbedder:
         return np.vstack(parts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed_batch([(self.settings.query_prefix or "") + text])[0]
+        row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
+        return row
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """An estimate (about 4 characters a token): Ollama exposes no per-text token counts."""
@@ -210,7 +211,8 @@ class OllamaEmbedder:
             raise EmbedderError(f"{where} returned an empty (all-zero or invalid) vector; check the model.")
         if remember:
             self._dim = d
-        return (arr / norms).astype(np.float32)
+        out: np.ndarray = (arr / norms).astype(np.float32)
+        return out
 
     # -- HTTP -----------------------------------------------------------------------------------
 
