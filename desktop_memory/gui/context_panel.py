@@ -138,9 +138,10 @@ class ContextPanel(QWidget):
         for i in range(self.items.count()):
             it = self.items.item(i)
             if it.data(Qt.ItemDataRole.UserRole) == chunk_id:
+                it.setData(Qt.ItemDataRole.UserRole + 2, "")
                 it.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
             r = it.data(Qt.ItemDataRole.UserRole + 1)
-            weak_left |= r.strength == "weak" and it.checkState() != Qt.CheckState.Checked
+            weak_left |= r.strength == "weak" and it.checkState() == Qt.CheckState.Unchecked
         self.weak_btn.setVisible(weak_left)
         self._updating = False
 
@@ -170,13 +171,22 @@ class ContextPanel(QWidget):
             it = self.items.item(i)
             cid = it.data(Qt.ItemDataRole.UserRole)
             r: SearchResult = it.data(Qt.ItemDataRole.UserRole + 1)
-            excluded = it.checkState() != Qt.CheckState.Checked
+            excluded = it.checkState() == Qt.CheckState.Unchecked
             tokens = fit.get(cid, dropped.get(cid))
             state = "excluded" if excluded else ("fits" if cid in fit else ("did not fit" if cid in dropped else None))
             it.setText(self._row_text(r, tokens, state))
             f = QFont(self.items.font())
             f.setItalic(state == "did not fit")
             it.setFont(f)
+            # included but not in the block: a half tick, not a full one (it is not what gets pasted)
+            it.setData(Qt.ItemDataRole.UserRole + 2, "partial" if state == "did not fit" else "")
+            if state == "did not fit":
+                it.setCheckState(Qt.CheckState.PartiallyChecked)
+                it.setToolTip(f"{r.source}\nIncluded, but it did not fit the token budget: raise the budget or "
+                              "exclude a passage above it.")
+            elif not excluded:
+                it.setCheckState(Qt.CheckState.Checked)
+                it.setToolTip(r.source)
         self._updating = False
         if report.dropped:
             names = ", ".join(f"#{d.rank} {os.path.basename(d.source)}" for d in report.dropped[:6])
@@ -209,4 +219,13 @@ class ContextPanel(QWidget):
     def _on_item_changed(self, it: QListWidgetItem) -> None:
         if self._updating:
             return
-        self.include_toggled.emit(int(it.data(Qt.ItemDataRole.UserRole)), it.checkState() == Qt.CheckState.Checked)
+        # a click on a half-ticked ("did not fit") row turns it Checked in Qt's cycle: the person meant "exclude"
+        cid = int(it.data(Qt.ItemDataRole.UserRole))
+        was_partial = it.data(Qt.ItemDataRole.UserRole + 2) == "partial"
+        on = it.checkState() == Qt.CheckState.Checked and not was_partial
+        if was_partial:
+            self._updating = True
+            it.setData(Qt.ItemDataRole.UserRole + 2, "")
+            it.setCheckState(Qt.CheckState.Unchecked)
+            self._updating = False
+        self.include_toggled.emit(cid, on)

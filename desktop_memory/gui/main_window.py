@@ -149,14 +149,15 @@ class MainWindow(QMainWindow):
         outer.setSpacing(8)
         self.search_bar = SearchBar()
         outer.addWidget(self.search_bar)
+        # banners go below the tabs (added after them): one appearing never moves the results under the mouse
         self.banners = BannerArea()
-        outer.addWidget(self.banners)
         self.progress = ProgressPanel()
         outer.addWidget(self.progress)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         outer.addWidget(self.tabs, 1)
+        outer.addWidget(self.banners)
 
         # --- search tab: results | (preview / context)
         search_tab = QWidget()

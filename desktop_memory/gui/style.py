@@ -182,6 +182,25 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
         elif _native_palette is not None:
             app.setPalette(_native_palette)
     app.setStyleSheet(stylesheet(app.palette()))
+    install_emoji_fallback(app)
+
+
+# Colour emoji fonts per platform. Docs are full of them (✅, 🌐, 🚀); a font without them draws boxes.
+EMOJI_FAMILIES = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", "Twemoji", "EmojiOne Color",
+                  "Symbola", "DejaVu Sans"]
+
+
+def install_emoji_fallback(app: QApplication) -> list[str]:
+    """Make the UI and monospace families fall back to an installed emoji font for glyphs they lack. Returns
+    the emoji families found (none: install one, e.g. Debian/Ubuntu fonts-noto-color-emoji)."""
+    from PySide6.QtGui import QFontDatabase
+
+    installed = set(QFontDatabase.families())
+    found = [f for f in EMOJI_FAMILIES if f in installed]
+    if found:
+        for family in {app.font().family(), monospace_font().family(), "monospace", "sans-serif"}:
+            QFont.insertSubstitutions(family, found)
+    return found
 
 
 def _set_scheme(hints, scheme) -> None:

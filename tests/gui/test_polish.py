@@ -211,3 +211,21 @@ def test_about_shows_version_database_and_model(qtbot, make_window):
     assert rows["Database"] == "fake.db"
     assert "fake-embedder" in rows["Embedding model"]
     dlg.close()
+
+
+def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, make_window, docs_dir):
+    w = make_window(FakeService)
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    w.context_panel.budget.setValue(64)
+    with qtbot.waitSignal(w.context_ready, timeout=10000):
+        search(qtbot, w, "python")
+    items = w.context_panel.items
+    states = [items.item(i).checkState() for i in range(items.count())]
+    assert Qt.CheckState.PartiallyChecked in states  # included, but not in the block
+    row = states.index(Qt.CheckState.PartiallyChecked)
+    assert "did not fit" in items.item(row).toolTip()
+    with qtbot.waitSignal(w.context_ready, timeout=5000):
+        items.item(row).setCheckState(Qt.CheckState.Checked)  # what Qt's click does to a half-ticked row
+    assert items.item(row).checkState() == Qt.CheckState.Unchecked
+    assert not w.results_model.is_included(row)
