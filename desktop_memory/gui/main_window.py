@@ -244,7 +244,8 @@ class MainWindow(QMainWindow):
         self.library.open_requested.connect(self.open_file)
         install_escape([self.results_view, self.context_panel.items, self.context_panel.block, self.preview.browser],
                        self.focus_search)
-        set_tab_order([self.search_bar.box, self.search_bar.backend, self.search_bar.filter_btn,
+        set_tab_order([self.search_bar.box, self.search_bar.recent_btn, self.search_bar.backend,
+                       self.search_bar.filter_btn,
                        self.search_bar.kind, self.search_bar.path, self.search_bar.age, self.results_view,
                        self.preview.open_btn, self.preview.reveal_btn, self.preview.copy_btn, self.preview.browser,
                        self.context_panel.budget, self.context_panel.items, self.context_panel.block,
@@ -328,6 +329,13 @@ class MainWindow(QMainWindow):
             self.search_bar.restore(g["search"])
         if g.get("backend") in ("hybrid", "keyword", "bm25", "dense"):
             self.search_bar.set_backend(g["backend"])
+        recent = g.get("recent_queries")
+        self.search_bar.set_recent([str(q) for q in recent] if isinstance(recent, list) else [])
+        last = g.get("last_query")
+        if isinstance(last, str) and last.strip():  # the last search comes back; it runs once the library is open
+            self.search_bar.box.blockSignals(True)
+            self.search_bar.box.setText(last)
+            self.search_bar.box.blockSignals(False)
 
     def save_state(self) -> None:
         g = self.settings.gui
@@ -335,6 +343,9 @@ class MainWindow(QMainWindow):
         g["split"] = bytes(self.split.saveState().toBase64()).decode()
         g["right_split"] = bytes(self.right_split.saveState().toBase64()).decode()
         g["search"] = self.search_bar.state()
+        g["last_query"] = self.search_bar.query()
+        self.search_bar.remember(self.search_bar.query())
+        g["recent_queries"] = self.search_bar.recent()
         g["backend"] = self.search_bar.current_backend()
         g["theme"] = self.theme
         self.settings.context.budget_tokens = self.context_panel.budget.value()
@@ -368,6 +379,8 @@ class MainWindow(QMainWindow):
         self.service_ready.emit()
         self.refresh_library_and_stats()
         self.load_embedder()
+        if self.search_bar.query():  # the query restored from the last session
+            self.run_search()
         if self._pending and self._job is None:
             self._start_next_job()
 
@@ -811,6 +824,7 @@ class MainWindow(QMainWindow):
     def _open_row(self, row: int) -> None:
         r = self.results_model.result(row)
         if r:
+            self.search_bar.remember(self.search_bar.query())
             self.open_file(r.source, r)
 
     def open_file(self, path: str, at: SearchResult | None = None) -> None:
@@ -931,6 +945,7 @@ class MainWindow(QMainWindow):
             self.status.showMessage("Nothing to copy: search first, and keep at least one passage included.", 5000)
             return
         desktop.copy_text(text)
+        self.search_bar.remember(self.search_bar.query())
         rep = self.context_panel.report
         n = len(rep.items) if rep else 0
         self.status.showMessage(f"Copied {n} passage{'s' if n != 1 else ''} ({rep.tokens_used if rep else 0:,} tokens) "

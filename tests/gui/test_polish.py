@@ -229,3 +229,26 @@ def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, mak
         items.item(row).setCheckState(Qt.CheckState.Checked)  # what Qt's click does to a half-ticked row
     assert items.item(row).checkState() == Qt.CheckState.Unchecked
     assert not w.results_model.is_included(row)
+
+
+def test_last_query_and_recent_searches_come_back_after_a_relaunch(qtbot, make_window, docs_dir):
+    from desktop_memory.config import load_settings
+
+    w = make_window(FakeService)
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    search(qtbot, w, "python")
+    qtbot.keyClick(w.search_bar.box, Qt.Key.Key_Return)  # committed: remembered
+    search(qtbot, w, "async")
+    w.close()  # saves the window state
+    g = load_settings().gui
+    assert g["last_query"] == "async" and g["recent_queries"][:2] == ["async", "python"]
+    svc = FakeService()
+    svc.index_paths([str(docs_dir)])
+    w2 = make_window(lambda s: (setattr(svc, "settings", s), svc)[1], settings=load_settings())
+    assert w2.search_bar.query() == "async"
+    qtbot.waitUntil(lambda: w2.results_model.query == "async" and w2.results_model.rowCount() > 0, timeout=10000)
+    assert w2.search_bar.recent()[:2] == ["async", "python"]
+    w2.search_bar.box.clear()
+    w2.search_bar.use_query("python")  # what picking it from the Recent menu does
+    qtbot.waitUntil(lambda: w2.results_model.query == "python", timeout=10000)
