@@ -8,6 +8,7 @@ native styles on some platforms ignore a custom palette.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -185,21 +186,24 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
     install_emoji_fallback(app)
 
 
-# Colour emoji fonts per platform. Docs are full of them (✅, 🌐, 🚀); a font without them draws boxes.
-EMOJI_FAMILIES = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", "Twemoji", "EmojiOne Color",
-                  "Symbola", "DejaVu Sans"]
+# Colour emoji fonts per platform. Docs are full of them (✅, 🌐, 🚀); without one installed they draw as boxes.
+# Qt already falls back to an installed one per glyph (fontconfig on Linux); do NOT register them as family
+# substitutes: an emoji font has digit, '#', '*' and space glyphs (keycaps) and would then draw ordinary text.
+EMOJI_FAMILIES = ("Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", "Twemoji", "EmojiOne Color", "Symbola")
+_emoji_checked = False
 
 
 def install_emoji_fallback(app: QApplication) -> list[str]:
-    """Make the UI and monospace families fall back to an installed emoji font for glyphs they lack. Returns
-    the emoji families found (none: install one, e.g. Debian/Ubuntu fonts-noto-color-emoji)."""
+    """The emoji families installed; logs once, with the fix, when there is none (emoji would show as boxes)."""
+    global _emoji_checked
     from PySide6.QtGui import QFontDatabase
 
-    installed = set(QFontDatabase.families())
-    found = [f for f in EMOJI_FAMILIES if f in installed]
-    if found:
-        for family in {app.font().family(), monospace_font().family(), "monospace", "sans-serif"}:
-            QFont.insertSubstitutions(family, found)
+    found = [f for f in EMOJI_FAMILIES if f in set(QFontDatabase.families())]
+    if not found and not _emoji_checked:
+        logging.getLogger(__name__).info(
+            "no colour emoji font installed: emoji in documents show as boxes (Debian/Ubuntu: apt install "
+            "fonts-noto-color-emoji)")
+    _emoji_checked = True
     return found
 
 
