@@ -12,7 +12,7 @@ import os
 import re
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ..models import SearchResult
@@ -59,6 +59,21 @@ def apply_marks(doc: QTextDocument, fmt: QTextCharFormat) -> int:
         cur.setPosition(end)
         n += 1
     return n
+
+
+def tame_headings(doc: QTextDocument) -> None:
+    """Headings one step above the text instead of Qt's xx-large: a passage is a fragment, not a page."""
+    block = doc.begin()
+    while block.isValid():
+        level = block.blockFormat().headingLevel()
+        if level:
+            cur = QTextCursor(block)
+            cur.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            fmt = QTextCharFormat()
+            fmt.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
+            fmt.setFontWeight(QFont.Weight.Bold)
+            cur.mergeCharFormat(fmt)
+        block = block.next()
 
 
 class PreviewPanel(QWidget):
@@ -135,6 +150,7 @@ class PreviewPanel(QWidget):
         doc.setDefaultFont(monospace_font() if r.kind == "code" else self.browser.font())
         if r.kind == "markdown":
             self.browser.setMarkdown(markdown_for_display(text))
+            tame_headings(doc)
         else:
             self.browser.setPlainText(text)
         fmt = QTextCharFormat()
