@@ -1,6 +1,6 @@
 """Command-line interface over the same core as the GUI. No Qt import.
 
-    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | ...
+    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | watch | ...
 
 Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage, 130 interrupted.
 """
@@ -88,6 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     sub.add_parser("check", help="verify the database's integrity")
+    sub.add_parser("compact", help="compact and erase: rebuild the database so removed text is gone from the file")
+
+    p = sub.add_parser("watch", help="keep folders in sync: index changes as they happen (Ctrl+C stops)")
+    p.add_argument("folders", nargs="*", help="folders to watch (default: every folder in the library); "
+                                                "one not in the library yet is indexed first")
+    p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")
+
+    p = sub.add_parser("mcp", help="serve the library to chat apps and agents (Model Context Protocol, stdio)",
+                       description="Run an MCP server over stdio for Claude Desktop, VS Code, Cursor and other MCP "
+                       "clients: tools search, get_context, get_passage and list_sources (read-only). See the "
+                       "README for the client configuration.")
+    p.add_argument("--db", default=argparse.SUPPRESS, help="database file (default: the app's)")
+    p.add_argument("--allow-indexing", action="store_true",
+                   help="also offer index_path, limited to folders already in the library")
 
     try:
         from desktop_memory_bench.command import add_bench_parser
@@ -202,7 +216,13 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "path_style", None):
         settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
                                                                              path_style=args.path_style))
+    if args.command == "mcp":  # opens the database itself, lazily: a missing one is reported per call
+        from .mcp_server.server import serve
+
+        return serve(settings, args.db, allow_indexing=args.allow_indexing)
     svc = MemoryService(settings, db_path=args.db)
+    for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
+        print(f"note: {notice}", file=sys.stderr)
     try:
         return _dispatch(svc, args)
     finally:
@@ -289,13 +309,56 @@ def _dispatch(svc, args) -> int:
                 extra = f"  {d.error}" if d.error else ""
                 print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
         return 0
+    if cmd == "watch":
+        return _watch(svc, args)
     if cmd == "check":
         problems = svc.check()
         for p in problems:
             print(p)
         print("ok" if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
+    if cmd == "compact":
+        before, after = svc.compact()
+        print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+        for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+            print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
+                  "then; delete it once you no longer need it", file=sys.stderr)
+        return 0
     raise AssertionError(cmd)
+
+
+def _watch(svc, args) -> int:
+    """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
+    import os
+
+    from .watch import Watcher
+
+    folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
+    for folder in folders or []:
+        if not os.path.isdir(folder):
+            raise UserError(f"not a folder: {folder}")
+    if folders is None and not svc.roots():
+        raise UserError("the library has no folders yet: name one (`desktop-memory watch FOLDER`) or index one")
+    stop = threading.Event()
+
+    def show(update) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {update.message}", flush=True)
+
+    def on_signal(signum, frame) -> None:
+        stop.set()
+
+    watcher = Watcher(svc, folders=folders, on_update=show, embed=not args.no_embed)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        watcher.start()
+        while not stop.wait(5.0) and watcher.running:  # a wake-up every 5 s: no measurable CPU
+            pass
+    finally:
+        watcher.stop()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    print(f"{time.strftime('%H:%M:%S')} stopped watching", flush=True)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

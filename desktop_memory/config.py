@@ -17,6 +17,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 import tomli_w
 
 from . import APP_NAME
+from .private_files import make_private_dirs, open_private
 
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
 ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
@@ -113,6 +114,23 @@ class DesktopSettings:
 
 
 @dataclass
+class WatchSettings:
+    """Live folders (desktop_memory/watch/): which watches are paused, and how an event storm becomes one update."""
+
+    paused_all: bool = False  # every folder's watch paused
+    paused: tuple[str, ...] = ()  # folders whose watch is paused (absolute paths, as in the library)
+    quiet_ms: int = 300  # a batch of changes is indexed once no event arrived for this long...
+    max_wait_ms: int = 1500  # ...or this long after its first event, whichever comes first
+
+
+@dataclass
+class TraySettings:
+    """The tray icon and the quick-search popup (gui/shell.py)."""
+
+    close_to_tray: bool = False  # closing the main window keeps the app running in the tray (off: closing quits)
+
+
+@dataclass
 class Settings:
     db_path: str = ""  # empty = default_db_path()
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -121,6 +139,8 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     desktop: DesktopSettings = field(default_factory=DesktopSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
+    tray: TraySettings = field(default_factory=TraySettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters
 
     def resolved_db_path(self) -> Path:
@@ -169,9 +189,9 @@ def load_settings(path: Path | None = None) -> Settings:
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
     """Write atomically (temp file + rename) so a crash never leaves a half-written config."""
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)  # owner-only: 0700 folder, 0600 file whatever the umask (private_files.py)
     tmp = path.with_suffix(".toml.tmp")
-    with open(tmp, "wb") as fh:
+    with open_private(tmp, "wb") as fh:
         tomli_w.dump(_drop_none(settings.to_dict()), fh)
     os.replace(tmp, path)
     return path

@@ -1,9 +1,11 @@
 """Plain data types shared by every core layer (no I/O, no Qt).
 
 Offsets: ``char_start``/``char_end`` index into the *extracted* text of the document (for text, Markdown and
-code that is the decoded file content; for a PDF it is the page texts joined with "\\n\\f\\n"), so
+code that is the decoded file content; for a PDF it is the page texts joined with "\\n\\f\\n"; for the
+document formats (docx, slides, e-books, HTML) it is the text their reader laid out), so
 ``extracted[char_start:char_end]`` is exactly the passage a chunk came from. Line numbers are 1-based and
-inclusive, counted in that same extracted text. Pages are 1-based.
+inclusive, counted in that same extracted text; they are set only for files a person edits as text (markdown,
+text, code): in a PDF or a Word file they would name nothing the person can find. Pages and slides are 1-based.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-DocKind = Literal["markdown", "text", "code", "pdf"]
-DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf")
+DocKind = Literal["markdown", "text", "code", "pdf", "document", "slides", "ebook", "html"]
+# "document": docx/odt/rtf; "slides": pptx/odp (their units are slides); "ebook": epub; "html": web pages
+DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf", "document", "slides", "ebook", "html")
+LINE_KINDS: tuple[str, ...] = ("markdown", "text", "code")  # kinds whose chunks carry line numbers
 
 # Document status values stored in the documents table.
 STATUS_PENDING = "pending"  # seen, not yet extracted
@@ -32,20 +36,48 @@ class Location:
     line_end: int | None = None
     char_start: int = 0
     char_end: int = 0
+    slide: int | None = None  # presentations; stored in the page column of a "slides" document
 
     def describe(self) -> str:
         """Human-readable location: ``Heading › Sub · p. 3 · lines 10–24`` (parts that apply)."""
         parts: list[str] = []
         if self.heading_path:
             parts.append(" › ".join(self.heading_path))
-        if self.page is not None:
-            parts.append(f"p. {self.page}")
-        if self.line_start is not None:
-            if self.line_end is not None and self.line_end != self.line_start:
-                parts.append(f"lines {self.line_start}–{self.line_end}")
-            else:
-                parts.append(f"line {self.line_start}")
+        unit = self.unit_label()
+        if unit:
+            parts.append(unit)
+        lines = self.lines_label()
+        if lines:
+            parts.append(lines)
         return " · ".join(parts)
+
+    def unit_label(self) -> str:
+        """"slide 4", "p. 3" or "" (shared by ``describe`` and the context's [Source: ...] line)."""
+        if self.slide is not None:
+            return f"slide {self.slide}"
+        if self.page is not None:
+            return f"p. {self.page}"
+        return ""
+
+    def lines_label(self) -> str:
+        if self.line_start is None:
+            return ""
+        if self.line_end is not None and self.line_end != self.line_start:
+            return f"lines {self.line_start}–{self.line_end}"
+        return f"line {self.line_start}"
+
+    @property
+    def stored_page(self) -> int | None:
+        """What goes into the chunks.page column: the page, or the slide of a presentation."""
+        return self.page if self.page is not None else self.slide
+
+    @classmethod
+    def from_stored(cls, kind: str, *, heading_path: tuple[str, ...], page: int | None, line_start: int | None,
+                    line_end: int | None, char_start: int, char_end: int) -> Location:
+        """A chunk row back into a Location (the page column holds the slide number for "slides" documents)."""
+        if kind == "slides":
+            return cls(heading_path, None, line_start, line_end, char_start, char_end, slide=page)
+        return cls(heading_path, page, line_start, line_end, char_start, char_end)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,8 +87,23 @@ class Location:
             "line_end": self.line_end,
             "char_start": self.char_start,
             "char_end": self.char_end,
+            "slide": self.slide,
             "display": self.describe(),
         }
+
+
+@dataclass(frozen=True)
+class DocHeading:
+    """A heading a reader found (Word heading style, h1–h3, chapter title, PDF outline entry).
+
+    ``start:end`` is the heading's own line in the extracted text (left out of chunk bodies: the breadcrumb
+    carries it); ``start == end`` marks a position only (a PDF bookmark), nothing is left out.
+    """
+
+    level: int  # 1 = top
+    title: str
+    start: int
+    end: int
 
 
 @dataclass
@@ -65,11 +112,12 @@ class ExtractedDoc:
 
     kind: str  # one of DOC_KINDS
     text: str
-    # For PDFs: (page_number, char_start, char_end) of each page inside ``text``.
+    # For PDFs: (page_number, char_start, char_end) of each page inside ``text``; for "slides": each slide.
     pages: list[tuple[int, int, int]] | None = None
     language: str | None = None  # for code: "python", "rust", ...
     title: str | None = None  # first heading / PDF title, when known
     warnings: list[str] = field(default_factory=list)  # e.g. "pages 3, 7 have no text layer"
+    headings: list[DocHeading] = field(default_factory=list)  # in text order; markdown finds its own
 
 
 @dataclass

@@ -28,6 +28,7 @@ from .retrieve import Searcher, SearchOutcome
 from .retrieve.highlight import marked_texts
 from .store import Store
 from .store.connection import translate_error
+from .store.passages import PassageWithNeighbours, read_passage
 
 
 def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
@@ -49,6 +50,7 @@ class MemoryService:
         self._write_lock = threading.Lock()
         self.searcher = Searcher(self.settings.search)
         self.last_search_notes: list[str] = []
+        self._notices: list[str] = []
         self.store  # open now: a bad path, newer schema or missing extension fails at start-up, clearly
 
     # ---------- plumbing ----------
@@ -80,6 +82,7 @@ class MemoryService:
             self._local.store = store
             with self._stores_lock:
                 self._stores.append(store)
+                self._notices += store.notices
         return store
 
     @property
@@ -133,6 +136,7 @@ class MemoryService:
                 removed += store.remove_documents(ids)
                 with store.conn:
                     store.remove_root(path)
+            store.checkpoint_erased()  # removed means gone: the WAL's old pages too (docs/PRIVACY.md)
         return removed
 
     def load_embedder(self) -> None:
@@ -210,9 +214,28 @@ class MemoryService:
         with self._plain_errors():
             return self.store.roots()
 
+    def take_notices(self) -> list[str]:
+        """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:
+        the CLI prints them on stderr, the window shows them in a banner."""
+        with self._stores_lock:
+            notices, self._notices = self._notices, []
+        return notices
+
+    def compact(self) -> tuple[int, int]:
+        """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
+        secure delete existed (or before this version) survives in free pages. Waits for a running index job.
+        Returns (bytes before, bytes after)."""
+        with self._writing() as store:
+            return store.compact()
+
     def check(self) -> list[str]:
         with self._plain_errors():
             return self.store.check_integrity()
+
+    def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
+        """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
+        with self._plain_errors():
+            return read_passage(self.store, chunk_id, neighbours)
 
 
 __all__ = ["MemoryService", "StoreError", "strong_only"]

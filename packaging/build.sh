@@ -2,7 +2,7 @@
 # Build the standalone one-folder bundle: dist/desktop-memory/ with the `desktop-memory` (CLI) and
 # `desktop-memory-gui` executables, everything they need under dist/desktop-memory/_internal/.
 #
-#   bash packaging/build.sh             # makes .venv if missing, installs the package + PyInstaller, builds
+#   bash packaging/build.sh             # makes .venv if missing, installs the locked dependencies + PyInstaller, builds
 #   bash packaging/build.sh --archive   # also packs dist/desktop-memory-<version>-<os>-<arch>.tar.gz
 #
 # Environment: VENV (default .venv) is the virtualenv used for the build; PYTHON (default python3) creates it.
@@ -24,8 +24,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$VENV"
 fi
 PY="$VENV/bin/python"
-"$PY" -m pip install --quiet --upgrade pip
-"$PY" -m pip install --quiet -e ".[build]"
+# Every file installed for the build is pinned by version and sha256 (packaging/requirements-bundle.lock, made by
+# packaging/lock.sh): a changed or substituted wheel on the index stops the build instead of entering the bundle.
+# The app itself is not installed: the spec imports desktop_memory from this checkout.
+"$PY" -m pip install --quiet --require-hashes --no-deps -r packaging/requirements-bundle.lock
 
 NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
 VERSION=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')

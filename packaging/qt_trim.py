@@ -34,7 +34,7 @@ _DROP_DIRS = (
 )
 # Qt libraries that only the dropped plugins (or unused modules) link to.
 _DROP_LIBS = re.compile(
-    r"Qt6(Pdf|Qml|Quick|VirtualKeyboard|WebEngine|WebChannel|WebSockets|Network|OpenGL|Sql|Test|Designer|Help|"
+    r"Qt6(Pdf|Qml|Quick|VirtualKeyboard|WebEngine|WebChannel|WebSockets|OpenGL|Sql|Test|Designer|Help|"
     r"UiTools|Xml|Concurrent|Multimedia|Positioning|Location|3D|Charts|DataVisualization|Graphs|LabsStyleKit|"
     r"SerialPort|Sensors|StateMachine|TextToSpeech|Bluetooth|Nfc|Scxml|RemoteObjects|HttpServer|SpatialAudio|"
     r"ShaderTools|EglFSDeviceIntegration|EglFsKmsSupport|EglFsKmsGbmSupport|PrintSupport)"

@@ -12,7 +12,8 @@ from .code import chunk_code
 from .core import BREADCRUMB_MAX_CHARS, format_breadcrumb
 from .dedupe import chunk_key, dedupe_key, dedupe_within
 from .markdown import chunk_markdown
-from .text import chunk_pdf, chunk_text
+from .structured import chunk_structured
+from .text import chunk_text
 
 __all__ = [
     "BREADCRUMB_MAX_CHARS",
@@ -23,7 +24,12 @@ __all__ = [
     "format_breadcrumb",
 ]
 
-_CHUNKERS = {"markdown": chunk_markdown, "code": chunk_code, "pdf": chunk_pdf, "text": chunk_text}
+_CHUNKERS = {
+    "markdown": chunk_markdown, "code": chunk_code, "text": chunk_text,
+    # readers that know pages/slides and headings: PDF, Word/ODF/RTF, slides, e-books, web pages
+    "pdf": chunk_structured, "document": chunk_structured, "slides": chunk_structured, "ebook": chunk_structured,
+    "html": chunk_structured,
+}
 
 
 def chunk_document(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraft]:

@@ -1,4 +1,4 @@
-"""Plain text and PDF chunking: paragraph-aware windows with overlap; PDF chunks never cross a page."""
+"""Plain text chunking: paragraph-aware windows with overlap (PDFs and other laid-out formats: ``structured``)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,3 @@ def chunk_text(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraft]:
     """Windows over the whole text, breaking at paragraphs, then lines, sentences, spaces."""
     lim = Limits.from_settings(settings)
     return spans_to_chunks(doc.text, window_spans(doc.text, 0, len(doc.text), lim), LineIndex(doc.text))
-
-
-def chunk_pdf(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraft]:
-    """Per-page windows carrying ``page``; a doc without page spans is chunked as plain text."""
-    if not doc.pages:
-        return chunk_text(doc, settings)
-    lim = Limits.from_settings(settings)
-    lines = LineIndex(doc.text)
-    out: list[ChunkDraft] = []
-    for number, start, end in doc.pages:
-        out.extend(spans_to_chunks(doc.text, window_spans(doc.text, start, end, lim), lines, page=number))
-    return out

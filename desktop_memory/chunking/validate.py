@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from ..config import ChunkSettings
-from ..models import ChunkDraft, ExtractedDoc
+from ..models import LINE_KINDS, ChunkDraft, ExtractedDoc
 from .core import BREADCRUMB_MAX_CHARS, Limits, LineIndex, format_breadcrumb
 from .markdown import SPLIT_LEVELS
 from .mdparse import front_matter_end, iter_headings
@@ -24,8 +24,8 @@ def chunk_body(chunk: ChunkDraft) -> str:
 
 def allowed_gaps(doc: ExtractedDoc) -> list[tuple[int, int]]:
     """Ranges of doc.text that chunks may leave out."""
-    if doc.kind != "markdown":
-        return []
+    if doc.kind != "markdown":  # structured readers: their heading lines (breadcrumbs carry them)
+        return [(h.start, h.end) for h in doc.headings if h.level <= SPLIT_LEVELS and h.end > h.start]
     fm = front_matter_end(doc.text)
     gaps = [(0, fm)] if fm else []
     gaps += [(h.start, h.end) for h in iter_headings(doc.text, fm) if h.level <= SPLIT_LEVELS]
@@ -66,12 +66,16 @@ def _one_chunk(doc: ExtractedDoc, c: ChunkDraft, lim: Limits, lines: LineIndex) 
         out.append(f"body {len(body)} > max_chars {lim.maxc}")
     if len(c.text) > lim.maxc + BREADCRUMB_MAX_CHARS + 2:
         out.append("text over the cap")
-    if loc.line_start != text.count("\n", 0, cs) + 1 or loc.line_end != text.count("\n", 0, ce) + 1:
-        out.append(f"lines {loc.line_start}-{loc.line_end} do not match offsets")
-    if doc.kind == "pdf" and doc.pages:
-        page = next((p for p in doc.pages if p[0] == loc.page), None)
+    if doc.kind in LINE_KINDS:
+        if loc.line_start != text.count("\n", 0, cs) + 1 or loc.line_end != text.count("\n", 0, ce) + 1:
+            out.append(f"lines {loc.line_start}-{loc.line_end} do not match offsets")
+    elif loc.line_start is not None or loc.line_end is not None:
+        out.append(f"line numbers on a {doc.kind} chunk")
+    if doc.pages:
+        unit = loc.slide if doc.kind == "slides" else loc.page
+        page = next((p for p in doc.pages if p[0] == unit), None)
         if page is None or not (page[1] <= cs and ce <= page[2]):
-            out.append(f"chunk not inside page {loc.page}")
+            out.append(f"chunk not inside page/slide {unit}")
     return out
 
 

@@ -18,17 +18,13 @@ HEADING_SEP = " › "
 
 
 def source_line(source: str, loc: Location) -> str:
-    """``[Source: /path/file.md § Heading › Sub · p. 3 · lines 10–24]`` (parts that apply)."""
+    """``[Source: /path/file.md § Heading › Sub · p. 3 · lines 10–24]`` (parts that apply; "slide 4" for slides)."""
     line = f"[Source: {source}"
     if loc.heading_path:
         line += " § " + HEADING_SEP.join(loc.heading_path)
-    if loc.page is not None:
-        line += f" · p. {loc.page}"
-    if loc.line_start is not None:
-        if loc.line_end is not None and loc.line_end != loc.line_start:
-            line += f" · lines {loc.line_start}–{loc.line_end}"
-        else:
-            line += f" · line {loc.line_start}"
+    for part in (loc.unit_label(), loc.lines_label()):
+        if part:
+            line += f" · {part}"
     return line + "]"
 
 

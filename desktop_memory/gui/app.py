@@ -9,16 +9,13 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import logging.handlers
 import sys
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
-
 from .. import APP_NAME, __version__
 from ..config import data_dir, load_settings, settings_path
+from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 
 log = logging.getLogger("desktop_memory.gui")
 
@@ -27,10 +24,10 @@ def _setup_logging() -> Path | None:
     """Log to <data dir>/logs/gui.log (rotating); errors that are bugs land there with tracebacks."""
     try:
         logs = data_dir() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(logs)
         path = logs / "gui.log"
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,
-                                                                        encoding="utf-8")
+        handler: logging.Handler = PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,  # 0600
+                                                              encoding="utf-8")
     except OSError:
         path, handler = None, logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -41,7 +38,9 @@ def _setup_logging() -> Path | None:
     return path
 
 
-def create_app(argv: list[str] | None = None) -> QApplication:
+def create_app(argv: list[str] | None = None):
+    from PySide6.QtWidgets import QApplication  # not at import: `--quick` hands off to a running app without Qt
+
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(argv if argv is not None else sys.argv[:1])
@@ -74,6 +73,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("paths", nargs="*", help="files or folders to index right away")
     p.add_argument("--db", help="database file to open (default: from settings)")
     p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance for this run")
+    p.add_argument("--quick", action="store_true",
+                   help="show the quick-search popup (in the running app when there is one, see docs/GUI.md)")
     p.add_argument("--smoke", action="store_true", help="self-check (store, sqlite-vec, model, window, search), then exit")
     p.add_argument("--stall-bench", metavar="FOLDER",
                    help="benchmark: index FOLDER in a temporary library and print the longest UI stalls "
@@ -100,26 +101,36 @@ def main(argv: list[str] | None = None) -> int:
         from .smoke import run_gui_smoke
 
         return run_gui_smoke()
-    _setup_logging()
-    app = create_app()
-    from .main_window import MainWindow
-    from .style import app_icon, apply_theme
-
     settings = load_settings()
     if args.db:
         settings.db_path = str(Path(args.db).expanduser().resolve())
+    from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
+
+    paths = [str(Path(p).resolve()) for p in args.paths]
+    if hand_off(settings.resolved_db_path(), {"cmd": "quick"} if args.quick else {"cmd": "show", "paths": paths}):
+        return 0
+    _setup_logging()
+    app = create_app()
+    from PySide6.QtCore import QTimer
+
+    from .main_window import MainWindow
+    from .shell import install_shell
+    from .style import app_icon, apply_theme
+
     theme = args.theme or str(settings.gui.get("theme", "system"))
     apply_theme(app, theme)
     app.setWindowIcon(app_icon())
     window = MainWindow(settings, settings_path=settings_path())
     window.theme = theme
     _install_excepthook(window)
-    window.show()
+    shell = install_shell(app, window, quick=args.quick)
+    if not (args.quick and shell.tray is not None):  # --quick on a cold start: the popup alone, window in the tray
+        window.show()
     # Objects alive now (Qt wrappers, modules) never die: keep them out of the cyclic GC so a full collection
     # triggered by a worker cannot pause the UI thread for long.
     gc.freeze()
-    if args.paths:
-        QTimer.singleShot(0, lambda: window.add_paths([str(Path(p).resolve()) for p in args.paths]))
+    if paths:
+        QTimer.singleShot(0, lambda: window.add_paths(paths))
     return app.exec()
 
 

@@ -340,6 +340,8 @@ class LibraryView(QWidget):
     remove_requested = Signal(list)
     reveal_requested = Signal(str)
     open_requested = Signal(str)
+    compact_requested = Signal()  # "Compact and erase": the window calls start_compact(svc, runner)
+    compact_finished = Signal(str, str)  # (message, level "info" | "error") for the window's banner
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -365,7 +367,10 @@ class LibraryView(QWidget):
         self.remove_btn.setToolTip("Forget the selected files (Delete); the files on disk are not touched")
         self.reveal_btn = QPushButton("Reveal")
         self.reveal_btn.setToolTip("Show in the file manager")
-        for b in (self.reindex_btn, self.remove_btn, self.reveal_btn):
+        self.compact_btn = QPushButton("Compact and erase")
+        self.compact_btn.setToolTip("Rebuild the database from what is indexed now, so nothing removed earlier "
+                                    "survives in the file (VACUUM); waits for a running index job")
+        for b in (self.reindex_btn, self.remove_btn, self.reveal_btn, self.compact_btn):
             b.setAutoDefault(False)
             bar.addWidget(b)
         lay.addLayout(bar)
@@ -409,6 +414,7 @@ class LibraryView(QWidget):
         self.reindex_btn.clicked.connect(lambda: self._emit_paths(self.reindex_requested))
         self.remove_btn.clicked.connect(self.ask_remove)
         self.reveal_btn.clicked.connect(self._reveal_current)
+        self.compact_btn.clicked.connect(self.compact_requested.emit)
         self.tree.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.tree.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
 
@@ -534,6 +540,27 @@ class LibraryView(QWidget):
             out.append(" | ".join([cells[C_NAME], cells[C_STATUS], cells[C_CHUNKS], cells[C_REASON]]))
         return out
 
+    def start_compact(self, svc, runner) -> None:
+        """Run ``svc.compact()`` on one of ``runner``'s worker threads (it rewrites the whole file: seconds to
+        minutes on a big library); the button says so meanwhile and ``compact_finished`` carries the outcome."""
+        if not self.compact_btn.isEnabled():
+            return
+        self.compact_btn.setEnabled(False)
+        self.compact_btn.setText("Compacting…")
+
+        def finish(message: str, level: str) -> None:
+            self.compact_btn.setText("Compact and erase")
+            self.compact_btn.setEnabled(True)
+            self.compact_finished.emit(message, level)
+
+        def done(result) -> None:
+            before, after = result
+            finish(f"Compacted the library: {human_bytes(before)} → {human_bytes(after)}. Text removed from the "
+                   "index is no longer in the database file.", "info")
+
+        runner.submit(svc.compact, name="compact", on_done=done,
+                      on_error=lambda exc, _tb: finish(f"Compacting the library failed: {exc}", "error"))
+
     def _filter_changed(self, text: str) -> None:
         self.model.set_spec(needle=text)
         self._update_empty()
@@ -575,4 +602,6 @@ class LibraryView(QWidget):
         m.addSeparator()
         m.addAction("Re-index", lambda: self._emit_paths(self.reindex_requested))
         m.addAction("Remove from index…", self.ask_remove)
+        m.addSeparator()
+        m.addAction("Compact and erase…", self.compact_requested.emit).setEnabled(self.compact_btn.isEnabled())
         m.exec(self.tree.viewport().mapToGlobal(pos))

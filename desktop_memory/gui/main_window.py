@@ -242,6 +242,9 @@ class MainWindow(QMainWindow):
         self.library.remove_requested.connect(self.remove_paths)
         self.library.reveal_requested.connect(self.reveal_file)
         self.library.open_requested.connect(self.open_file)
+        self.library.compact_requested.connect(
+            lambda: self.svc is not None and self.library.start_compact(self.svc, self.jobs))
+        self.library.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
         install_escape([self.results_view, self.context_panel.items, self.context_panel.block, self.preview.browser],
                        self.focus_search)
         set_tab_order([self.search_bar.box, self.search_bar.recent_btn, self.search_bar.backend,
@@ -308,6 +311,7 @@ class MainWindow(QMainWindow):
 
         h = mb.addMenu("&Help")
         act(h, "&Keyboard shortcuts", self.show_shortcuts, [QKeySequence.StandardKey.HelpContents, "F1"])
+        act(h, "Use in chat apps (&MCP)…", self.show_mcp_setup)
         act(h, "&About Desktop Memory", self.show_about)
 
     # ==================================================================== persistence of window state
@@ -375,6 +379,8 @@ class MainWindow(QMainWindow):
             return
         self.svc = svc
         self.banners.dismiss("store")
+        for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
+            self.banners.show_message(notice, "info", key="privacy")
         self._show_state()
         self.service_ready.emit()
         self.refresh_library_and_stats()
@@ -1050,6 +1056,11 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         self.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts")
+
+    def show_mcp_setup(self) -> None:
+        from .mcp_dialog import McpDialog
+
+        McpDialog(self.settings.resolved_db_path(), self).exec()
 
     # ============================================================================= drag and drop
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:

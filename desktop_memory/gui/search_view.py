@@ -31,7 +31,8 @@ BACKEND_LABELS = {
     "bm25": "BM25",
     "dense": "Semantic only",
 }
-KIND_LABELS = [("", "All kinds"), ("markdown", "Markdown"), ("text", "Text"), ("code", "Code"), ("pdf", "PDF")]
+KIND_LABELS = [("", "All kinds"), ("markdown", "Markdown"), ("text", "Text"), ("code", "Code"), ("pdf", "PDF"),
+               ("document", "Word / ODF / RTF"), ("slides", "Slides"), ("ebook", "E-books"), ("html", "Web pages")]
 AGE_CHOICES = [(0, "Any time"), (1, "Past day"), (7, "Past week"), (31, "Past month"), (365, "Past year")]
 DEBOUNCE_MS = 220
 MAX_RECENT = 12

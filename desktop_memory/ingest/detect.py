@@ -1,6 +1,7 @@
 """What kind of document a file is: by name first, then (for unknown names) by sniffing its first bytes.
 
-Kinds: "markdown", "pdf", "code" (with a language), "text". ``None`` means "not something we index".
+Kinds: "markdown", "pdf", "code" (with a language), "text", and the document formats read by ``office/``:
+"document" (docx/odt/rtf), "slides" (pptx/odp), "ebook" (epub), "html". ``None`` means "not something we index".
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 from pathlib import PurePath
 
 from .encoding import bom_encoding, guess_utf16_without_bom
+from .office import HTML_EXTS, OFFICE_FORMATS
 
 SNIFF_BYTES = 8192
 
@@ -71,9 +73,9 @@ BINARY_EXTS = frozenset({
     # executables / objects / bytecode
     ".exe", ".dll", ".so", ".dylib", ".o", ".obj", ".a", ".lib", ".ko", ".elf", ".bin", ".app",
     ".pyc", ".pyo", ".pyd", ".class", ".dex", ".wasm", ".beam", ".rlib", ".pdb", ".ilk", ".node",
-    # office / binary documents (not handled by our readers)
-    ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods", ".odp", ".odg", ".rtfd", ".pages",
-    ".numbers", ".key", ".epub", ".mobi", ".azw", ".azw3", ".djvu", ".xps", ".one", ".vsdx", ".pub",
+    # office / binary documents not handled by our readers (docx, pptx, odt, odp, epub, rtf are: see office/)
+    ".doc", ".xls", ".xlsx", ".ppt", ".ods", ".odg", ".rtfd", ".pages",
+    ".numbers", ".key", ".mobi", ".azw", ".azw3", ".djvu", ".xps", ".one", ".vsdx", ".pub",
     # fonts
     ".ttf", ".otf", ".woff", ".woff2", ".eot", ".pfb",
     # databases / data blobs / models
@@ -116,6 +118,10 @@ def kind_from_name(path: str | os.PathLike[str]) -> str | None:
         return "markdown"
     if ext == ".pdf":
         return "pdf"
+    if ext in OFFICE_FORMATS:
+        return OFFICE_FORMATS[ext][1]
+    if ext in HTML_EXTS:
+        return "html"
     if ext in TEXT_EXTS:
         return "text"
     if detect_language(path):
@@ -155,7 +161,7 @@ def read_head(path: str | os.PathLike[str], size: int = SNIFF_BYTES) -> bytes:
 
 
 def detect_kind(path: str | os.PathLike[str], *, sniff: bool = True) -> str | None:
-    """"markdown" | "pdf" | "code" | "text" | None.
+    """"markdown" | "pdf" | "code" | "text" | "document" | "slides" | "ebook" | "html" | None.
 
     Known names and extensions decide alone; a known binary extension gives None. Any other file is "text" when
     its first 8 KiB sniff as text (``sniff=False`` skips that and returns None). Unreadable files give None.

@@ -1,4 +1,4 @@
-"""PDF → ExtractedDoc through a sandboxed helper process.
+"""PDF → ExtractedDoc through a sandboxed helper process (Word/ODF/RTF/slides/EPUB files use the same one).
 
 Why a process: PDF parsers meet hostile input (fuzzed files, decompression bombs, endless content streams).
 Running them in a child bounds each file in time (``pdf_timeout_s``: the child is killed) and memory
@@ -30,7 +30,7 @@ from typing import Any
 
 from ..config import IngestSettings
 from ..errors import ExtractionError
-from ..models import ExtractedDoc
+from ..models import DocHeading, ExtractedDoc
 from . import pdf_worker
 from .readers import check_file, open_checked
 
@@ -52,17 +52,44 @@ def build_pdf_doc(reply: dict[str, Any]) -> ExtractedDoc:
         spans.append((number, pos, pos + len(page_text)))
         parts.append(page_text)
         pos += len(page_text)
+    headings = []
+    for level, title, page, offset in reply.get("headings") or []:  # bookmarks: position markers on their page
+        if 1 <= page <= len(spans):
+            _, start, end = spans[page - 1]
+            at = min(start + int(offset), end)
+            headings.append(DocHeading(int(level), str(title), at, at))
     return ExtractedDoc(
         kind="pdf",
         text=PAGE_SEPARATOR.join(parts),
         pages=spans,
         title=reply.get("title"),
         warnings=list(reply.get("warnings") or []),
+        headings=headings,
     )
 
 
-def crash_reason(exitcode: int | None, max_memory_mb: int | None) -> ExtractionError:
+def build_office_doc(reply: dict[str, Any]) -> ExtractedDoc:
+    """Worker reply for a Word/ODF/RTF/slides/EPUB file → ExtractedDoc (see ``office/__init__``), or raise."""
+    if not reply.get("ok"):
+        raise ExtractionError(reply.get("reason") or "unreadable document", status=reply.get("status", "failed"))
+    pages = reply.get("pages")
+    return ExtractedDoc(
+        kind=reply["kind"],
+        text=reply["text"],
+        pages=[(int(n), int(s), int(e)) for n, s, e in pages] if pages else None,
+        title=reply.get("title"),
+        warnings=list(reply.get("warnings") or []),
+        headings=[DocHeading(int(lv), str(t), int(s), int(e)) for lv, t, s, e in reply.get("headings") or []],
+    )
+
+
+_WORDS = {"pdf": ("PDF extraction", "corrupt PDF: the PDF parser"),
+          "document": ("reading the document", "corrupt document: the reader")}
+
+
+def crash_reason(exitcode: int | None, max_memory_mb: int | None, what: str = "pdf") -> ExtractionError:
     """Turn a dead worker into an error a person can read."""
+    doing, parser = _WORDS[what]
     if exitcode is not None and exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -71,9 +98,9 @@ def crash_reason(exitcode: int | None, max_memory_mb: int | None) -> ExtractionE
         if max_memory_mb and name in ("SIGABRT", "SIGKILL"):
             # Under RLIMIT_AS a failed allocation in PDFium (C++) ends in abort(); a SIGKILL we did not send is
             # the kernel's OOM killer. Both are reported as memory; SIGSEGV/SIGBUS/SIGTRAP stay "crashed".
-            return ExtractionError(f"PDF extraction needed more than {max_memory_mb} MB")
-        return ExtractionError(f"corrupt PDF: the PDF parser crashed ({name})")
-    return ExtractionError(f"corrupt PDF: the PDF parser stopped unexpectedly (exit code {exitcode})")
+            return ExtractionError(f"{doing} needed more than {max_memory_mb} MB")
+        return ExtractionError(f"{parser} crashed ({name})")
+    return ExtractionError(f"{parser} stopped unexpectedly (exit code {exitcode})")
 
 
 _START_LOCK = threading.Lock()
@@ -120,7 +147,14 @@ class PdfExtractor:
         request = {"op": "extract", "path": os.path.abspath(path), "engine": engine, "max_memory_mb": max_memory_mb}
         return build_pdf_doc(self.request(request, timeout_s=timeout_s, max_memory_mb=max_memory_mb))
 
-    def request(self, request: dict[str, Any], *, timeout_s: float, max_memory_mb: int | None = None) -> dict:
+    def extract_document(self, path: str, ext: str, *, timeout_s: float, max_memory_mb: int | None) -> ExtractedDoc:
+        """A Word/ODF/RTF/slides/EPUB file (``ext`` picks the reader), under the same bounds as a PDF."""
+        request = {"op": "extract", "path": os.path.abspath(path), "format": ext, "max_memory_mb": max_memory_mb}
+        reply = self.request(request, timeout_s=timeout_s, max_memory_mb=max_memory_mb, what="document")
+        return build_office_doc(reply)
+
+    def request(self, request: dict[str, Any], *, timeout_s: float, max_memory_mb: int | None = None,
+                what: str = "pdf") -> dict:
         """Send one request and wait for the reply, killing the worker if it overruns or dies."""
         with self._lock:
             self._ensure_started()
@@ -130,7 +164,7 @@ class PdfExtractor:
                 self._kill()
                 self._ensure_started()
                 self._conn.send(request)
-            return self._wait(timeout_s, max_memory_mb)
+            return self._wait(timeout_s, max_memory_mb, what)
 
     @property
     def pid(self) -> int | None:
@@ -174,13 +208,13 @@ class PdfExtractor:
         if not hello.get("ok"):
             raise ExtractionError(hello.get("reason") or "PDF support is not available")
 
-    def _wait(self, timeout_s: float, max_memory_mb: int | None) -> dict:
+    def _wait(self, timeout_s: float, max_memory_mb: int | None, what: str = "pdf") -> dict:
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
-                raise ExtractionError(f"PDF extraction took longer than {timeout_s:g} s")
+                raise ExtractionError(f"{_WORDS[what][0]} took longer than {timeout_s:g} s")
             try:
                 if self._conn.poll(min(remaining, _POLL_S)):
                     reply = self._conn.recv()
@@ -188,7 +222,7 @@ class PdfExtractor:
                         self._reap()
                     return reply
             except (EOFError, OSError):
-                raise crash_reason(self._reap(), max_memory_mb) from None
+                raise crash_reason(self._reap(), max_memory_mb, what) from None
 
     def _reap(self) -> int | None:
         """Wait for a dying worker and forget it; returns its exit code."""
@@ -250,6 +284,16 @@ def extract_pdf(path: str, settings: IngestSettings, *, extractor: PdfExtractor 
     engine = getattr(settings, "pdf_engine", "auto") or "auto"
     return (extractor or default_extractor()).extract(
         path, timeout_s=settings.pdf_timeout_s, max_memory_mb=settings.pdf_max_memory_mb, engine=engine
+    )
+
+
+def extract_document(path: str, settings: IngestSettings, *, extractor: PdfExtractor | None = None) -> ExtractedDoc:
+    """Read a Word/ODF/RTF/slides/EPUB file in the sandbox (same time and memory bounds as a PDF)."""
+    check_file(path, settings)
+    os.close(open_checked(path))
+    ext = os.path.splitext(path)[1].lower()
+    return (extractor or default_extractor()).extract_document(
+        path, ext, timeout_s=settings.pdf_timeout_s, max_memory_mb=settings.pdf_max_memory_mb
     )
 
 

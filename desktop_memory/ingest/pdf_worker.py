@@ -1,5 +1,8 @@
 """PDF text extraction that runs inside the sandbox process (see ``pdf.py`` for the parent side).
 
+The same process reads the zip-based document formats (``office/``: docx, pptx, odt, odp, epub) and RTF, so a
+hostile document is bounded exactly like a hostile PDF.
+
 Engines: pypdfium2 first (PDFium, C++: ~100x faster than pdfminer and keeps multi-column reading order), then
 pdfplumber (pdfminer.six, pure Python) as the fallback when PDFium cannot open a file or finds no text at all,
 or as the only engine when asked. Everything here returns plain dicts so results cross the process pipe cheaply.
@@ -17,6 +20,8 @@ import threading
 import time
 import unicodedata
 from typing import Any
+
+from .pdf_clean import clean_pages, place_headings
 
 ENGINES = ("auto", "pdfium", "pdfplumber")
 ENCRYPTED_REASON = "password-protected PDF (encrypted); remove the password to index it"
@@ -121,6 +126,10 @@ class _Attempt:
         self.error: str | None = None
         self.encrypted = False
         self.objects = 0  # PDFium: page objects seen (images, paths, text), tells scanned from broken
+        self.outline: list[tuple[int, str, int]] = []  # PDFium: bookmarks (0-based level, title, 0-based page)
+        # pdfplumber: the file opened only after Ghostscript rewrote it; the original parse error is kept here.
+        # A "repaired" file whose pages come out empty is damaged, not blank.
+        self.repaired_from: str | None = None
 
     @property
     def has_text(self) -> bool:
@@ -154,6 +163,7 @@ def _pdfium(path: str) -> _Attempt:
             finally:
                 page.close()
         a.pages = pages
+        a.outline = _outline(doc)
     except Exception as exc:  # a page that breaks PDFium: let pdfplumber try the whole file
         if is_memory_error(exc):
             raise MemoryError from exc
@@ -164,7 +174,27 @@ def _pdfium(path: str) -> _Attempt:
     return a
 
 
-def _plumber_open(path: str):
+MAX_BOOKMARKS = 5000
+
+
+def _outline(doc: Any) -> list[tuple[int, str, int]]:
+    """The document's bookmarks that point at a page (a broken outline is ignored, never fatal)."""
+    out: list[tuple[int, str, int]] = []
+    try:
+        for item in doc.get_toc(max_depth=4):
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = item.get_title()
+            if index is not None and title:
+                out.append((item.level, title, index))
+            if len(out) >= MAX_BOOKMARKS:
+                break
+    except Exception:  # an outline is a bonus: a cyclic or damaged one must not cost the text
+        return out
+    return out
+
+
+def _plumber_open(path: str, attempt: _Attempt):
     import pdfplumber
 
     try:
@@ -173,9 +203,11 @@ def _plumber_open(path: str):
         if _is_password_error(first):
             raise
         try:  # malformed files: pdfplumber can rewrite them through Ghostscript first (needs `gs`)
-            return pdfplumber.open(path, repair=True)
+            pdf = pdfplumber.open(path, repair=True)
         except Exception:
             raise first from None
+        attempt.repaired_from = _short(first)
+        return pdf
 
 
 def _is_password_error(exc: BaseException) -> bool:
@@ -186,7 +218,7 @@ def _is_password_error(exc: BaseException) -> bool:
 def _plumber(path: str) -> _Attempt:
     a = _Attempt()
     try:
-        pdf = _plumber_open(path)
+        pdf = _plumber_open(path, a)
     except Exception as exc:
         if is_memory_error(exc):
             raise MemoryError from exc
@@ -237,6 +269,11 @@ def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[st
     if any(a.pages and a.objects > 0 for a in opened):
         return _fail(NO_TEXT_REASON, "skipped")
     failed = [a for a in attempts if a.pages is None]
+    repaired = next((a.repaired_from for a in attempts if a.repaired_from), None)
+    if repaired and not any(a.objects for a in opened):
+        # Only Ghostscript's rewrite could open it and nothing is drawn on any page: a damaged file (e.g. a fuzzed
+        # cross-reference stream), not a blank one. Without `gs` the same file fails in pdfplumber outright.
+        return _fail(f"corrupt PDF: {repaired}", "failed")
     if any(a.pages for a in opened):
         if failed:  # one engine sees empty pages, the other cannot parse the file: treat it as broken
             return _fail(f"corrupt PDF: {failed[-1].error or 'unreadable'}", "failed")
@@ -248,14 +285,17 @@ def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[st
 
 
 def _ok(a: _Attempt, engine: str) -> dict[str, Any]:
-    pages = a.pages or []
-    empty = [i + 1 for i, text in enumerate(pages) if not text]
+    raw = a.pages or []
+    empty = [i + 1 for i, text in enumerate(raw) if not text]
     warnings = []
     if empty:
         noun = "page" if len(empty) == 1 else "pages"
         verb = "has" if len(empty) == 1 else "have"
         warnings.append(f"{noun} {describe_pages(empty)} {verb} no text layer")
-    return {"ok": True, "pages": pages, "title": a.title, "engine": engine, "warnings": warnings}
+    pages = clean_pages(raw)  # printer's slugs, bar glyphs, margin line numbers, running heads
+    headings = place_headings(a.outline, pages)
+    return {"ok": True, "pages": pages, "title": a.title, "engine": engine, "warnings": warnings,
+            "headings": headings}
 
 
 def _fail(reason: str, status: str) -> dict[str, Any]:
@@ -305,13 +345,20 @@ def handle(request: dict[str, Any], original: tuple[int, int] | None) -> dict[st
     if op != "extract":
         return _fail(f"unknown request {op!r}", "failed")
     mb = request.get("max_memory_mb")
+    fmt = request.get("format") or ".pdf"
+    what = "PDF" if fmt == ".pdf" else "document"
     try:
         _set_address_space_limit(mb, original)
+        if fmt != ".pdf":  # Word/ODF/RTF/slides/EPUB: same bounds, readers in ingest/office
+            from .office import extract_office
+
+            return extract_office(request["path"], fmt)
         return extract(request["path"], request.get("engine") or "auto")
     except Exception as exc:  # MemoryError, or a failure we did not classify: still one file, not the app
         if is_memory_error(exc):
-            return {**_fail(f"PDF extraction needed more than {mb} MB", "failed"), "restart": True}
-        return _fail(f"corrupt PDF: {_short(exc)}", "failed")
+            noun = "PDF extraction" if fmt == ".pdf" else "reading the document"
+            return {**_fail(f"{noun} needed more than {mb} MB", "failed"), "restart": True}
+        return _fail(f"corrupt {what}: {_short(exc)}", "failed")
     finally:
         try:
             _set_address_space_limit(None, original)

@@ -84,8 +84,10 @@ def index_paths(
 ) -> IndexSummary:
     """Index files and folders; returns a summary with one outcome per file (and per skipped folder)."""
     with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
-        return _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
-                            embed=embed)
+        summary = _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
+                               embed=embed)
+    store.checkpoint_erased()  # a vanished file's or an edited file's old text leaves the WAL too
+    return summary
 
 
 def _index_paths(store: Store, paths, settings: Settings, embedder: Embedder | None, *, progress, cancel, force,

@@ -1,7 +1,8 @@
 """One file → ExtractedDoc, or an ExtractionError whose reason a person understands.
 
-Text-like files are read here (bounded by the size cap, opened non-blocking so a FIFO can't hang us);
-PDFs go to the sandboxed worker in ``pdf.py``.
+Text-like files and HTML are read here (bounded by the size cap, opened non-blocking so a FIFO can't hang us);
+PDFs and the zip-based document formats (docx, pptx, odt, odp, epub) and RTF go to the sandboxed worker in
+``pdf.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import stat
 from ..chunking.mdparse import first_h1, front_matter_title
 from ..config import IngestSettings
 from ..errors import ExtractionError
-from ..models import ExtractedDoc
+from ..models import DocHeading, ExtractedDoc
 from .detect import SNIFF_BYTES, binary_extension, detect_language, kind_from_name, sniff_binary
 from .encoding import decode_bytes
 from .walk import MIB, format_size_reason, special_file_kind
@@ -31,7 +32,13 @@ def read_document(path: str, settings: IngestSettings) -> ExtractedDoc:
         from .pdf import extract_pdf  # lazy: keeps multiprocessing out of text-only use
 
         return extract_pdf(path, settings)
+    if kind in ("document", "slides", "ebook"):
+        from .pdf import extract_document
+
+        return extract_document(path, settings)
     data = read_bytes_checked(path, settings)
+    if kind == "html":
+        return read_html(data, settings)
     if kind is None and data.startswith(b"%PDF-"):
         from .pdf import extract_pdf
 
@@ -45,6 +52,25 @@ def read_document(path: str, settings: IngestSettings) -> ExtractedDoc:
     if _looks_garbled(text):
         raise ExtractionError("not valid text (unknown encoding or binary data)", status="skipped")
     return _build_doc(path, kind or "text", text)
+
+
+def read_html(data: bytes, settings: IngestSettings) -> ExtractedDoc:
+    """A web page: main text under h1–h3 heading paths; the declared charset is checked against the bytes."""
+    from .office.html import decode_html, html_to_builder
+    from .office.layout import DocumentProblem, TextBuilder
+
+    why = sniff_binary(data[:SNIFF_BYTES])
+    if why:
+        raise ExtractionError(why, status="skipped")
+    text, warnings = decode_html(data)
+    out = TextBuilder()
+    title = html_to_builder(text, out)
+    try:
+        reply = out.result("html", title=title, warnings=warnings)
+    except DocumentProblem as exc:
+        raise ExtractionError("no text found in the page", status=exc.status) from None
+    return ExtractedDoc(kind="html", text=reply["text"], title=reply["title"], warnings=reply["warnings"],
+                        headings=[DocHeading(*h) for h in reply["headings"]])
 
 
 def _build_doc(path: str, kind: str, text: str) -> ExtractedDoc:

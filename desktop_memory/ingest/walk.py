@@ -249,3 +249,39 @@ class _Walker:
         if not os.access(path, os.R_OK):
             return WalkEntry(path, size, mtime, "permission denied")
         return WalkEntry(path, size, mtime, None)
+
+
+_NO_STAT = os.stat_result((0,) * 10)  # stands in for a path that is gone: no attributes, judged by name
+
+
+def name_skip_reason(path: str, root: str, settings: IngestSettings) -> str | None:
+    """Why a walk of ``root`` would leave out ``path`` (a file or folder inside it, which may be gone already)
+    because of its own name or the name of a folder on the way down, or None when the walk would reach it.
+
+    The folder watcher asks this for every changed path, so a change under ``.git/``, ``node_modules/`` or a
+    hidden folder is ignored by exactly the rules a walk applies (one place decides, not two). File-level rules
+    (binary, too large, special file) are left to indexing, which applies them to a file named explicitly too."""
+    rel = os.path.relpath(path, root)
+    if rel == os.curdir:
+        return None
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return "outside the folder"
+    walker = _Walker(settings)
+    parts = rel.split(os.sep)
+    current = root
+    for depth, name in enumerate(parts):
+        current = os.path.join(current, name)
+        last = depth == len(parts) - 1
+        if has_surrogates(name):
+            return "file name is not valid text (undecodable bytes)"
+        try:
+            st = os.stat(current)
+        except OSError:  # gone already (a deletion, the old side of a rename): judge it by its name
+            st = None
+        is_dir = stat.S_ISDIR(st.st_mode) if st is not None else not last
+        reason = walker._name_reason(name, current, st if st is not None else _NO_STAT, is_dir)
+        if reason:
+            return reason
+        if st is not None and os.path.islink(current) and not settings.follow_symlinks:
+            return "symlink (not followed)"
+    return None

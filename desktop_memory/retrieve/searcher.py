@@ -90,10 +90,8 @@ class Searcher:
             if row is None:  # deleted between lanes and fetch by a concurrent writer
                 continue
             _, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
-            loc = Location(
-                heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
-                page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce,
-            )
+            loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
+                                       page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
             out.results.append(
                 SearchResult(rank=len(out.results) + 1, score=score, chunk_id=cid, doc_id=doc_id, source=path,
                              kind=kind, text=text, location=loc, lanes=hits, mtime=mtime)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import apsw
 
+from ..config import config_dir, data_dir, settings_path
 from ..errors import StoreError
+from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
 
 MIN_VEC_VERSION = (0, 1, 6)
 BUSY_TIMEOUT_MS = 10_000
@@ -59,11 +61,17 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
     """Open (creating if needed) the database with sqlite-vec loaded and WAL on."""
     path = Path(path)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-    if not readonly:
+    if not readonly and str(path) not in ("", ":memory:"):
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
         except OSError as exc:
             raise StoreError(f"Cannot create the database folder {path.parent}: {exc.strerror}") from exc
+        try:
+            # An empty file is a new SQLite database: created 0600 here, SQLite then gives the -wal and -shm
+            # files the database file's mode (unix VFS), so the whole memory is owner-only whatever the umask.
+            create_private_file(path)
+        except OSError:
+            pass  # not creatable (read-only media, permissions): SQLite's open below says so, clearly
     try:
         try:
             conn = apsw.Connection(str(path), flags=flags)
@@ -86,6 +94,9 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.execute("pragma synchronous=normal")
         conn.execute("pragma foreign_keys=on")
         conn.execute("pragma temp_store=memory")
+        # Removed means gone: deleted rows are overwritten with zeros, not left in free space (FTS5's own
+        # secure-delete option is persistent, set by a migration; see docs/PRIVACY.md for the measured cost).
+        conn.execute("pragma secure_delete=on")
         # No memory-mapped I/O: mapped pages count as the app's memory (1 GB of RSS at 300k chunks) and the
         # dense lane no longer scans vec0 (it reads candidates by primary key), so the page cache below is
         # enough: hybrid p50 20 ms at 100k chunks and 36 ms at 300k, app peak RSS ~350-420 MB (docs/BENCHMARKS.md).
@@ -100,6 +111,21 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
     except apsw.ReadOnlyError as exc:
         raise StoreError(f"The database {path} is read-only; pick a writable location in Settings.") from exc
     return conn
+
+
+def secure_store_files(db_path: Path) -> list[str]:
+    """Make an opened desktop-memory database owner-only: the file, its -wal/-shm, migration backups, and the
+    app's own data and config folders (with the logs and settings.toml in them). Returns one notice line when
+    something had to be tightened (nothing to do, and no notice, the next time). Called only once the file is
+    known to be ours: a foreign SQLite file is refused before this runs. A database in a folder the person
+    chose keeps that folder's mode (it may be shared on purpose); only the files are made private."""
+    changed = [n for n in (tighten(d, folder=True) for d in (data_dir(), config_dir())) if n]
+    logs = data_dir() / "logs"
+    if logs.is_dir():
+        changed += tighten_all([logs, *sorted(p for p in logs.iterdir() if p.is_file())])
+    files = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm"), settings_path()]
+    changed += tighten_all(files + sorted(db_path.parent.glob(f"{db_path.name}.bak-v*")))
+    return tightened_notice(changed)
 
 
 def _on_read_only_media(path: Path) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 import apsw
 
 from ..errors import StoreError
+from ..private_files import create_private_file
 
 MIGRATIONS: list = [  # SQL scripts, or callables taking the connection (run inside the step's transaction)
     # 1: documents, chunks, external-content FTS5 over chunk text, meta.
@@ -115,6 +116,19 @@ def _migration_2(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_2)
 
+
+def _migration_secure_delete(conn: apsw.Connection) -> None:
+    """FTS5 removes a deleted chunk's terms from its index segments instead of adding a tombstone beside them.
+
+    Without it the words of a removed document stay readable in ``chunks_fts_data`` until a later merge. The
+    option is persistent (stored in ``chunks_fts_config``), so it is set once here and opening never writes.
+    Segments written before this option keep older deletions until ``desktop-memory compact`` rebuilds them.
+    """
+    conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 1)")
+
+
+MIGRATIONS.append(_migration_secure_delete)  # privacy (issue 16): keep it after the others' migrations
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -131,6 +145,7 @@ def backup_before_migrating(conn: apsw.Connection, db_path: Path, version: int) 
     if str(db_path) in ("", ":memory:"):
         return None
     target = db_path.with_name(f"{db_path.name}.bak-v{version}")
+    create_private_file(target)  # 0600 before a byte of the memory is copied into it
     tmp = apsw.Connection(str(target))
     try:
         with tmp.backup("main", conn, "main") as b:

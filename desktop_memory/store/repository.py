@@ -25,11 +25,12 @@ import numpy as np
 from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
-from .connection import open_connection, translate_error
+from .connection import open_connection, secure_store_files, translate_error
 from .migrations import current_version, migrate
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
+BULK_REMOVE = 200  # removing at least this many documents at once: one transaction and an FTS rebuild (see below)
 
 
 @dataclass
@@ -68,6 +69,9 @@ class Store:
             except BaseException:
                 self.conn.close()
                 raise
+        # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
+        self.notices: list[str] = [] if readonly else secure_store_files(self.path)
+        self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
         self._vec_dim: int | None = None
 
     def _migrate(self) -> None:
@@ -99,6 +103,38 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    # ---------- erasing ----------
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it to zero bytes (TRUNCATE checkpoint).
+
+        With ``secure_delete`` the database file no longer holds deleted rows, but the WAL still holds the pages
+        as they were before the delete until a checkpoint rewrites and truncates it. Returns False when a reader
+        on another connection kept part of the WAL alive (it waits for them up to the busy timeout first)."""
+        try:
+            row = self.conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()
+        except apsw.BusyError:
+            return False
+        return row is not None and not row[0]  # (busy, wal frames, frames checkpointed)
+
+    def checkpoint_erased(self) -> bool:
+        """``checkpoint()`` if rows were deleted or replaced since the last one (cheap no-op otherwise)."""
+        if not self._erased:
+            return True
+        done = self.checkpoint()
+        self._erased = not done
+        return done
+
+    def compact(self) -> tuple[int, int]:
+        """Rebuild the file from live data only ("Compact and erase"): FTS5 segments merged (older deletions
+        that predate secure-delete dropped), VACUUM, WAL truncated. Returns (bytes before, bytes after)."""
+        before = self.db_bytes()
+        with self.conn:
+            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
+        self.conn.execute("vacuum")
+        self._erased = True
+        self.checkpoint_erased()
+        return before, self.db_bytes()
 
     @contextmanager
     def immediate_writes(self) -> Iterator[Store]:
@@ -239,10 +275,14 @@ class Store:
 
     def documents_under(self, folder: str) -> list[DocRow]:
         prefix = folder.rstrip("/\\") + _sep(folder)
+        # a range on the path index (prefix <= path < prefix with its separator + 1), not a scan of every
+        # document: the watcher asks this once per deleted file, so a branch switch deleting 1,000 files in a
+        # 5,000-file library took 1.6 s in substr() scans alone
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         rows = self.conn.execute(
             "select id, path, kind, size, mtime, content_hash, status, error, n_chunks from documents "
-            "where substr(path, 1, ?) = ? order by path",
-            (len(prefix), prefix),
+            "where path >= ? and path < ? order by path",
+            (prefix, upper),
         )
         return [DocRow(*r) for r in rows]
 
@@ -392,7 +432,7 @@ class Store:
                 dups += 1
             cid = next_id + ord_
             rows.append(
-                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.page, loc.line_start,
+                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
                  loc.line_end, loc.char_start, loc.char_end, key, dup_of)
             )
             if dup_of is None:
@@ -407,6 +447,7 @@ class Store:
 
     def _delete_chunks(self, doc_id: int) -> None:
         """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
+        self._erased = True
         has_vec = self.has_vector_table()
         self._promote_duplicates(doc_id, has_vec)
         self.conn.execute(
@@ -473,6 +514,10 @@ class Store:
             self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
+        """Remove documents, each in its own transaction; many at once go through ``_remove_many``."""
+        doc_ids = list(doc_ids)
+        if len(doc_ids) >= BULK_REMOVE:
+            return self._remove_many(doc_ids)
         count = 0
         for doc_id in doc_ids:
             with self.conn:
@@ -481,6 +526,25 @@ class Store:
                 self._bump_version()
             count += 1
         return count
+
+    def _remove_many(self, doc_ids: list[int]) -> int:
+        """A folder's worth of documents in one transaction, their words erased by rebuilding the FTS index.
+
+        FTS5's secure-delete rewrites, for every deleted row, the index pages of each of its terms: ~15 ms a
+        document on a small library and far more on a big one (minutes for 10,000 documents, docs/PRIVACY.md).
+        Here the rows are deleted with ordinary FTS tombstones and the index is then merged into one segment
+        ('optimize'), which leaves out every deleted entry; the old segments' pages are freed and zeroed by
+        ``secure_delete``. Switching the option off and on again happens inside the same transaction, so a crash
+        cannot leave it off."""
+        with self.conn:
+            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
+            for doc_id in doc_ids:
+                self._delete_chunks(doc_id)
+                self.conn.execute("delete from documents where id=?", (doc_id,))
+            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
+            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 1)")
+            self._bump_version()
+        return len(doc_ids)
 
     # ---------- embedding queue ----------
     def pending_count(self) -> int:

@@ -159,5 +159,11 @@ class FakeService:
         with self.lock:
             return list(self.docs.values())
 
+    def take_notices(self) -> list[str]:
+        return []
+
+    def compact(self) -> tuple[int, int]:
+        return 4096, 4096
+
     def close(self) -> None:
         self.closed = True

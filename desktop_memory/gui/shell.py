@@ -1,0 +1,172 @@
+"""What surrounds the main window: the tray icon, the quick-search popup and single-instance requests.
+
+``install_shell`` is called once by gui/app.py after the window is built. It listens for a second
+`desktop-memory-gui` (gui/single_instance.py), answers ``quick`` with the popup, ``show`` with the window (and
+indexes any paths it was given), adds the tray icon when the desktop has a tray, and keeps the app in the tray when
+the window closes if the person chose that ([tray] close_to_tray, off by default).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+from ..models import SearchResult
+from .quick_popup import QuickPopup
+from .tray import Tray
+
+log = logging.getLogger(__name__)
+
+
+def _error_text(exc: BaseException) -> str:
+    from .main_window import error_text
+
+    return error_text(exc)
+
+
+class WindowEngine:
+    """Runs the popup's searches and context packing on the window's query workers (latest wins), with the
+    window's service, the app's default backend and top-k, and the context budget, so a block copied from the
+    popup is the block the window would copy for the same results."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+
+    def search(self, query: str, done: Callable[[list[SearchResult], list[str]], None],
+               failed: Callable[[str], None]) -> None:
+        svc = self.window.svc
+        if svc is None:
+            failed("The library is still opening…")
+            return
+        s = self.window.settings.search
+        self.window.queries.submit(
+            lambda: svc.search_outcome(query, backend=s.backend, top_k=s.top_k), name="quick-search",
+            channel="quick-search", on_done=lambda o: done(o.results, list(o.notes)),
+            on_error=lambda exc, _tb: failed(_error_text(exc)))
+
+    def context(self, results: list[SearchResult], done: Callable[[str, int, int], None],
+                failed: Callable[[str], None]) -> None:
+        svc = self.window.svc
+        if svc is None:
+            failed("The library is still opening…")
+            return
+        budget = self.window.settings.context.budget_tokens
+        self.window.queries.submit(
+            lambda: svc.build_context(results, budget), name="quick-context", channel="quick-context",
+            on_done=lambda rep: done(rep.text, len(rep.items), rep.tokens_used),
+            on_error=lambda exc, _tb: failed(_error_text(exc)))
+
+
+class DesktopShell(QObject):
+    def __init__(self, app: QApplication, window: Any, server: Any = None, *, tray: bool = True) -> None:
+        super().__init__(window)
+        self.app = app
+        self.window = window
+        self.server = server
+        self.popup: QuickPopup | None = None
+        self._quitting = False
+        self.tray: Tray | None = None
+        if tray and QSystemTrayIcon.isSystemTrayAvailable():
+            watcher = getattr(window, "watch", None)  # a folder-watching controller, when the app has one
+            self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray,
+                             can_pause=callable(getattr(watcher, "set_paused", None)), parent=self)
+            self.tray.quick_requested.connect(self.show_quick)
+            self.tray.show_requested.connect(self.show_window)
+            self.tray.quit_requested.connect(self.quit)
+            self.tray.close_to_tray_toggled.connect(self._set_close_to_tray)
+            self.tray.pause_toggled.connect(getattr(watcher, "set_paused", lambda _on: None))
+            self.tray.show()
+        if server is not None:
+            server.message.connect(self.handle)
+        window.installEventFilter(self)
+
+    # ------------------------------------------------------------------ requests from a second process
+    def handle(self, msg: dict[str, Any]) -> None:
+        cmd = msg.get("cmd")
+        if cmd == "quick":
+            self.show_quick()
+        elif cmd == "show":
+            self.show_window()
+            paths = [p for p in msg.get("paths") or [] if isinstance(p, str)]
+            if paths:
+                self.window.add_paths(paths)
+        else:
+            log.info("single instance: unknown request %r", cmd)
+
+    def show_quick(self) -> QuickPopup:
+        if self.popup is None:
+            self.popup = QuickPopup(WindowEngine(self.window))
+            self.popup.copied.connect(self._copied)
+            # typed while the library was still opening (a cold `--quick` start): search once it is open
+            self.window.service_ready.connect(self._library_opened)
+        self.popup.summon()
+        return self.popup
+
+    def _library_opened(self) -> None:
+        if self.popup is not None and self.popup.isVisible() and self.popup.box.text().strip():
+            self.popup.run_search()
+
+    def show_window(self) -> None:
+        w = self.window
+        if w.isMinimized():
+            w.showNormal()
+        w.show()
+        w.raise_()
+        w.activateWindow()
+
+    def _copied(self, what: str) -> None:
+        if what == "context":
+            self.window.status.showMessage("Context block copied from quick search: paste it into your chat.", 5000)
+
+    # ------------------------------------------------------------------ closing and quitting
+    def _set_close_to_tray(self, on: bool) -> None:
+        self.window.settings.tray.close_to_tray = on
+        self.window.persist_settings()
+
+    def keeps_running(self) -> bool:
+        return (not self._quitting and self.tray is not None and self.tray.is_visible()
+                and self.window.settings.tray.close_to_tray)
+
+    def eventFilter(self, obj: QObject, e: QEvent) -> bool:
+        if obj is self.window and e.type() == QEvent.Type.Close:
+            window: Any = self.window
+            if self.keeps_running():
+                e.ignore()
+                window.save_state()
+                window.hide()
+                if not getattr(self, "_told", False) and self.tray is not None:
+                    self._told = True
+                    self.tray.notify("Desktop Memory is still running",
+                                     "Quick search and the window are in the tray menu; Quit there to stop it.")
+                return True
+            self._quitting = True
+            self.close()
+            QTimer.singleShot(0, self.app.quit)  # the popup or a hidden window must not keep the app alive
+        return super().eventFilter(obj, e)
+
+    def quit(self) -> None:
+        self._quitting = True
+        self.window.close()
+
+    def close(self) -> None:
+        if self.popup is not None:
+            self.popup.hide()
+        if self.tray is not None:
+            self.tray.hide()
+        if self.server is not None:
+            self.server.close()
+
+
+def install_shell(app: QApplication, window: Any, *, quick: bool = False) -> DesktopShell:
+    """Tray, popup and single-instance server around ``window``; ``quick`` opens the popup now."""
+    from .single_instance import make_server
+
+    server = make_server(window.settings.resolved_db_path(), window)
+    shell = DesktopShell(app, window, server)
+    if quick:
+        shell.show_quick()
+    return shell

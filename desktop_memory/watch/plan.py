@@ -1,0 +1,93 @@
+"""Turn changed paths into work for the indexer: which files to (re)index, which paths are gone.
+
+Every decision about what a walk would skip is asked of ``ingest/walk.py`` (``name_skip_reason``, ``walk_paths``);
+nothing here knows a rule of its own. The catch-up scan compares a walk of a folder (``stat`` only, nothing
+opened) with the sizes and mtimes the index holds, so after a restart only what differs is read again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..config import IngestSettings
+from ..ingest.walk import name_skip_reason, walk_paths
+
+
+@dataclass
+class Plan:
+    """Files to index (the incremental path skips unchanged ones by hash) and paths to remove from the index."""
+
+    index: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    ignored: int = 0  # changed paths the walk's rules leave out (.git/, hidden, ignored patterns, outside)
+
+    def __bool__(self) -> bool:
+        return bool(self.index or self.remove)
+
+
+def is_inside(path: str, folder: str) -> bool:
+    """True when ``path`` is ``folder`` or lies below it (string test: the path may be gone already)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: IngestSettings,
+                 exclude: Collection[str] = ()) -> Plan:
+    """Work for a batch of changed paths (path → reported as a folder) under the watched ``roots``.
+
+    A path counts when at least one root that holds it would reach it in a walk. A path that exists is indexed
+    (a folder: every file a walk of it yields); one that is gone is removed (a folder: everything under it). A
+    root itself is never removed because of an event: a folder on an unplugged drive keeps its index.
+    """
+    plan = Plan()
+    queued: set[str] = set()
+    for path in sorted(changes):
+        holders = [r for r in roots if is_inside(path, r)]
+        if path in exclude or not holders or path in roots:
+            plan.ignored += path not in roots
+            continue
+        if all(name_skip_reason(path, r, settings) is not None for r in holders):
+            plan.ignored += 1
+            continue
+        if os.path.isdir(path):
+            for file in _files_in(path, settings):
+                if file not in queued:
+                    queued.add(file)
+                    plan.index.append(file)
+        elif os.path.lexists(path):
+            if path not in queued:
+                queued.add(path)
+                plan.index.append(path)
+        else:
+            plan.remove.append(path)
+    return plan
+
+
+def _files_in(folder: str, settings: IngestSettings) -> Iterable[str]:
+    """Files a walk of ``folder`` yields, except those left out for their name (named explicitly, those would be
+    indexed); files skipped for what they are (binary, too large) still go to indexing, which records why."""
+    for entry in walk_paths([folder], settings):
+        if entry.is_dir:
+            continue
+        if entry.skip_reason is None or name_skip_reason(entry.path, folder, settings) is None:
+            yield entry.path
+
+
+def catch_up_plan(root: str, known: Mapping[str, tuple[int, float]], settings: IngestSettings) -> Plan:
+    """What changed under ``root`` since the index last saw it: ``known`` maps indexed paths under the root to
+    their recorded (size, mtime). New or differing files are indexed; recorded files that are gone are removed."""
+    plan = Plan()
+    seen: set[str] = set()
+    for entry in walk_paths([root], settings):
+        if entry.is_dir:
+            continue
+        seen.add(entry.path)
+        if known.get(entry.path) == (entry.size, entry.mtime):
+            continue
+        if entry.skip_reason is not None and name_skip_reason(entry.path, root, settings) is not None:
+            plan.ignored += 1
+            continue
+        plan.index.append(entry.path)
+    plan.remove = [p for p in sorted(known) if p not in seen and not os.path.lexists(p)]
+    return plan

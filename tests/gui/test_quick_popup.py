@@ -1,0 +1,183 @@
+"""Issue 15 §2: the quick-search popup, the tray's close-to-tray setting, and single-instance handoff.
+
+Real parts: the real MainWindow and MemoryService (hashing embedder) on real FastAPI docs, the real QLocalServer,
+and a real second `desktop-memory-gui --quick` process that reaches the running one.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+from desktop_memory.config import Settings, load_settings
+from desktop_memory.gui import single_instance
+from desktop_memory.gui.shell import DesktopShell, install_shell
+
+from .helpers import drop, wait_job
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _indexed_window(qtbot, make_window, hash_factory, docs_dir, settings=None):
+    w = make_window(hash_factory, settings or Settings(db_path=str(docs_dir.parent / "memory.db")))
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    return w
+
+
+def _type(qtbot, popup, text):
+    with qtbot.waitSignal(popup.results_shown, timeout=15000, check_params_cb=lambda q: q == text):
+        qtbot.keyClicks(popup.box, text)
+
+
+def test_popup_types_picks_includes_and_copies(qtbot, make_window, hash_factory, docs_dir):
+    w = _indexed_window(qtbot, make_window, hash_factory, docs_dir)
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
+    qtbot.waitUntil(popup.isVisible)
+    assert popup.windowFlags() & Qt.WindowType.FramelessWindowHint
+    _type(qtbot, popup, "async await")
+    n = popup.model.rowCount()
+    assert n >= 3 and popup.current_row() == 0
+    first, second = popup.model.result(0), popup.model.result(1)
+    assert "async" in first.source
+
+    qtbot.keyClick(popup.box, Qt.Key.Key_Down)  # ↓ picks the next result, the list takes the focus
+    assert popup.current_row() == 1 and popup.focusWidget() is popup.view
+    qtbot.keyClick(popup.view, Qt.Key.Key_Space)  # Space leaves it out of the context block
+    assert not popup.model.is_included(1) and f"{n - 1} in the context block" in popup.status.text()
+    qtbot.keyClick(popup.view, Qt.Key.Key_Up)
+    qtbot.keyClick(popup.view, Qt.Key.Key_Up)  # above the first row: back to the query
+    assert popup.current_row() == 0 and popup.focusWidget() is popup.box
+
+    with qtbot.waitSignal(popup.copied, timeout=10000):
+        qtbot.keyClick(popup.box, Qt.Key.Key_Return)  # Enter: the context block, then the popup hides
+    block = QApplication.clipboard().text()
+    expected = w.svc.build_context([r for i, r in enumerate(popup.model.results()) if i != 1],
+                                   w.settings.context.budget_tokens)
+    assert block == expected.text and block.startswith("[Source: ")
+    assert second.chunk_id not in {i.chunk_id for i in expected.items}
+    assert not popup.isVisible()
+
+    shell.show_quick()
+    assert popup.box.text() == "async await" and popup.box.selectedText() == "async await"
+    qtbot.keyClick(popup.box, Qt.Key.Key_Down)
+    qtbot.keyClick(popup.view, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)  # Shift+Enter: the passage
+    assert QApplication.clipboard().text() == second.text and not popup.isVisible()
+
+    shell.show_quick()
+    qtbot.keyClick(popup.view, Qt.Key.Key_A)  # typing on the list goes back to the query
+    assert popup.focusWidget() is popup.box and popup.box.text().endswith("a")
+    qtbot.keyClick(popup.box, Qt.Key.Key_Escape)
+    assert not popup.isVisible() and w.svc is not None, "Esc only hides the popup"
+
+
+def test_enter_right_after_typing_copies_that_querys_block(qtbot, make_window, hash_factory, docs_dir):
+    w = _indexed_window(qtbot, make_window, hash_factory, docs_dir)
+    popup = DesktopShell(QApplication.instance(), w, tray=False).show_quick()
+    QApplication.clipboard().setText("old")
+    qtbot.keyClicks(popup.box, "environment variables")
+    with qtbot.waitSignal(popup.copied, timeout=15000):
+        qtbot.keyClick(popup.box, Qt.Key.Key_Return)  # before the debounce fired
+    assert "environment-variables.md" in QApplication.clipboard().text()
+
+
+def test_close_to_tray_keeps_the_app_running_only_when_chosen(qtbot, make_window, hash_factory, monkeypatch,
+                                                              tmp_path):
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    quits = []
+    app = QApplication.instance()
+    monkeypatch.setattr(app, "quit", lambda: quits.append(1))
+    w = make_window(hash_factory, Settings(db_path=str(tmp_path / "m.db")))
+    shell = DesktopShell(app, w)
+    assert shell.tray is not None and not shell.tray.act_keep.isChecked(), "off by default"
+    assert [a.text() for a in shell.tray.menu.actions() if a.text()][:2] == ["&Quick search", "&Show window"]
+    shell.tray.act_keep.setChecked(True)  # the tray menu's checkbox is the setting, saved at once
+    assert load_settings().tray.close_to_tray is True
+    w.close()
+    assert not w.isVisible() and w.svc is not None and not w._closing, "hidden in the tray, still running"
+    shell.tray.show_requested.emit()
+    assert w.isVisible()
+    shell.tray.quit_requested.emit()
+    qtbot.waitUntil(lambda: bool(quits))
+    assert w._closing and w.svc is None
+
+
+def test_a_second_process_hands_quick_to_the_running_app(qtbot, make_window, hash_factory, docs_dir):
+    """The real `desktop-memory-gui --quick` in a second process opens the popup here and exits."""
+    w = _indexed_window(qtbot, make_window, hash_factory, docs_dir)
+    shell = install_shell(QApplication.instance(), w)
+    assert shell.server is not None
+    got = []
+    shell.server.message.connect(got.append)
+    env = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
+    db = str(w.settings.resolved_db_path())
+    proc = subprocess.Popen([sys.executable, "-m", "desktop_memory.gui.app", "--quick", "--db", db], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        qtbot.waitUntil(lambda: shell.popup is not None and shell.popup.isVisible() and proc.poll() is not None,
+                        timeout=20000)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.communicate()[1]
+    assert got == [{"cmd": "quick"}]
+
+    new = docs_dir / "more"
+    new.mkdir()
+    (new / "note.md").write_text("# Zebra\n\nZebras cross rivers at dawn.\n")
+    proc = subprocess.Popen([sys.executable, "-m", "desktop_memory.gui.app", "--db", db, str(new)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:  # this thread must keep serving while the second process waits for the answer
+        qtbot.waitUntil(lambda: proc.poll() is not None, timeout=20000)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.communicate()[1]
+    assert got[-1] == {"cmd": "show", "paths": [str(new)]}
+    wait_job(qtbot, w)
+    assert w.last_summary is not None and w.last_summary.indexed == 1, "the running app indexed the new folder"
+    shell.close()
+
+
+def test_stale_socket_is_replaced_and_garbage_is_refused(qtbot, tmp_path):
+    db = tmp_path / "x.db"
+    name = single_instance.endpoint(db)
+    if os.name != "nt":  # a crash leaves the socket file behind
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(name)
+        s.close()
+        assert Path(name).exists()
+        assert not single_instance.hand_off(db, {"cmd": "quick"}), "nobody listens: start a new instance"
+    server = single_instance.make_server(db)
+    assert server is not None, "the stale endpoint was taken over"
+    got, answers = [], []
+    server.message.connect(got.append)
+    # the sender blocks on its socket, so it runs on a thread while this (the app's) thread serves
+    t = threading.Thread(target=lambda: answers.append(single_instance.hand_off(db, {"cmd": "quick"})))
+    t.start()
+    qtbot.waitUntil(lambda: got == [{"cmd": "quick"}] and answers == [True], timeout=10000)
+    t.join()
+    if os.name != "nt":
+        assert os.stat(name).st_mode & 0o077 == 0, "only its owner may talk to the app"
+
+        def garbage() -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                c.settimeout(5)
+                c.connect(name)
+                c.sendall(b"not json\n")
+                answers.append(c.recv(16))
+
+        t = threading.Thread(target=garbage)
+        t.start()
+        qtbot.waitUntil(lambda: len(answers) == 2, timeout=10000)
+        t.join()
+        assert answers[1] == b"error\n" and got == [{"cmd": "quick"}]
+    server.close()

@@ -1,0 +1,264 @@
+"""Issue 15 §1: `desktop-memory mcp` through the SDK's own client over a real stdio subprocess.
+
+A real SQLite library (real FastAPI docs and a real PDF, the fast hashing embedder) is served by
+`python -m desktop_memory.cli mcp`; the test talks to it with `mcp.client.stdio` + `ClientSession` exactly as a chat
+app would: tools listed with schemas, each tool called, bad arguments answered with clear tool errors, a missing
+library and a locked database reported (not a crash), indexing by the app not blocked while the server reads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import apsw
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from desktop_memory.config import Settings, save_settings
+from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.service import MemoryService
+
+REPO = Path(__file__).resolve().parents[2]
+EVAL = REPO.parent / "shared" / "eval"
+FASTAPI = EVAL / "mddocs" / "fastapi"
+DOCS = ("async.md", "benchmarks.md", "environment-variables.md", "alternatives.md")
+READ_TOOLS = {"search", "get_context", "get_passage", "list_sources"}
+
+
+def _settings(db: Path, **context: Any) -> Settings:
+    s = Settings(db_path=str(db))
+    s.embedder.kind = "hash"  # the server process builds the same fake embedder the library was indexed with
+    for k, v in context.items():
+        setattr(s.context, k, v)
+    return s
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> dict[str, Path]:
+    """A real indexed library: four FastAPI docs in a folder `docs`, a PDF in `docs/pdf`, settings that name it."""
+    docs = tmp_path / "home" / "alice" / "docs"
+    (docs / "pdf").mkdir(parents=True)
+    for name in DOCS:
+        shutil.copy(FASTAPI / name, docs / name)
+    shutil.copy(EVAL / "pdfs" / "crazyones.pdf", docs / "pdf" / "crazyones.pdf")
+    db = tmp_path / "data" / "memory.db"
+    settings = _settings(db)
+    svc = MemoryService(settings, embedder=HashEmbedder(64))
+    try:
+        summary = svc.index_paths([docs])
+    finally:
+        svc.close()
+    assert summary.indexed == len(DOCS) + 1
+    save_settings(settings)  # into DESKTOP_MEMORY_CONFIG_DIR (tests/conftest.py isolates it)
+    return {"docs": docs, "db": db}
+
+
+def _client(args: list[str], body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    """Start `desktop-memory mcp ARGS` as a subprocess and run ``body`` with an initialised client session."""
+    env = {k: os.environ[k] for k in ("DESKTOP_MEMORY_CONFIG_DIR", "DESKTOP_MEMORY_DATA_DIR")}
+    env["PYTHONPATH"] = str(REPO)
+
+    async def main() -> Any:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "desktop_memory.cli", "mcp", *args],
+                                       env=env, cwd=str(REPO))
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+    return anyio.run(main)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def test_tools_are_listed_with_descriptions_and_schemas(library):
+    async def body(s: ClientSession):
+        return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in _client([], body)}
+    assert set(tools) == READ_TOOLS, "read-only by default: no index_path"
+    for t in tools.values():
+        assert len(t.description or "") > 80, t.name
+        assert t.input_schema["type"] == "object" and t.input_schema["properties"], t.name
+        assert t.output_schema and t.output_schema["properties"], t.name
+        assert t.annotations is not None and t.annotations.read_only_hint is True
+    props = tools["search"].input_schema["properties"]
+    assert tools["search"].input_schema["required"] == ["query"]
+    assert {"query", "top_k", "backend", "path", "glob", "kinds", "modified_since", "modified_until"} <= set(props)
+    assert props["top_k"]["maximum"] == 50 and props["top_k"]["minimum"] == 1
+    assert "budget_tokens" in tools["get_context"].input_schema["properties"]
+    assert tools["get_passage"].input_schema["required"] == ["id"]
+
+
+def test_every_tool_answers_with_text_and_structured_content(library):
+    async def body(s: ClientSession):
+        out: dict[str, Any] = {}
+        out["search"] = await s.call_tool("search", {"query": "environment variables", "top_k": 3})
+        out["context"] = await s.call_tool("get_context", {"query": "async and await", "budget_tokens": 400})
+        first = out["context"].structured_content["included"][0]["id"]
+        out["passage"] = await s.call_tool("get_passage", {"id": first, "neighbours": 1})
+        out["sources"] = await s.call_tool("list_sources", {})
+        out["folder"] = await s.call_tool("list_sources", {"folder": "docs/pdf"})
+        out["pdf"] = await s.call_tool("search", {"query": "the crazy ones misfits rebels", "kinds": ["pdf"]})
+        out["filtered"] = await s.call_tool("search", {"query": "async", "path": "docs/pdf", "backend": "keyword"})
+        out["glob"] = await s.call_tool("search", {"query": "benchmarks", "glob": "*bench*.md"})
+        return out
+
+    out = _client([], body)
+    assert not any(r.is_error for r in out.values()), {k: _text(r) for k, r in out.items() if r.is_error}
+
+    hits = out["search"].structured_content["results"]
+    assert 1 <= len(hits) <= 3
+    top = hits[0]
+    assert top["source"] == "docs/environment-variables.md", "paths relative to the indexed folder by default"
+    assert top["strength"] in ("strong", "weak") and top["why"] and top["lanes"] and top["text"]
+    assert top["location"]["heading_path"] == ["Environment Variables"]
+    text = _text(out["search"])
+    assert "[Source: docs/environment-variables.md § Environment Variables" in text and str(library["docs"]) not in text
+
+    c = out["context"].structured_content
+    p = out["passage"].structured_content
+    assert p["id"] == c["included"][0]["id"] and p["source"] == "docs/async.md" and p["text"]
+    assert c["included"][0]["header"].startswith(f"[Source: {p['source']} § ")
+    assert p["passages_in_file"] > 10 and len(p["before"]) + len(p["after"]) >= 1
+    assert all(abs(n["id"] - p["id"]) <= 1 for n in p["before"] + p["after"])
+    assert "=== the passage ===" in _text(out["passage"])
+
+    assert c["text"].startswith("[Source: docs/") and c["tokens_used"] <= c["budget"] == 400
+    assert c["included"] and _text(out["context"]).startswith(c["text"])
+    assert all(part["reason"] in ("over budget", "weak match") for part in c["left_out"])
+
+    src = out["sources"].structured_content
+    assert src["folders"] == [{"path": "docs", "files": {"indexed": len(DOCS) + 1}, "chunks": src["passages"]}]
+    assert src["documents"] == {"indexed": len(DOCS) + 1} and src["model"] == "hash-test-64"
+    assert [f["path"] for f in out["folder"].structured_content["files"]] == ["docs/pdf/crazyones.pdf"]
+
+    assert out["pdf"].structured_content["results"][0]["source"] == "docs/pdf/crazyones.pdf"
+    assert out["pdf"].structured_content["results"][0]["location"]["page"] == 1
+    assert {h["source"] for h in out["filtered"].structured_content["results"]} <= {"docs/pdf/crazyones.pdf"}
+    assert {h["source"] for h in out["glob"].structured_content["results"]} == {"docs/benchmarks.md"}
+
+
+def test_bad_arguments_get_clear_tool_errors(library):
+    calls = {
+        "top_k": ("search", {"query": "x", "top_k": 500}),
+        "no query": ("search", {}),
+        "backend": ("search", {"query": "x", "backend": "magic"}),
+        "date": ("search", {"query": "x", "modified_since": "last tuesday"}),
+        "path": ("search", {"query": "x", "path": "elsewhere/stuff"}),
+        "dotdot": ("get_context", {"query": "x", "path": "docs/../.."}),
+        "passage": ("get_passage", {"id": 987654}),
+        "not indexing": ("index_path", {"path": "docs"}),
+    }
+
+    async def body(s: ClientSession):
+        return {k: await s.call_tool(name, args) for k, (name, args) in calls.items()}
+
+    out = _client([], body)
+    assert all(r.is_error for r in out.values()), [k for k, r in out.items() if not r.is_error]
+    msg = {k: _text(r) for k, r in out.items()}
+    assert "top_k" in msg["top_k"] and "less than or equal to 50" in msg["top_k"]
+    assert "query" in msg["no query"] and "Field required" in msg["no query"]
+    assert "backend" in msg["backend"] and "'hybrid'" in msg["backend"]
+    assert "Not a date: 'last tuesday'" in msg["date"] and "7d" in msg["date"]
+    assert "'elsewhere/stuff' is not a folder or file in the library" in msg["path"]
+    assert "'..' is not allowed" in msg["dotdot"]
+    assert "No passage with id 987654" in msg["passage"]
+    assert "Unknown tool: index_path" in msg["not indexing"]
+    assert not any("Traceback" in m for m in msg.values())
+
+
+def test_missing_library_is_reported_then_found_once_indexed(tmp_path):
+    db = tmp_path / "later" / "memory.db"
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    shutil.copy(FASTAPI / "async.md", docs / "async.md")
+    save_settings(_settings(db))
+
+    async def body(s: ClientSession):
+        before = [await s.call_tool(name, args) for name, args in
+                  [("list_sources", {}), ("search", {"query": "await"}), ("get_passage", {"id": 1})]]
+        svc = MemoryService(_settings(db), embedder=HashEmbedder(64))  # the app indexes while the server runs
+        try:
+            svc.index_paths([docs])
+        finally:
+            svc.close()
+        after = await s.call_tool("search", {"query": "await", "top_k": 1})
+        return before, after
+
+    before, after = _client([], body)
+    for r in before:
+        assert r.is_error and f"No desktop-memory library at {db}" in _text(r) and "index" in _text(r)
+    assert not after.is_error and after.structured_content["results"][0]["source"] == "notes/async.md"
+
+
+def test_locked_database_answers_busy_then_recovers(library):
+    lock = apsw.Connection(str(library["db"]))
+    lock.execute("pragma locking_mode=exclusive")
+    lock.execute("begin exclusive")  # another program holds the whole file (as a schema upgrade would)
+    lock.execute("update meta set value = value")
+
+    async def body(s: ClientSession):
+        busy = await s.call_tool("search", {"query": "await"})
+        lock.execute("commit")
+        lock.close()  # an exclusive-mode connection keeps its lock until it closes
+        return busy, await s.call_tool("search", {"query": "await"})
+
+    try:
+        busy, ok = _client([], body)
+    finally:
+        lock.close()  # no-op when already closed
+    assert busy.is_error and "is busy" in _text(busy) and "Try again in a moment" in _text(busy)
+    assert not ok.is_error and ok.structured_content["results"]
+
+
+def test_server_never_blocks_the_apps_indexing(library):
+    """While the server holds its connection and answers, the app's writer commits at once (WAL readers)."""
+    new = library["docs"] / "editor-support.md"
+
+    async def body(s: ClientSession):
+        await s.call_tool("search", {"query": "await"})
+        shutil.copy(FASTAPI / "editor-support.md", new)
+        svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64))
+        svc.store.conn.setbusytimeout(0)  # a blocked writer would fail here instead of waiting
+        try:
+            summary = svc.index_paths([library["docs"]])
+        finally:
+            svc.close()
+        found = await s.call_tool("search", {"query": "editor support autocompletion", "top_k": 3})
+        return summary, found
+
+    summary, found = _client([], body)
+    assert summary.indexed == 1
+    assert "docs/editor-support.md" in [h["source"] for h in found.structured_content["results"]]
+
+
+def test_allow_indexing_adds_index_path_limited_to_library_folders(library, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (library["docs"] / "new-note.md").write_text("# Zebra migration\n\nThe zebras crossed the river at dawn.\n")
+    absolute = _settings(library["db"], path_style="absolute")
+    save_settings(absolute)
+
+    async def body(s: ClientSession):
+        names = {t.name for t in (await s.list_tools()).tools}
+        refused = await s.call_tool("index_path", {"path": str(outside)})
+        done = await s.call_tool("index_path", {"path": str(library["docs"])})
+        found = await s.call_tool("search", {"query": "zebras crossed the river", "top_k": 1})
+        return names, refused, done, found
+
+    names, refused, done, found = _client(["--allow-indexing"], body)
+    assert names == READ_TOOLS | {"index_path"}
+    assert refused.is_error and "not inside a folder already in the library" in _text(refused)
+    assert not done.is_error and done.structured_content["indexed"] == 1
+    assert done.structured_content["path"] == str(library["docs"]), "path style 'absolute' is honoured"
+    assert found.structured_content["results"][0]["source"] == str(library["docs"] / "new-note.md")

@@ -1,0 +1,158 @@
+"""Issue 16: removed means gone. The database files (db and -wal) are searched byte by byte for a unique word once
+the operation returns: after removing a file, a folder, a file vanishing from an indexed folder, a changed file's
+re-index, and "compact" of a database written before secure delete existed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import apsw
+import pytest
+
+from desktop_memory.config import EmbedderSettings, Settings
+from desktop_memory.service import MemoryService
+from desktop_memory.store import repository
+from desktop_memory.store.migrations import SCHEMA_VERSION
+
+from .conftest import MDDOCS, run_cli
+
+WORD = "quixoticzebrafjord"  # in no real file
+SECRET = f"\n\nThe password hint is {WORD}, written in this note only.\n"
+
+
+TAIL = WORD[-8:].encode()  # FTS5 stores a term after the prefix it shares with the previous one: look for its tail
+
+
+def occurrences(db: Path) -> dict[str, int]:
+    """How often the word's tail appears in each database file on disk (-shm holds no content)."""
+    out = {}
+    for suffix in ("", "-wal"):
+        path = Path(f"{db}{suffix}")
+        out[suffix or "db"] = path.read_bytes().count(TAIL) if path.exists() else 0
+    return out
+
+
+def _settings() -> Settings:
+    s = Settings()
+    s.embedder = EmbedderSettings(kind="hash")
+    return s
+
+
+def _library(base: Path, n: int = 6) -> Path:
+    """Real notes (the FastAPI tutorial), one of them carrying the secret word."""
+    lib = base / "lib"
+    (lib / "sub").mkdir(parents=True)
+    files = sorted((MDDOCS / "fastapi" / "tutorial").glob("*.md"))[:n]
+    for i, src in enumerate(files):
+        shutil.copyfile(src, lib / ("sub" if i % 2 else "") / src.name)
+    secret = lib / "sub" / "secret-note.md"
+    secret.write_text(files[0].read_text(encoding="utf-8") + SECRET, encoding="utf-8")
+    return lib
+
+
+@pytest.fixture()
+def svc(tmp_path):
+    service = MemoryService(_settings(), db_path=tmp_path / "db" / "m.db")
+    yield service
+    service.close()
+
+
+def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
+    svc.index_paths([lib])
+    assert svc.search(WORD, backend="keyword"), "the secret is indexed"
+    svc.store.checkpoint()  # the text now sits in the main file too, not only in the WAL
+    assert occurrences(svc.db_path)["db"] > 0
+
+
+@pytest.mark.parametrize("what", ["file", "folder", "big folder"])
+def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
+    lib = _library(tmp_path)
+    _indexed_and_flushed(svc, lib)
+    if what == "big folder":  # as many documents as BULK_REMOVE: one transaction and an FTS rebuild
+        monkeypatch.setattr(repository, "BULK_REMOVE", 3)
+    target = lib / "sub" / "secret-note.md" if what == "file" else lib / "sub"
+    assert svc.remove_paths([target]) == (1 if what == "file" else 4)
+    assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
+    assert svc.search("path parameters", backend="keyword"), "the rest of the library is intact"
+    assert svc.check() == []
+    option = svc.store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
+    assert int(option[0]) == 1, "the bulk path switches FTS5's secure-delete back on"
+
+
+def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_present):
+    lib = _library(tmp_path)
+    _indexed_and_flushed(svc, lib)
+    (lib / "sub" / "secret-note.md").unlink()
+    summary = svc.index_paths([lib])
+    assert summary.removed == 1
+    assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
+
+
+def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present):
+    lib = _library(tmp_path)
+    _indexed_and_flushed(svc, lib)
+    note = lib / "sub" / "secret-note.md"
+    note.write_text(note.read_text(encoding="utf-8").replace(WORD, "nothing-special-now"), encoding="utf-8")
+    summary = svc.index_paths([lib])
+    assert summary.indexed == 1
+    assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
+    assert svc.search("nothing-special-now", backend="keyword")
+
+
+@pytest.mark.parametrize("off", ["pragma secure_delete=off",
+                                 "insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)"])
+def test_each_half_is_needed(tmp_path, off, eval_present):
+    """The tests above can fail: with either SQLite's secure_delete or FTS5's off, the word stays in the file."""
+    lib = _library(tmp_path)
+    db = tmp_path / "plain.db"
+    svc = MemoryService(_settings(), db_path=db)
+    try:
+        _indexed_and_flushed(svc, lib)
+        svc.store.conn.execute(off)
+        svc.remove_paths([lib / "sub" / "secret-note.md"])
+        assert sum(occurrences(db).values()) > 0
+    finally:
+        svc.close()
+
+
+def test_compact_erases_what_an_older_version_left_behind(tmp_path, hash_config, eval_present):
+    """A database whose removals happened without secure delete (an older desktop-memory): `compact` rebuilds it."""
+    lib = _library(tmp_path)
+    db = tmp_path / "old.db"
+    svc = MemoryService(_settings(), db_path=db)
+    try:
+        _indexed_and_flushed(svc, lib)
+        svc.store.conn.execute("pragma secure_delete=off")
+        svc.store.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
+        svc.remove_paths([lib / "sub" / "secret-note.md"])
+    finally:
+        svc.close()
+    assert sum(occurrences(db).values()) > 0
+    out = run_cli(db, "compact", config=hash_config)
+    assert out.returncode == 0, out.stderr
+    assert "compacted" in out.stdout
+    assert occurrences(db) == {"db": 0, "-wal": 0}
+    check = run_cli(db, "search", "path parameters", "--backend", "keyword", "--json", config=hash_config)
+    assert check.returncode == 0 and '"source"' in check.stdout
+
+
+def test_the_fts_option_is_set_by_a_migration_and_opening_never_writes(tmp_path):
+    db = tmp_path / "m.db"
+    MemoryService(_settings(), db_path=db).close()
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        assert conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
+        option = conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
+        assert option is not None and int(option[0]) == 1
+    finally:
+        conn.close()
+    before = db.read_bytes()
+    svc = MemoryService(_settings(), db_path=db)  # a second open: no migration, no option to set
+    try:
+        assert svc.store.conn.execute("pragma secure_delete").fetchone()[0] == 1
+        wal = Path(f"{db}-wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+    finally:
+        svc.close()
+    assert db.read_bytes() == before

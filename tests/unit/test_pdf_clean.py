@@ -1,0 +1,70 @@
+"""PDF text clean-up (printer's slugs, bar glyphs, margin numbers, running heads) and bookmark headings, on
+synthetic pages and on the real eval PDFs that have them (freeculture.pdf: a proof copy with all of them)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from desktop_memory.chunking import chunk_document
+from desktop_memory.chunking.validate import chunk_problems
+from desktop_memory.config import ChunkSettings
+from desktop_memory.context.packer import source_line
+from desktop_memory.ingest.pdf import extract_pdf_in_process
+from desktop_memory.ingest.pdf_clean import clean_pages, place_headings
+
+PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "pdfs"
+
+
+def test_slugs_bars_and_margin_numbers_go() -> None:
+    page = "\n".join([
+        "❚❘❙❚❘❙ ❚❘❙❚❘❙❚❘❙❚",
+        "Real text on the page,",
+        "and its second line with a bar❘ inside.",
+        *[str(n) for n in range(1, 32)], "S32", "R33",
+        "14773_01_1-174_r9jm.qxd 2/10/04 3:51 PM Page 5",
+    ])
+    glued = "the legiti14773_01_1-174_r9jm.qxd 2/10/04 3:51 PM Page 77"
+    assert clean_pages([page, glued]) == [
+        "Real text on the page,\nand its second line with a bar inside.", "the legiti"]
+
+
+def test_short_number_lists_and_single_pages_stay() -> None:
+    page = "Steps:\n1\n2\n3\nDone"  # fewer than five: a list, not margin numbering
+    assert clean_pages([page]) == [page]
+
+
+def test_running_heads_go_but_table_values_stay() -> None:
+    pages = [f"{n} BOOK TITLE\nBody of page {n} with words.\nLayoff Permanent\nLayoff Permanent\n4TH PASS PAGES"
+             for n in range(1, 9)]
+    cleaned = clean_pages(pages)
+    assert cleaned[0] == "Body of page 1 with words.\nLayoff Permanent\nLayoff Permanent"
+    assert all("BOOK TITLE" not in p and "PASS" not in p for p in cleaned)
+
+
+def test_bookmarks_are_placed_on_their_heading_line() -> None:
+    pages = ["Cover", "Intro text\nChapter  One:\nThe Start\nbody"]
+    assert place_headings([(0, "Chapter One: The Start", 1), (1, "Missing › here", 0), (0, "x", 9)], pages) == [
+        (1, "Chapter One: The Start", 2, 11), (2, "Missing > here", 1, 0)]
+
+
+def test_freeculture_is_clean_and_located_by_chapter(eval_dir: Path) -> None:
+    doc = extract_pdf_in_process(str(PDFS / "freeculture.pdf"))
+    assert not re.search(r"\.qxd|[❚❘❙]|4TH PASS PAGES|\nS32\n", doc.text)
+    assert "Would Japan be better off with more lawyers?" in doc.text
+    assert [h.title for h in doc.headings[:5]] == ["COVER", "CONTENTS", "PREFACE", "INTRODUCTION", '"PIRACY"']
+    chunks = chunk_document(doc, ChunkSettings())
+    assert chunk_problems(doc, chunks, ChunkSettings()) == []
+    hit = next(c for c in chunks if "Would Japan be better off with more lawyers?" in c.text)
+    assert hit.location.describe() == '"PIRACY" › Chapter 1: Creators · p. 41'
+    assert source_line("freeculture.pdf", hit.location) == (
+        '[Source: freeculture.pdf § "PIRACY" › Chapter 1: Creators · p. 41]')
+    assert hit.text.startswith('"PIRACY" › Chapter 1: Creators\n\n')  # the breadcrumb reaches the embedding
+
+
+def test_tables_and_other_pdfs_keep_their_text(eval_dir: Path) -> None:
+    warn = extract_pdf_in_process(str(PDFS / "WARN-Report-for-7-1-2015-to-03-25-2016.pdf"))
+    assert warn.text.count("Layoff Permanent") > 100
+    fed = extract_pdf_in_process(str(PDFS / "federal-register-2020-17221.pdf"))
+    assert "(2) In the Operating Procedures chapter," in fed.text
+    assert "jbell on DSKJLSW7X2PROD with PROPOSALS" not in fed.text  # the printing office's stamp on every page
