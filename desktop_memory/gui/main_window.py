@@ -9,6 +9,7 @@ back through Qt signals; searches and context builds run on "latest wins" channe
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import os
 import time
@@ -47,6 +48,7 @@ from ..models import FileOutcome, IndexProgress, IndexSummary, SearchResult, Sta
 from . import desktop
 from .about import AboutDialog
 from .banner import BannerArea
+from .job_queue import Job, JobQueue, add_reads, merge_summaries
 from .keys import install_escape, set_tab_order, unique_shortcuts
 from .context_panel import COPY_SHORTCUT_TEXT, ContextPanel
 from .drop_zone import DropOverlay, EmptyState, local_paths, route_drops_to
@@ -112,7 +114,10 @@ class MainWindow(QMainWindow):
         self.last_summary: IndexSummary | None = None
         self._job: Task | None = None
         self._job_kind = ""
-        self._pending: list[tuple[str, list[str], bool]] = []  # queued ("index"|"embed", paths, force)
+        self._job_spec: Job | None = None
+        self._pending = JobQueue()  # reads ahead of the embedding (gui/job_queue.py)
+        self._burst_read: IndexSummary | None = None  # the reads since the last summary shown
+        self._preempting = False  # the running automatic embedding was stopped for a new read
         self._outcomes: dict[str, FileOutcome] = {}
         self._context_pending = False
         self._copy_when_ready = False
@@ -440,14 +445,21 @@ class MainWindow(QMainWindow):
         paths = [os.path.abspath(p) for p in paths if p]
         if not paths:
             return
-        self._pending.append(("index", paths, force))
+        self._pending.add_index(paths, force)
         if self._job is None and self.svc is not None:
             self._start_next_job()
         else:
             if not self.progress.isVisible():
                 self.progress.start(len(paths))
-            self.progress.set_queued(len(self._pending))
+            if self._job is not None and self._pending.should_preempt(self._job_spec):
+                # reading comes first: the automatic embedding stops between batches and resumes after
+                self._preempting = True
+                self._job.cancel()
+            self.progress.set_queued(self._queued_reads())
         self._show_state()
+
+    def _queued_reads(self) -> int:
+        return sum(1 for j in self._pending.pending if j.kind == "index")
 
     def reindex_all(self) -> None:
         """Re-scan every folder that was added (the core's roots), on a worker, then re-index them."""
@@ -462,8 +474,8 @@ class MainWindow(QMainWindow):
         self.queries.submit(roots, name="roots", on_done=lambda r: self.add_paths(list(r) or fallback, force=True),
                             on_error=self._job_error_banner)
 
-    def reembed_library(self) -> None:
-        self._pending.append(("embed", [], False))
+    def reembed_library(self, auto: bool = False) -> None:
+        self._pending.add_embed(auto=auto)
         if self._job is None and self.svc is not None:
             self._start_next_job()
 
@@ -488,29 +500,32 @@ class MainWindow(QMainWindow):
     def _start_next_job(self) -> None:
         if not self._pending or self.svc is None:
             return
-        kind, paths, force = self._pending.pop(0)
-        # merge queued index drops with the same force flag into this job
-        if kind == "index":
-            rest = []
-            for k, p, f in self._pending:
-                if k == "index" and f == force:
-                    paths += [x for x in p if x not in paths]
-                else:
-                    rest.append((k, p, f))
-            self._pending = rest
+        job = self._pending.next()
+        assert job is not None
+        kind, paths, force = job.kind, list(job.paths), job.force
         svc = self.svc
         self._job_kind = kind
-        self.progress.start(len(paths))
-        self.progress.set_queued(len(self._pending))
+        self._job_spec = job
+        # reading only (vectors come from the embedding job queued behind every read), when the service can
+        read_only = kind == "index" and "embed" in inspect.signature(svc.index_paths).parameters
+        continuing = kind == "embed" and job.auto and self._burst_read is not None
+        self.progress.start(len(paths), keep_bar=continuing)
+        self.progress.set_queued(self._queued_reads())
+        if continuing:
+            n = self._burst_read.indexed + self._burst_read.unchanged if self._burst_read else 0
+            self.progress.title.setText(f"Embedding · {counted(n, 'file')} searchable by keyword")
+        elif kind == "embed":
+            self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
         if kind == "embed":
-            self.progress.title.setText("Re-embedding the library…")
-
             def fn(ctx):
                 runner = getattr(svc, "embed_pending_summary", None)
                 if runner is not None:
                     return runner(progress=ctx.report, cancel=ctx.cancel_event)
                 n = svc.embed_pending(progress=ctx.report, cancel=ctx.cancel_event)
                 return IndexSummary(chunks_embedded=n)
+        elif read_only:
+            def fn(ctx):
+                return svc.index_paths(paths, progress=ctx.report, cancel=ctx.cancel_event, force=force, embed=False)
         else:
             def fn(ctx):
                 return svc.index_paths(paths, progress=ctx.report, cancel=ctx.cancel_event, force=force)
@@ -531,13 +546,27 @@ class MainWindow(QMainWindow):
             self._refresh_timer.start()
 
     def _job_done(self, summary: IndexSummary) -> None:
-        self.last_summary = summary
         for o in summary.outcomes:
             self._outcomes[o.path] = o
-        if self._job_kind == "index":
-            self.progress.finish(summary)
-        else:
-            self.progress.finish(summary)
+        job = self._job_spec
+        if job is not None and job.kind == "index" and "embed" in inspect.signature(self.svc.index_paths).parameters:
+            # read only: keyword-searchable now; the vectors come next, after any other queued read
+            self._burst_read = add_reads(self._burst_read, summary)
+            if not summary.cancelled and not self._closing:
+                self._pending.add_embed(auto=True)
+                return
+            summary = self._burst_read
+        elif job is not None and job.kind == "embed" and self._preempting:
+            self._preempting = False
+            if not self._closing:
+                self._pending.add_embed(auto=True)  # resumes after the new read, from where it stopped
+                return
+        elif job is not None and job.kind == "embed" and job.auto and self._burst_read is not None:
+            summary = merge_summaries(self._burst_read, summary)
+        self._burst_read = None
+        self.last_summary = summary
+        self.progress.finish(summary)
+        if job is not None and job.kind == "embed" and not job.auto:
             self.progress.title.setText(
                 f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}" + (" (cancelled)" if summary.cancelled else "")
             )
@@ -577,6 +606,7 @@ class MainWindow(QMainWindow):
     def cancel_job(self) -> None:
         # the user said stop: never restart embedding behind their back (Library → Embed missing vectors does)
         self._resumed_embedding = True
+        self._preempting = False
         self._pending.clear()
         self.progress.set_queued(0)
         if self._job is not None:
@@ -642,7 +672,7 @@ class MainWindow(QMainWindow):
             # a previous run was interrupted (crash, quit while embedding): finish the queue in the background
             if not self._resumed_embedding:
                 self._resumed_embedding = True
-                self.reembed_library()
+                self.reembed_library(auto=True)
         # while indexing, new documents become keyword-searchable: show them if the list was empty
         if self._job is not None and self.search_bar.query() and self.results_model.rowCount() == 0:
             self.run_search()

@@ -146,20 +146,24 @@ class ProgressPanel(QFrame):
         self.hide()
 
     # -- running -----------------------------------------------------------------------------------------
-    def start(self, n_paths: int) -> None:
+    def start(self, n_paths: int, keep_bar: bool = False) -> None:
+        """A new job. ``keep_bar``: it continues the previous one (the embedding after a read), so the bar
+        stays where it is instead of starting over."""
         self.summary = None
         self.title.setText("Preparing…")
-        self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
+        if not keep_bar:
+            self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
         self.detail.setText("")
         self.detail.show()  # finish() hides it when there is nothing to say; every new job shows it again
-        self.bar.setRange(0, 0)  # busy until the scan knows the total
+        if not keep_bar or self.bar.maximum() == 0:
+            self.bar.setRange(0, 0)  # busy until the scan knows the total
         self.cancel_btn.show()
         self.cancel_btn.setEnabled(True)
         self.close_btn.hide()
         self.problems_btn.hide()
         self.problems_btn.setChecked(False)
         self.problems.hide()
-        self._last = None
+        self._last = self._last if keep_bar else None
         self._clock.start()
         self._ticker.start()
         self.show()

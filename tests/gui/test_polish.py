@@ -252,3 +252,41 @@ def test_last_query_and_recent_searches_come_back_after_a_relaunch(qtbot, make_w
     w2.search_bar.box.clear()
     w2.search_bar.use_query("python")  # what picking it from the Recent menu does
     qtbot.waitUntil(lambda: w2.results_model.query == "python", timeout=10000)
+
+
+def test_a_folder_queued_behind_another_is_read_before_the_embedding_finishes(qtbot, make_window, tmp_path):
+    import shutil
+    import time as _time
+
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    from .conftest import FASTAPI
+
+    class SlowEmbedder(HashEmbedder):
+        def embed_documents(self, texts):
+            _time.sleep(0.05 * len(texts))
+            return super().embed_documents(texts)
+
+    first = tmp_path / "first"
+    first.mkdir()
+    for name in ("alternatives.md", "features.md", "python-types.md", "benchmarks.md"):
+        shutil.copy(FASTAPI / name, first / name)
+    second = tmp_path / "second"
+    second.mkdir()
+    shutil.copy(FASTAPI / "async.md", second / "async.md")
+    (second / "zeppelin.md").write_text("# Zeppelins\n\nA zeppelin is a rigid airship.\n", encoding="utf-8")
+    w = make_window(lambda st: MemoryService(st, embedder=SlowEmbedder(64)))
+    w.search_bar.set_backend("keyword")
+    drop(w, [first])
+    qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)
+    bar_before = w.progress.bar.value()
+    drop(w, [second])  # the embedding of the first folder steps aside for this read
+    search(qtbot, w, "zeppelin airship")
+    qtbot.waitUntil(lambda: w.results_model.rowCount() > 0, timeout=20000)
+    assert w.is_indexing(), "the first folder's embedding should still be running"
+    assert os.path.basename(w.results_model.result(0).source) == "zeppelin.md"
+    summary = wait_job(qtbot, w, timeout=120000)
+    assert summary.indexed == 4 + 2 and not summary.cancelled, summary  # one summary for the burst
+    qtbot.waitUntil(lambda: w.stats is not None and w.stats.pending_vectors == 0, timeout=10000)
+    assert bar_before > 0 and w.progress.bar.value() == w.progress.bar.maximum()
