@@ -48,11 +48,11 @@ from ..models import FileOutcome, IndexProgress, IndexSummary, SearchResult, Sta
 from . import desktop
 from .about import AboutDialog
 from .banner import BannerArea
-from .job_queue import Job, JobQueue, add_reads, merge_summaries
-from .keys import install_escape, set_tab_order, unique_shortcuts
 from .context_panel import COPY_SHORTCUT_TEXT, ContextPanel
 from .drop_zone import DropOverlay, EmptyState, local_paths, route_drops_to
 from .formatting import counted, query_terms, short_path
+from .job_queue import Job, JobQueue, add_reads, merge_summaries
+from .keys import install_escape, set_tab_order, unique_shortcuts
 from .library_view import LibraryView, TreeSpec, build_tree
 from .preview_panel import PreviewPanel
 from .progress_panel import ProgressPanel
@@ -568,8 +568,8 @@ class MainWindow(QMainWindow):
         self.progress.finish(summary)
         if job is not None and job.kind == "embed" and not job.auto:
             self.progress.title.setText(
-                f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}" + (" (cancelled)" if summary.cancelled else "")
-            )
+                f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}"
+                + (" (cancelled)" if summary.cancelled else ""))
         if summary.embed_error:
             self.banners.show_message(
                 f"Files are keyword-searchable, but vectors could not be made: {summary.embed_error}",
