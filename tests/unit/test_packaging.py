@@ -38,9 +38,11 @@ def test_qt_trim_drops_unused_qt_parts():
                  "plugins/imageformats/libqwebp.so", "plugins/platformthemes/libqgtk3.so",
                  "plugins/egldeviceintegrations/libqeglfs-kms-integration.so", "plugins/generic/libqevdevmouseplugin.so",
                  "plugins/wayland-graphics-integration-client/libqt-plugin-wayland-egl.so",
-                 "lib/libQt6Pdf.so.6", "lib/libQt6Qml.so.6", "lib/libQt6Quick.so.6", "lib/libQt6Network.so.6",
+                 "lib/libQt6Pdf.so.6", "lib/libQt6Qml.so.6", "lib/libQt6Quick.so.6",
                  "lib/libQt6WebEngineCore.so.6", "lib/libQt6OpenGL.so.6", "qml/QtQuick/qmldir"):
         assert t.drop_reason(sp + drop), drop
+    # QtNetwork stays: QLocalServer/QLocalSocket carry the single-instance handoff (gui/instance_server.py)
+    assert t.drop_reason(sp + "lib/libQt6Network.so.6") is None
 
 
 def test_spec_reads_names_that_match_the_package():
