@@ -513,6 +513,7 @@ class MainWindow(QMainWindow):
         self.progress.set_queued(self._queued_reads())
         if continuing:
             n = self._burst_read.indexed + self._burst_read.unchanged if self._burst_read else 0
+            self.progress.searchable_files = n
             self.progress.title.setText(f"Embedding · {counted(n, 'file')} searchable by keyword")
         elif kind == "embed":
             self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")

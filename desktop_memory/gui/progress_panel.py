@@ -136,6 +136,7 @@ class ProgressPanel(QFrame):
         self.problems.hide()
         lay.addWidget(self.problems)
         self.summary: IndexSummary | None = None
+        self.searchable_files = 0  # files read by the job before this embedding (the title says so)
         # the core reports per file / per embedding batch; a batch can take seconds on a slow machine, so the
         # elapsed time ticks here to show the job is alive
         self._clock = QElapsedTimer()
@@ -164,6 +165,8 @@ class ProgressPanel(QFrame):
         self.problems_btn.setChecked(False)
         self.problems.hide()
         self._last = self._last if keep_bar else None
+        if not keep_bar:
+            self.searchable_files = 0
         self._clock.start()
         self._ticker.start()
         self.show()
@@ -180,6 +183,8 @@ class ProgressPanel(QFrame):
                 self.title.setText(f"Reading {p.files_done:,} / {p.files_total:,} files")
             elif p.files_total:  # all files read; only vectors remain
                 self.title.setText(f"Embedding · {p.files_done:,} / {p.files_total:,} files searchable by keyword")
+            elif self.searchable_files:  # the embedding job after a read
+                self.title.setText(f"Embedding · {counted(self.searchable_files, 'file')} searchable by keyword")
             else:
                 self.title.setText("Embedding")
             self.bar.setRange(0, BAR_MAX)
@@ -194,7 +199,8 @@ class ProgressPanel(QFrame):
         p = self._last
         if p is None:
             return
-        bits = [f"{counted(p.chunks_written, 'chunk')} written this run"]
+        bits = [f"{counted(p.chunks_written, 'chunk')} written this run"] if p.chunks_written or p.phase != "embed" \
+            else []
         if p.chunks_to_embed:
             bits.append(f"semantic: {p.chunks_embedded:,}/{p.chunks_to_embed:,} chunks embedded")
         if p.chunks_per_s:
