@@ -182,10 +182,12 @@ class MemoryService:
         with self._plain_errors():
             return marked_texts(self.store, valid_text(query or ""), chunk_ids)
 
-    def build_context(self, results: Sequence[SearchResult], budget: int | None = None) -> ContextReport:
-        """Pack ``results`` (the caller chose which); sources named by ``[context] path_style``."""
+    def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
+                      extra_roots: Sequence[str] = ()) -> ContextReport:
+        """Pack ``results`` (the caller chose which); sources named by ``[context] path_style``. ``extra_roots``:
+        folders being indexed right now (a folder becomes a root only once it has been read)."""
         with self._plain_errors():
-            roots = self.store.roots()
+            roots = [*self.store.roots(), *extra_roots]
         return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
                      roots=roots, path_style=self.settings.context.path_style)
 

@@ -952,8 +952,12 @@ class MainWindow(QMainWindow):
         svc = self.svc
         self._context_pending = True
         self.context_panel.copy_btn.setEnabled(False)
+        busy = [p for j in [self._job_spec, *self._pending.pending] if j is not None and j.kind == "index"
+                for p in j.paths if os.path.isdir(p)] if self._job is not None else []
+        takes_roots = "extra_roots" in inspect.signature(svc.build_context).parameters
+        extra = {"extra_roots": busy} if busy and takes_roots else {}
         self.queries.submit(
-            lambda: svc.build_context(included, budget), name="context", channel="context",
+            lambda: svc.build_context(included, budget, **extra), name="context", channel="context",
             on_done=self._context_done, on_error=self._context_failed,
         )
 

@@ -88,6 +88,13 @@ def test_service_context_names_sources_relative_to_the_indexed_folder(tmp_path):
         assert rep.items[0].source == str(folder / "sub" / "plan.md")  # the app keeps the absolute path
         svc.settings.context.path_style = "absolute"
         assert svc.context("launch milestone", backend="keyword").text.startswith(f"[Source: {folder}/sub/plan.md")
+        svc.settings.context.path_style = "relative"
+        hit = svc.search("launch milestone", backend="keyword")
+        svc.remove_paths([folder])  # no root known (as while a folder is still being read) ...
+        assert svc.build_context(hit, 500).text.startswith("[Source: plan.md")  # ... the file name, never more
+        assert svc.build_context(hit, 500, extra_roots=[str(folder)]).text.startswith("[Source: notes/sub/plan.md")
+        svc.index_paths([folder])
+        rep = svc.context("launch milestone", backend="keyword")
         marked = svc.highlights("launch milestones", [rep.items[0].chunk_id])
         assert MARK_START + "launch" + MARK_END in marked[rep.items[0].chunk_id]
     finally:
