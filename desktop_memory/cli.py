@@ -17,12 +17,16 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, load_settings
 from .context.paths import PATH_STYLES
 from .errors import UserError
 from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
+
+if TYPE_CHECKING:
+    from .service import MemoryService
 
 
 def _parse_when(text: str) -> float:
@@ -268,13 +272,11 @@ def _dispatch(svc, args) -> int:
             print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
         return 0
     if cmd == "context":
-        results = svc.search(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
-        for note in svc.last_search_notes:
+        report, outcome = svc.context_outcome(args.query, args.budget, backend=args.backend, top_k=args.top_k,
+                                              filters=_filters(args), include_weak=args.include_weak)
+        for note in outcome.notes:
             print(f"note: {note}", file=sys.stderr)
-        from .service import strong_only
-
-        report = svc.build_context(strong_only(results, args.include_weak), args.budget)
-        if not report.items and results and not args.include_weak:
+        if not report.items and outcome.results and outcome.weak and not args.include_weak:
             print("note: no strong matches; nothing packed (--include-weak packs the weak ones)", file=sys.stderr)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -327,11 +329,12 @@ def _dispatch(svc, args) -> int:
     raise AssertionError(cmd)
 
 
-def _watch(svc, args) -> int:
+def _watch(svc: MemoryService, args: argparse.Namespace) -> int:
     """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
     import os
+    from types import FrameType
 
-    from .watch import Watcher
+    from .watch import Watcher, WatchUpdate
 
     folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
     for folder in folders or []:
@@ -341,10 +344,10 @@ def _watch(svc, args) -> int:
         raise UserError("the library has no folders yet: name one (`desktop-memory watch FOLDER`) or index one")
     stop = threading.Event()
 
-    def show(update) -> None:
+    def show(update: WatchUpdate) -> None:
         print(f"{time.strftime('%H:%M:%S')} {update.message}", flush=True)
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     watcher = Watcher(svc, folders=folders, on_update=show, embed=not args.no_embed)

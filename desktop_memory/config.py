@@ -62,6 +62,7 @@ class IngestSettings:
     max_file_mb: float = 50.0
     pdf_timeout_s: float = 120.0
     pdf_max_memory_mb: int = 1536
+    ocr: bool = False  # image-only PDF pages → text, with the optional "ocr" extra (slow: seconds per page)
     follow_symlinks: bool = False
     extra_ignore: list[str] = field(default_factory=list)  # extra glob names to skip
 

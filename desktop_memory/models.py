@@ -60,7 +60,8 @@ class Location:
         return ""
 
     def lines_label(self) -> str:
-        if self.line_start is None:
+        """"lines 10–24"; never for a page or slide (an index from an older version may still hold PDF lines)."""
+        if self.line_start is None or self.page is not None or self.slide is not None:
             return ""
         if self.line_end is not None and self.line_end != self.line_start:
             return f"lines {self.line_start}–{self.line_end}"
@@ -157,6 +158,9 @@ class SearchResult:
     strength: str = "strong"
     # other files holding this same passage (collapsed duplicates), absolute paths
     also_in: list[str] = field(default_factory=list)
+    # in SearchOutcome.files (the first screen, one entry per file): chunk ids of this file's other passages that
+    # ranked before the last file shown ("+2 more in this file"); empty in the plain passage list otherwise
+    more_in_file: list[int] = field(default_factory=list)
 
     def badges(self) -> list[tuple[str, str]]:
         """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
@@ -187,6 +191,7 @@ class SearchResult:
             "why": self.explain(),
             "strength": self.strength,
             "also_in": list(self.also_in),
+            "more_in_file": list(self.more_in_file),
         }
 
 

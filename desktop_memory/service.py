@@ -1,16 +1,30 @@
 """The one façade the GUI and the CLI call. No Qt here.
 
-Thread model: every thread gets its own SQLite connection (WAL lets searches read while an index job writes);
-writes from this process are serialised by one lock, and other processes wait on SQLite's busy timeout.
-The embedder is shared (thread-safe, lazily loaded).
+Connection ownership (the rule every caller relies on):
+
+* The service owns ONE writer :class:`Store` and a bounded pool of at most ``readers`` reader Stores
+  (default 3). Nothing else in the process opens a connection to the library; no connection is opened per call,
+  per task or per thread, so a week-long GUI session holds ``1 + readers`` connections at most.
+* ``with svc.writing() as store:`` takes the process-wide write lock, then hands out the writer. Any thread may
+  use it, but only inside that block: the lock is what makes "one thread at a time" true. Its outermost
+  transactions are BEGIN IMMEDIATE, so another process's writer waits on SQLite's busy timeout, never fails.
+* ``with svc.reading() as store:`` leases one reader exclusively to the calling thread for the block and returns it
+  to the pool afterwards (WAL: readers never wait for the writer). When every reader is leased, the next caller
+  waits for one to come back. apsw connections may be used from any thread, never from two at once: the lease
+  is that guarantee. Never keep a leased Store past the ``with`` block.
+* :meth:`close` closes every connection, idle or not (call it once no worker uses the service any more).
+
+The embedder is shared (thread-safe, created once under a lock, loaded lazily). Settings are immutable from the
+service's point of view: :meth:`apply_settings` swaps in a new object, a running job keeps the one it started with.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import apsw
@@ -26,32 +40,89 @@ from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.highlight import marked_texts
+from .retrieve.strength import strong_only as _strong_only
+from .service_api import MemoryApi
 from .store import Store
 from .store.connection import translate_error
 from .store.passages import PassageWithNeighbours, read_passage
+
+DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
+
+
+class ReaderPool:
+    """At most ``size`` reader Stores, opened on first need, leased to one thread at a time, reused forever."""
+
+    def __init__(self, open_store: Callable[[], Store], size: int) -> None:
+        if size < 1:
+            raise ValueError("a reader pool needs at least one connection")
+        self._open = open_store
+        self.size = size
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._idle: list[Store] = []
+        self._all: list[Store] = []
+        self._closed = False
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Store]:
+        self._slots.acquire()
+        try:
+            with self._lock:
+                if self._closed:
+                    raise StoreError("The library is closed.")
+                store = self._idle.pop() if self._idle else None
+            if store is None:
+                store = self._open()
+                with self._lock:
+                    self._all.append(store)
+            try:
+                yield store
+            finally:
+                with self._lock:
+                    if self._closed:
+                        store.close()
+                    else:
+                        self._idle.append(store)
+        finally:
+            self._slots.release()
+
+    def open_count(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+    def close(self) -> None:
+        """Close idle readers now; a reader still leased is closed when its lease ends."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._all = [s for s in self._all if s not in idle]
+        for store in idle:
+            store.close()
 
 
 def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
     """The results that go into a prompt context by default: weak matches are left out (``include_weak`` keeps
     them). Ranks are kept as searched, so the [Source] order matches the result list."""
-    return [r for r in results if include_weak or r.strength != "weak"]
+    return list(results) if include_weak else _strong_only(results)
 
 
 class MemoryService:
     def __init__(self, settings: Settings | None = None, db_path: Path | str | None = None,
-                 embedder: Embedder | None = None) -> None:
+                 embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
+                 busy_timeout_ms: int | None = None) -> None:
         self.settings = settings or Settings()
         self.db_path = Path(db_path) if db_path else self.settings.resolved_db_path()
         self._embedder = embedder
         self._embedder_injected = embedder is not None
-        self._local = threading.local()
-        self._stores: list[Store] = []
-        self._stores_lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
+        self._embedder_lock = threading.Lock()
+        self._write_lock = threading.RLock()
         self.searcher = Searcher(self.settings.search)
-        self.last_search_notes: list[str] = []
         self._notices: list[str] = []
-        self.store  # open now: a bad path, newer schema or missing extension fails at start-up, clearly
+        self._notices_lock = threading.Lock()
+        # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
+        self._writer: Store | None = self._open_store()
+        self._readers = ReaderPool(self._open_store, readers)
 
     # ---------- plumbing ----------
     @contextlib.contextmanager
@@ -67,56 +138,77 @@ class MemoryService:
                 raise
             raise err from exc
 
+    def _open_store(self) -> Store:
+        with self._plain_errors():
+            store = Store(self.db_path)
+        if self._busy_timeout_ms is not None:
+            store.conn.setbusytimeout(self._busy_timeout_ms)
+        with self._notices_lock:
+            self._notices += [n for n in store.notices if n not in self._notices]
+        return store
+
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[Store]:
-        """One writer per process (lock), write transactions that wait for other processes' writers (IMMEDIATE)."""
-        with self._write_lock, self._plain_errors(), self.store.immediate_writes() as store:
+    def writing(self) -> Iterator[Store]:
+        """The writer, for this block only: one writer per process (lock); its write transactions wait for other
+        processes' writers (IMMEDIATE)."""
+        with self._write_lock:
+            if self._writer is None:
+                raise StoreError("The library is closed.")
+            with self._plain_errors(), self._writer.immediate_writes() as store:
+                yield store
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Store]:
+        """A pooled reader, leased to the calling thread for this block (see the module doc)."""
+        with self._readers.lease() as store, self._plain_errors():
             yield store
 
-    @property
-    def store(self) -> Store:
-        store = getattr(self._local, "store", None)
-        if store is None:
-            with self._plain_errors():
-                store = Store(self.db_path)
-            self._local.store = store
-            with self._stores_lock:
-                self._stores.append(store)
-                self._notices += store.notices
-        return store
+    def open_connections(self) -> int:
+        """How many SQLite connections the service holds now (the writer plus readers opened so far)."""
+        return (self._writer is not None) + self._readers.open_count()
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = make_embedder(self.settings.embedder)
-        return self._embedder
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = make_embedder(self.settings.embedder)
+            return self._embedder
+
+    def embedder_model_id(self) -> str:
+        """The current embedder's model id (creating the embedder object does not load the model)."""
+        return self.embedder.model_id
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Take a new settings object (never mutated afterwards). Search settings apply to the next query, chunking
+        and ingest ones to the next job; the database path and the embedder are NOT switched here (reopen the
+        service, or call :meth:`set_embedder_settings`). Cheap: it only swaps references."""
+        self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
+        self.searcher = Searcher(self.settings.search, bm25_index=self.searcher.bm25)
 
     def close(self) -> None:
-        with self._stores_lock:
-            for store in self._stores:
-                try:
-                    store.close()
-                except Exception:  # closing on another thread's connection at exit is best effort
-                    pass
-            self._stores.clear()
-        self._local = threading.local()
+        """Close every connection (idempotent). Workers must be done with the service first."""
+        self._readers.close()
+        with self._write_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
 
     # ---------- indexing ----------
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                     cancel: threading.Event | None = None, force: bool = False, embed: bool = True) -> IndexSummary:
-        with self._writing() as store:
+        with self.writing() as store:
             return index_paths(store, list(paths), self.settings, self.embedder if embed else None,
                                progress=progress, cancel=cancel, force=force, embed=embed)
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        with self._writing() as store:
+        with self.writing() as store:
             return embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel)
 
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
         summary = IndexSummary()
-        with self._writing() as store:
+        with self.writing() as store:
             try:
                 embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel,
                               summary=summary)
@@ -127,7 +219,7 @@ class MemoryService:
     def remove_paths(self, paths: Iterable[str | Path]) -> int:
         """Remove files, or whole folders, from the index (the files on disk are never touched)."""
         removed = 0
-        with self._writing() as store:
+        with self.writing() as store:
             for p in paths:
                 path = printable_path(os.path.abspath(os.path.expanduser(str(p))))
                 doc = store.get_document(path)
@@ -144,20 +236,21 @@ class MemoryService:
 
     def set_embedder_settings(self, new: EmbedderSettings) -> bool:
         """Switch embedder. Returns True if the model changed: vectors were cleared; run embed_pending()."""
-        self.settings.embedder = new
+        self.settings = dataclasses.replace(self.settings, embedder=new)
         if not self._embedder_injected:
-            self._embedder = make_embedder(new)
-        with self._plain_errors():
-            stored_model, _ = self.store.model_info()
+            with self._embedder_lock:
+                self._embedder = make_embedder(new)
+        with self.reading() as reader:
+            stored_model, _ = reader.model_info()
         if stored_model is None or stored_model == self.embedder.model_id:
             return False
-        with self._writing() as store:
+        with self.writing() as store:
             store.reset_vectors()
         return True
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Drop every vector and embed the whole library again with the current embedder."""
-        with self._writing() as store:
+        with self.writing() as store:
             store.reset_vectors()
         return self.embed_pending_summary(progress=progress, cancel=cancel)
 
@@ -166,11 +259,9 @@ class MemoryService:
                        filters: SearchFilters | None = None) -> SearchOutcome:
         query = valid_text(query or "")
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
-        with self._plain_errors():
-            outcome = self.searcher.search(self.store, embedder, query, backend=backend, top_k=top_k,
-                                           filters=filters)
-        self.last_search_notes = outcome.notes
-        return outcome
+        searcher = self.searcher
+        with self.reading() as store:
+            return searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters)
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
@@ -179,15 +270,15 @@ class MemoryService:
     def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """{chunk id: text with the keyword lane's matched tokens marked} for the shown results
         (retrieve/highlight.py); a semantic-only hit is absent."""
-        with self._plain_errors():
-            return marked_texts(self.store, valid_text(query or ""), chunk_ids)
+        with self.reading() as store:
+            return marked_texts(store, valid_text(query or ""), chunk_ids)
 
     def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
                       extra_roots: Sequence[str] = ()) -> ContextReport:
         """Pack ``results`` (the caller chose which); sources named by ``[context] path_style``. ``extra_roots``:
         folders being indexed right now (a folder becomes a root only once it has been read)."""
-        with self._plain_errors():
-            roots = [*self.store.roots(), *extra_roots]
+        with self.reading() as store:
+            roots = [*store.roots(), *extra_roots]
         return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
                      roots=roots, path_style=self.settings.context.path_style)
 
@@ -197,29 +288,44 @@ class MemoryService:
         results = self.search(query, backend=backend, top_k=top_k, filters=filters)
         return self.build_context(strong_only(results, include_weak), budget)
 
+    def context_outcome(self, query: str, budget: int | None = None, backend: str | None = None,
+                        top_k: int | None = None,
+                        filters: SearchFilters | None = None,
+                        include_weak: bool = False) -> tuple[ContextReport, SearchOutcome]:
+        """The packed context and the search outcome it came from (its notes: why a lane was off, ...). Weak
+        matches stay out unless ``include_weak``."""
+        outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
+        return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
+
     # ---------- library ----------
     def stats(self) -> Stats:
-        with self._plain_errors():
-            store = self.store
+        with self.reading() as store:
             counts = store.counts()
             model_id, dim = store.model_info()
             pending = store.pending_count()
+            db_bytes = store.db_bytes()
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
-                     pending_vectors=pending, db_path=str(self.db_path), db_bytes=store.db_bytes(),
+                     pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
                      model_id=model_id, dim=dim)
 
+    def change_stamp(self) -> tuple[int, ...]:
+        """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,
+        by this process or another, gives a different stamp. One small read on a pooled reader."""
+        with self.reading() as store:
+            return store.change_stamp()
+
     def documents(self) -> list[DocumentInfo]:
-        with self._plain_errors():
-            return self.store.list_documents()
+        with self.reading() as store:
+            return store.list_documents()
 
     def roots(self) -> list[str]:
-        with self._plain_errors():
-            return self.store.roots()
+        with self.reading() as store:
+            return store.roots()
 
     def take_notices(self) -> list[str]:
         """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:
         the CLI prints them on stderr, the window shows them in a banner."""
-        with self._stores_lock:
+        with self._notices_lock:
             notices, self._notices = self._notices, []
         return notices
 
@@ -227,17 +333,22 @@ class MemoryService:
         """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
         secure delete existed (or before this version) survives in free pages. Waits for a running index job.
         Returns (bytes before, bytes after)."""
-        with self._writing() as store:
+        with self.writing() as store:
             return store.compact()
 
     def check(self) -> list[str]:
-        with self._plain_errors():
-            return self.store.check_integrity()
+        with self.reading() as store:
+            return store.check_integrity()
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
-        with self._plain_errors():
-            return read_passage(self.store, chunk_id, neighbours)
+        with self.reading() as store:
+            return read_passage(store, chunk_id, neighbours)
 
 
-__all__ = ["MemoryService", "StoreError", "strong_only"]
+__all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError", "strong_only"]
+
+
+def _implements_api(svc: MemoryService) -> MemoryApi:
+    """Never called: mypy checks here that MemoryService offers every call of the GUI's boundary, typed alike."""
+    return svc

@@ -31,7 +31,8 @@ def run_smoke(gui: bool = False) -> int:
             settings = Settings()
             embedder = make_embedder(settings.embedder)
             svc = MemoryService(settings, db_path=Path(tmp) / "smoke.db", embedder=embedder)
-            vec = svc.store.conn.execute("select vec_version()").fetchone()[0]
+            with svc.reading() as store:
+                vec = store.conn.execute("select vec_version()").fetchone()[0]
             _say(True, f"store opened at {svc.db_path} with sqlite-vec {vec}")
             embedder.load()
             v = embedder.embed_query("How do I make a query parameter optional?")

@@ -65,6 +65,8 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
                    help="results per query in the latency pass (default: the app's top_k, 10)")
     p.add_argument("--depth", type=int, default=100, help="documents ranked per query for the metrics (default 100)")
     p.add_argument("--repeat", type=int, default=1, help="latency passes over the query set (default 1)")
+    p.add_argument("--nonsense", type=int, default=300, metavar="N",
+                   help="generated nonsense queries per backend for the weak-match figure (default 300; 0 = skip)")
     p.add_argument("--no-baseline", dest="baseline", action="store_false",
                    help="skip the naive fixed-padding embedding baseline")
     p.add_argument("--doc-format", choices=("md", "txt"), default="md",
@@ -109,6 +111,7 @@ def _options(args: argparse.Namespace):
     return BenchOptions(
         dataset=args.dataset, backends=args.backends, split=args.split, limit_queries=args.limit_queries,
         db=args.db, rebuild=args.rebuild, top_k=args.top_k, depth=args.depth, repeat=args.repeat,
+        nonsense=max(0, args.nonsense),
         baseline=args.baseline, embedder=args.embedder, search_overrides=search, chunk_overrides=chunk,
         doc_format=args.doc_format, max_tokens=args.max_tokens,
     )

@@ -41,6 +41,7 @@ from desktop_memory.models import IndexProgress
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .metrics import evaluate
+from .nonsense import corpus_vocabulary, nonsense_queries
 
 MB = 1024 * 1024
 SIDECAR_SUFFIX = ".bench.json"
@@ -58,6 +59,7 @@ class BenchOptions:
     top_k: int | None = None  # latency pass top_k; None = the app default (settings.search.top_k)
     depth: int = 100  # documents ranked per query in the quality pass
     repeat: int = 1  # latency passes over the query set
+    nonsense: int = 300  # generated nonsense queries per backend (share called weak); 0 = skip
     baseline: bool = True  # measure the naive fixed-padding embedder for comparison
     embedder: str = "local"  # "local" (the app's default model) or "hash" (tests only)
     doc_format: str = "md"  # how a corpus document becomes a file: "md" (# title) or "txt" (see dataset.doc_text)
@@ -188,8 +190,11 @@ def naive_fixed_padding_tokens_per_s(embedder: Embedder, texts: list[str]) -> di
 
 
 def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedder, key: str,
-                log: Callable[[str], None], doc_format: str = "md") -> dict[str, Any]:
-    """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures."""
+                log: Callable[[str], None], doc_format: str = "md", *, baseline: bool = True) -> dict[str, Any]:
+    """Index the corpus into ``db`` through MemoryService.index_paths; returns the index figures.
+
+    ``baseline=False`` (``bench --no-baseline``) skips the naive fixed-padding comparison (~256 chunks embedded
+    twice more in a child process)."""
     from desktop_memory.service import MemoryService
 
     from .naive_baseline import run_in_child
@@ -226,21 +231,21 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 raise UserError("indexing was cancelled")
             if summary.embed_error:
                 raise UserError(f"embedding failed: {summary.embed_error}")
-            store = svc.store
-            store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
-            texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
-            counts = store.counts()
-            db_bytes = store.db_bytes()
+            with svc.writing() as store:
+                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+                texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
+                counts = store.counts()
+                db_bytes = store.db_bytes()
         finally:
             svc.close()
     tokens = 0
     for start in range(0, len(texts), 1024):
         tokens += sum(embedder.count_tokens(texts[start : start + 1024]))
-    baseline = None
-    if texts:
+    naive = None
+    if texts and baseline:
         sample = random.Random(0).sample(texts, min(BASELINE_SAMPLE, len(texts)))
         log(f"naive fixed-padding baseline on {len(sample)} chunks …")
-        baseline = run_in_child(settings, sample) if getattr(embedder, "_session", None) is not None else None
+        naive = run_in_child(settings, sample) if getattr(embedder, "_session", None) is not None else None
     total = summary.elapsed_s
     embed_s = summary.embed_s
     docs = summary.indexed
@@ -276,7 +281,7 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
         "store_chunks_per_s": chunks / summary.store_s if summary.store_s else 0.0,
         "keyword_searchable_s": marks.get("extract_end", 0.0),
         "fully_embedded_s": total,
-        "baseline": baseline,
+        "baseline": naive,
         "db_bytes": db_bytes,
         "db_mb": db_bytes / MB,
         "peak_rss_mb": rss.peak / MB,
@@ -310,14 +315,15 @@ def open_or_build(ds: BeirDataset, opts: BenchOptions, settings: Settings, embed
             return db, figures
         if meta.get("key") != key and opts.db:
             log(f"{db} was built from other data/settings: rebuilding it")
-    return db, build_index(ds, db, settings, embedder, key, log, opts.doc_format)
+    return db, build_index(ds, db, settings, embedder, key, log, opts.doc_format, baseline=opts.baseline)
 
 
 # ---------------------------------------------------------------- searching
 
 
 def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_depth: int, app_top_k: int,
-                log: Callable[[str], None]) -> dict[str, Any]:
+                log: Callable[[str], None], nonsense: list[str] | None = None) -> dict[str, Any]:
+    nonsense = nonsense or []
     queries = list(ds.queries.items())
     notes: set[str] = set()
     result: dict[str, Any] = {"queries": len(queries)}
@@ -344,7 +350,9 @@ def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_de
             rankings[qid] = docs
         walls: list[float] = []
         parts: list[dict[str, float]] = []
-        shown: dict[str, list[str]] = {}  # what the app shows at its own top_k, as documents
+        shown: dict[str, list[str]] = {}  # the app's top_k passages, as documents
+        by_file: dict[str, list[str]] = {}  # the first screen: SearchOutcome.files (one row per file)
+        relevant_top3 = relevant_top3_strong = 0
         for rep in range(max(1, opts.repeat)):
             for qid, text in queries:
                 t0 = time.perf_counter()
@@ -353,10 +361,23 @@ def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_de
                 parts.append(out.timings_ms)
                 if rep == 0:
                     shown[qid] = list(dict.fromkeys(doc_id_from_path(r.source) for r in out.results))
+                    by_file[qid] = list(dict.fromkeys(doc_id_from_path(r.source) for r in out.files))
+                    for r in out.results[:3]:
+                        if ds.qrels.get(qid, {}).get(doc_id_from_path(r.source), 0) > 0:
+                            relevant_top3 += 1
+                            relevant_top3_strong += r.strength == "strong"
+        nonsense_weak = 0
+        for text in nonsense:
+            nonsense_weak += svc.search_outcome(text, backend=backend, top_k=app_top_k).weak
     means, per_query = evaluate(ds.qrels, rankings)
     result.update(means)
     app_means, _ = evaluate(ds.qrels, shown)
     result["ndcg@10_at_app_top_k"] = app_means["ndcg@10"]
+    result["ndcg@10_by_file"] = evaluate(ds.qrels, by_file)[0]["ndcg@10"]
+    result["relevant_top3"] = relevant_top3
+    result["relevant_top3_strong_share"] = relevant_top3_strong / relevant_top3 if relevant_top3 else float("nan")
+    result["nonsense_queries"] = len(nonsense)
+    result["nonsense_weak_share"] = nonsense_weak / len(nonsense) if nonsense else float("nan")
     result.update({
         "p50_ms": percentile(walls, 50),
         "p95_ms": percentile(walls, 95),
@@ -370,7 +391,9 @@ def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_de
         "rss_growth_mb": rss.growth / MB,
     })
     log(f"  {backend}: nDCG@10 {result['ndcg@10']:.4f} R@100 {result['recall@100']:.4f} "
-        f"MRR@10 {result['mrr@10']:.4f} p50 {result['p50_ms']:.1f} ms p95 {result['p95_ms']:.1f} ms")
+        f"MRR@10 {result['mrr@10']:.4f} p50 {result['p50_ms']:.1f} ms p95 {result['p95_ms']:.1f} ms · "
+        f"by file {result['ndcg@10_by_file']:.4f} · relevant top-3 strong {result['relevant_top3_strong_share']:.3f} "
+        f"· nonsense weak {result['nonsense_weak_share']:.3f}")
     result["_per_query"] = per_query
     return result
 
@@ -405,16 +428,20 @@ def run_dataset(opts: BenchOptions) -> dict[str, Any]:
     ratio = index.get("chunks_per_doc") or 1.0
     chunk_depth = min(4096 // max(1, settings.search.overfetch), max(opts.depth, math.ceil(opts.depth * ratio * 2)))
     svc = MemoryService(settings, db_path=db, embedder=embedder)
+    vocabulary = corpus_vocabulary([f"{title} {text}" for title, text in ds.corpus.values()])
+    nonsense = nonsense_queries(vocabulary, opts.nonsense, seed=0)
+    report["nonsense_queries"] = len(nonsense)
     backends: dict[str, Any] = {}
     per_query: dict[str, Any] = {}
     try:
         for backend in opts.backends:
             log(f"searching {len(ds.queries)} queries with {backend} …")
-            res = run_backend(svc, ds, backend, opts, chunk_depth, app_top_k, log)
+            res = run_backend(svc, ds, backend, opts, chunk_depth, app_top_k, log, nonsense)
             per_query[backend] = res.pop("_per_query")
             backends[backend] = res
         report["search_peak_rss_mb"] = max(b["rss_peak_mb"] for b in backends.values())
-        report["db_bytes"] = svc.store.db_bytes()
+        with svc.reading() as store:
+            report["db_bytes"] = store.db_bytes()
     finally:
         svc.close()
     report["backends"] = backends

@@ -204,62 +204,62 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
     t_all = time.perf_counter()
     svc = MemoryService(settings, db_path=db, embedder=embedder)
     try:
-        store = svc.store
-        for target in sizes:
-            log(f"growing the synthetic index to {target:,} chunks …")
-            with RssSampler() as rss:
-                ins = grow(store, synth, target, model_id, dim, log)
-                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
-                counts = store.counts()
-                step: dict[str, Any] = {
-                    "chunks": counts["chunks"],
-                    "vectors": counts["vectors"],
-                    "added": ins["added"],
-                    "insert_text_s": ins["text_s"],
-                    "insert_vector_s": ins["vector_s"],
-                    "insert_text_chunks_per_s": ins["added"] / ins["text_s"] if ins["text_s"] else None,
-                    "insert_vector_chunks_per_s": ins["added"] / ins["vector_s"] if ins["vector_s"] else None,
-                    "insert_chunks_per_s": (ins["added"] / (ins["text_s"] + ins["vector_s"])
-                                            if ins["added"] else None),
-                    "db_bytes": store.db_bytes(),
-                }
-                step["db_mb"] = step["db_bytes"] / MB
-                step["bytes_per_chunk"] = step["db_bytes"] / max(1, counts["chunks"])
-                log(f"  timing {len(queries)} queries per backend …")
-                step["latency"] = {}
-                for backend in SCALE_BACKENDS:
-                    svc.search_outcome(queries[0], backend=backend)  # warm
-                    walls, parts = [], []
-                    for q in queries:
+        with svc.writing() as store:  # a single-threaded benchmark: it holds the writer throughout
+            for target in sizes:
+                log(f"growing the synthetic index to {target:,} chunks …")
+                with RssSampler() as rss:
+                    ins = grow(store, synth, target, model_id, dim, log)
+                    store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+                    counts = store.counts()
+                    step: dict[str, Any] = {
+                        "chunks": counts["chunks"],
+                        "vectors": counts["vectors"],
+                        "added": ins["added"],
+                        "insert_text_s": ins["text_s"],
+                        "insert_vector_s": ins["vector_s"],
+                        "insert_text_chunks_per_s": ins["added"] / ins["text_s"] if ins["text_s"] else None,
+                        "insert_vector_chunks_per_s": ins["added"] / ins["vector_s"] if ins["vector_s"] else None,
+                        "insert_chunks_per_s": (ins["added"] / (ins["text_s"] + ins["vector_s"])
+                                                if ins["added"] else None),
+                        "db_bytes": store.db_bytes(),
+                    }
+                    step["db_mb"] = step["db_bytes"] / MB
+                    step["bytes_per_chunk"] = step["db_bytes"] / max(1, counts["chunks"])
+                    log(f"  timing {len(queries)} queries per backend …")
+                    step["latency"] = {}
+                    for backend in SCALE_BACKENDS:
+                        svc.search_outcome(queries[0], backend=backend)  # warm
+                        walls, parts = [], []
+                        for q in queries:
+                            t0 = time.perf_counter()
+                            out = svc.search_outcome(q, backend=backend)
+                            walls.append((time.perf_counter() - t0) * 1000)
+                            parts.append(out.timings_ms)
+                        step["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
+                                                    "timings_ms": summarise(collect(parts))}
+                    # The dense plan against exact search, on the same query vectors.
+                    fast = [[cid for cid, _ in dense_lane(store, q, 10)] for q in qvecs]
+                    exact_ms = []
+                    for q in qvecs[:EXACT_TIMED_QUERIES]:
                         t0 = time.perf_counter()
-                        out = svc.search_outcome(q, backend=backend)
-                        walls.append((time.perf_counter() - t0) * 1000)
-                        parts.append(out.timings_ms)
-                    step["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
-                                                "timings_ms": summarise(collect(parts))}
-                # The dense plan against exact search, on the same query vectors.
-                fast = [[cid for cid, _ in dense_lane(store, q, 10)] for q in qvecs]
-                exact_ms = []
-                for q in qvecs[:EXACT_TIMED_QUERIES]:
-                    t0 = time.perf_counter()
-                    dense_lane_exact(store, q, 10)
-                    exact_ms.append((time.perf_counter() - t0) * 1000)
-                step["exact_dense_p50_ms"] = percentile(exact_ms, 50)
-                step["exact_dense_p95_ms"] = percentile(exact_ms, 95)
-            truth = exact_topk(store, qvecs, 10)
-            step["dense_recall@10"] = float(np.mean([len(set(f) & set(t)) / max(1, len(t))
-                                                     for f, t in zip(fast, truth)]))
-            step["peak_rss_mb"] = rss.peak / MB
-            step["load_avg"] = load_average()
-            step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS, log=log)
-            lat = step["latency"]
-            log(f"  {step['chunks']:,} chunks: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, keyword p50 "
-                f"{lat['keyword']['p50_ms']:.1f} ms, dense p50 {lat['dense']['p50_ms']:.1f} ms, recall@10 "
-                f"{step['dense_recall@10']:.4f}, RSS {step['peak_rss_mb']:.0f} MB, db {step['db_mb']:.0f} MB")
-            report["steps"].append(step)
-        problems = store.check_integrity() if sizes and sizes[-1] <= 20000 else None
-        if problems is not None:
-            report["integrity_problems"] = problems
+                        dense_lane_exact(store, q, 10)
+                        exact_ms.append((time.perf_counter() - t0) * 1000)
+                    step["exact_dense_p50_ms"] = percentile(exact_ms, 50)
+                    step["exact_dense_p95_ms"] = percentile(exact_ms, 95)
+                truth = exact_topk(store, qvecs, 10)
+                step["dense_recall@10"] = float(np.mean([len(set(f) & set(t)) / max(1, len(t))
+                                                         for f, t in zip(fast, truth)]))
+                step["peak_rss_mb"] = rss.peak / MB
+                step["load_avg"] = load_average()
+                step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS, log=log)
+                lat = step["latency"]
+                log(f"  {step['chunks']:,} chunks: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, keyword p50 "
+                    f"{lat['keyword']['p50_ms']:.1f} ms, dense p50 {lat['dense']['p50_ms']:.1f} ms, recall@10 "
+                    f"{step['dense_recall@10']:.4f}, RSS {step['peak_rss_mb']:.0f} MB, db {step['db_mb']:.0f} MB")
+                report["steps"].append(step)
+            problems = store.check_integrity() if sizes and sizes[-1] <= 20000 else None
+            if problems is not None:
+                report["integrity_problems"] = problems
     finally:
         svc.close()
         if tmp is not None:

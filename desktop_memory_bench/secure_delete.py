@@ -8,16 +8,19 @@ copied for each mode, where the same work is timed:
 
 - **re-index**: ``--update`` documents replaced by an edited version (``write_document`` on an existing path, what
   the pipeline does for a changed file, without reading or embedding it), then the checkpoint;
-- **remove small**: a folder of ``--small`` documents removed through ``MemoryService.remove_paths`` (fewer than
-  ``BULK_REMOVE``: one transaction per document, FTS5 secure-delete), then the checkpoint;
-- **remove rest**: the other folder (all remaining documents) removed the same way (``BULK_REMOVE`` or more: one
-  transaction and an FTS 'optimize' in the app's mode).
+- **remove small**: a folder of ``--small`` documents removed through ``MemoryService.remove_paths``, then the
+  checkpoint;
+- **remove rest**: the other folder (all remaining documents) removed the same way.
+
+In the app's mode (``on``) an operation erases its first ``BULK_ERASE`` documents with FTS5's secure-delete and the
+rest with tombstones and one FTS 'optimize' at its end (a folder of more than ``BULK_ERASE``: one transaction).
 
 ``left`` counts, after both removals, the removed documents' marker words still in the database files (db + -wal;
 the chunk text, and FTS terms where a page starts with one: FTS5 stores terms prefix-compressed, so its leftovers
 are undercounted): 0 is the promise. Modes: ``off`` (SQLite's defaults: the app before issue 16), ``pragma`` (only
 ``PRAGMA secure_delete``), ``fts`` (only FTS5's ``secure-delete``, per document), ``on`` (the app: both, bulk
-removal for folders, TRUNCATE checkpoint), ``per-doc`` (the app without the bulk path: slow on big folders).
+removal past ``BULK_ERASE`` documents, TRUNCATE checkpoint), ``per-doc`` (the app with FTS5 secure-delete for
+every document, no bulk path: slow on big libraries).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.service import MemoryService
-from desktop_memory.store import Store, repository
+from desktop_memory.store import Store, erase
 
 from .table import render_table
 
@@ -131,31 +134,32 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
     settings = Settings()
     settings.embedder = EmbedderSettings(kind="hash")
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
-    saved_bulk = repository.BULK_REMOVE
+    saved_bulk = erase.BULK_ERASE
     try:
-        store = svc.store
-        store.conn.execute(f"pragma secure_delete={pragma}")
-        with store.conn:
-            store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")
-        if not checkpoint:
-            store.checkpoint_erased = lambda: True  # type: ignore[method-assign]  # the app before issue 16
-        if not bulk:
-            repository.BULK_REMOVE = 1 << 30
-        out: dict[str, float] = {}
-        t0 = time.perf_counter()
-        for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
-            _write(store, base, i, n_small, version=1)
-        store.checkpoint_erased()
-        out["update_s"] = time.perf_counter() - t0
-        for part, count in (("small", n_small), ("rest", n_docs - n_small)):
+        with svc.writing() as store:  # one thread: it holds the writer (its pragmas apply to the removals)
+            store.conn.execute(f"pragma secure_delete={pragma}")
+            with store.conn:
+                store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")
+            if not checkpoint:
+                store.checkpoint_erased = lambda: True  # type: ignore[method-assign]  # the app before issue 16
+            if not bulk:
+                erase.BULK_ERASE = 1 << 30
+            out: dict[str, float] = {}
             t0 = time.perf_counter()
-            removed = svc.remove_paths([f"{ROOT}/{part}"])
-            out[f"{part}_s"] = time.perf_counter() - t0
-            assert removed == count, (part, removed, count)
-        out["left"] = _left(db)
-        out["files_mb"] = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists()) / 1e6
+            for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
+                _write(store, base, i, n_small, version=1)
+            store.checkpoint_erased()
+            out["update_s"] = time.perf_counter() - t0
+            for part, count in (("small", n_small), ("rest", n_docs - n_small)):
+                t0 = time.perf_counter()
+                removed = svc.remove_paths([f"{ROOT}/{part}"])
+                out[f"{part}_s"] = time.perf_counter() - t0
+                assert removed == count, (part, removed, count)
+            out["left"] = _left(db)
+            files = [Path(f"{db}{s}") for s in ("", "-wal")]
+            out["files_mb"] = sum(f.stat().st_size for f in files if f.exists()) / 1e6
     finally:
-        repository.BULK_REMOVE = saved_bulk
+        erase.BULK_ERASE = saved_bulk
         svc.close()
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,10 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
     return "\n".join(lines)
+
+
+def _pct(share: Any) -> str:
+    return _fmt(100 * share, ".1f") + " %" if isinstance(share, float) and not math.isnan(share) else "-"
 
 
 LANE_PARTS = ("embed", "fts", "dense", "bm25", "fuse", "fetch")
@@ -53,7 +58,7 @@ def format_index(ix: dict[str, Any]) -> str:
 
 def format_backends(backends: dict[str, dict[str, Any]]) -> str:
     headers = ["backend", "nDCG@10", "R@100", "MRR@10", "p50 ms", "p95 ms"] + [f"{p} p50" for p in LANE_PARTS] + [
-        "RSS MB"]
+        "RSS MB", "by-file nDCG@10", "rel top-3 strong", "nonsense weak"]
     rows = []
     for name, b in backends.items():
         t = b.get("timings_ms", {})
@@ -61,7 +66,8 @@ def format_backends(backends: dict[str, dict[str, Any]]) -> str:
             [name, _fmt(b["ndcg@10"], ".4f"), _fmt(b["recall@100"], ".4f"), _fmt(b["mrr@10"], ".4f"),
              _fmt(b["p50_ms"]), _fmt(b["p95_ms"])]
             + [_fmt(t[p]["p50"], ".2f") if p in t else "-" for p in LANE_PARTS]
-            + [_fmt(b.get("rss_peak_mb"), ".0f")]
+            + [_fmt(b.get("rss_peak_mb"), ".0f"), _fmt(b.get("ndcg@10_by_file"), ".4f"),
+               _pct(b.get("relevant_top3_strong_share")), _pct(b.get("nonsense_weak_share"))]
         )
     return render_table(headers, rows)
 
@@ -78,6 +84,9 @@ def format_report(report: dict[str, Any]) -> str:
         f"latency at top_k={next(iter(report['backends'].values()))['latency_top_k']} (per-part columns are p50 ms); "
         f"quality from a ranking of 100 documents per query · peak RSS {report['peak_rss_mb']:.0f} MB · "
         f"db {report['db_bytes'] / 1048576:.1f} MB",
+        "by-file nDCG@10: the first screen (SearchOutcome.files, one row per file, top_k files); rel top-3 strong: "
+        "share of relevant results in the top 3 called strong; nonsense weak: share of "
+        f"{report.get('nonsense_queries', 0)} generated nonsense queries (word salad, letter strings) called weak",
     ]
     for name, b in report["backends"].items():
         for note in b.get("notes", []):

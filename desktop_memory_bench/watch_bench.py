@@ -241,7 +241,8 @@ def render(r: dict[str, Any]) -> str:
          "once embedded"],
         [f"branch switch ({sum(r['branch_switch_files'].values()):,} files)",
          f"{bs['keyword_current_s']:.1f} s", f"{sw} update{'s' * (sw != 1)} from {bs['events']:,} events: "
-         f"indexed {bs['indexed']:,}, removed {bs['removed']:,}; git took {bs['checkout_s']:.1f} s", "calm"],
+         f"indexed {bs['indexed']:,}, removed {bs['removed']:,}; git took {bs['checkout_s']:.1f} s, the index "
+         f"was current {bs['keyword_current_s'] - bs['checkout_s']:.1f} s later", "calm"],
         ["  … its vectors embedded", f"{bs['embedded_after_s']:.1f} s", f"embedding {bs['embed_s']:.1f} s", ""],
         [f"idle watch, {r['idle']['seconds']:.0f} s", f"{r['idle']['bench_process_cpu_s']:.3f} CPU s",
          f"`desktop-memory watch` process: {r['idle']['cli_watch_cpu_s']:.3f} CPU s "

@@ -8,6 +8,7 @@
 #      - `desktop-memory --smoke` and `desktop-memory-gui --smoke` (Qt offscreen);
 #      - the bundled CLI indexes a real PDF (extracted in the PDF helper process, i.e. the frozen executable
 #        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
+#      - the same for a Word document (.docx, read by the same helper), found with its heading path;
 #      - the bundled `watch` command picks up a file written into a watched folder (watchdog inside the bundle);
 #      - the bundle's `desktop-memory mcp` answers a real MCP client (the SDK's stdio client): tools listed, the PDF
 #        found by `search`, a bad passage id reported as a tool error;
@@ -99,6 +100,38 @@ top = results[0] if results else {}
 print(f"search: {len(results)} result(s); #1 {top.get('source')} lanes={top.get('lanes')} "
       f"text={' '.join(str(top.get('text', '')).split())[:80]!r}")
 sys.exit(0 if top.get("source") == sys.argv[2] and "dense" in top.get("lanes", []) else 1)
+EOF
+
+echo "== index and search a Word document with the bundled CLI (read in the same helper process as PDFs)"
+DOCX_SRC="$ROOT/../shared/eval/office/files/docx_heading_levels.docx"
+DQUERY="Pellentesque tristique scelerisque libero"
+mkdir -p "$WORK/docs"
+if [ -f "$DOCX_SRC" ]; then
+  cp "$DOCX_SRC" "$WORK/docs/report.docx"
+else  # no evaluation corpus: a minimal .docx with a heading exercises the same path
+  "$PY" - "$WORK/docs/report.docx" <<'EOF'
+import sys, zipfile
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+body = ('<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Second paragraph</w:t></w:r></w:p>'
+        '<w:p><w:r><w:t>Pellentesque tristique scelerisque libero ut sagittis.</w:t></w:r></w:p>')
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("[Content_Types].xml", "<Types/>")
+    z.writestr("word/document.xml", f"<w:document {W}><w:body>{body}</w:body></w:document>")
+    z.writestr("word/styles.xml", f'<w:styles {W}><w:style w:styleId="Heading1"><w:name w:val="heading 1"/>'
+               '</w:style></w:styles>')
+EOF
+fi
+run "$APP/$NAME" --db "$WORK/docx.db" index "$WORK/docs" --json > "$WORK/docx-index.json" || fail "index the .docx"
+run "$APP/$NAME" --db "$WORK/docx.db" search "$DQUERY" --top-k 3 --json > "$WORK/docx-search.json" \
+  || fail "search the .docx"
+"$PY" - "$WORK/docx-search.json" "$WORK/docs/report.docx" <<'EOF' || fail "the .docx was not found under its heading"
+import json, sys
+results = json.load(open(sys.argv[1]))
+top = results[0] if results else {}
+where = top.get("location", {}).get("display", "")
+print(f"docx search: {len(results)} result(s); #1 {top.get('source')} kind={top.get('kind')} at {where!r}")
+sys.exit(0 if top.get("source") == sys.argv[2] and top.get("kind") == "document"
+         and "Second paragraph" in where else 1)
 EOF
 
 echo "== the bundled CLI's watch picks up a new file (watchdog's native observer inside the bundle)"

@@ -7,15 +7,21 @@ model loads on worker threads after the window is shown.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import logging
 import sys
 import traceback
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .. import APP_NAME, __version__
 from ..config import data_dir, load_settings, settings_path
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger("desktop_memory.gui")
 
@@ -52,10 +58,10 @@ def create_app(argv: list[str] | None = None):
     return app
 
 
-def _install_excepthook(window) -> None:
+def _install_excepthook(window: MainWindow) -> None:
     """An unexpected exception in a slot becomes a log entry and a banner, never a crash or a modal dialog."""
 
-    def hook(exc_type, exc, tb) -> None:
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         log.error("unhandled exception:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
         try:
             window.banners.show_message(
@@ -69,18 +75,40 @@ def _install_excepthook(window) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="desktop-memory-gui", description="Desktop Memory: your files as searchable memory.")
+    p = argparse.ArgumentParser(prog="desktop-memory-gui",
+                                description="Desktop Memory: your files as searchable memory.")
     p.add_argument("paths", nargs="*", help="files or folders to index right away")
     p.add_argument("--db", help="database file to open (default: from settings)")
     p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance for this run")
     p.add_argument("--quick", action="store_true",
                    help="show the quick-search popup (in the running app when there is one, see docs/GUI.md)")
-    p.add_argument("--smoke", action="store_true", help="self-check (store, sqlite-vec, model, window, search), then exit")
+    p.add_argument("--smoke", action="store_true",
+                   help="self-check (store, sqlite-vec, model, window, search), then exit")
     p.add_argument("--stall-bench", metavar="FOLDER",
                    help="benchmark: index FOLDER in a temporary library and print the longest UI stalls "
-                        "(options: desktop-memory-gui --stall-bench --help)")
+                        "(options: desktop-memory-gui --stall-bench --help; needs a source checkout)")
+    p.add_argument("--soak-bench", action="store_true",
+                   help="benchmark: thousands of mixed operations on the real window; prints descriptors, threads "
+                        "and memory (options: desktop-memory-gui --soak-bench --help; needs a source checkout)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p.parse_args(argv)
+
+
+BENCH_MISSING = ("{flag} is a developer benchmark and is not part of the installed app. Run it from a source "
+                 "checkout with the benchmark extra: pip install -e '.[bench]', then desktop-memory-gui {flag} --help.")
+
+
+def _run_benchmark(flag: str, argv: list[str]) -> int:
+    """The GUI benchmarks live in desktop_memory_bench (never in the bundle); say how to get them if absent."""
+    try:
+        if flag == "--soak-bench":
+            from desktop_memory_bench.soak import main as bench_main
+        else:
+            from desktop_memory_bench.stall_bench import main as bench_main
+    except ImportError:
+        print(BENCH_MISSING.format(flag=flag), file=sys.stderr)
+        return 2
+    return bench_main(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,22 +116,18 @@ def main(argv: list[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # a frozen build's PDF helper process re-enters here
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--stall-bench"]:  # a benchmark with its own options (see gui/stall_bench.py)
-        from .stall_bench import main as stall_bench_main
-
-        return stall_bench_main(argv[1:])
+    if argv[:1] in (["--stall-bench"], ["--soak-bench"]):  # benchmarks with their own options
+        return _run_benchmark(argv[0], argv[1:])
     args = parse_args(argv)
     if args.stall_bench:  # `--stall-bench=FOLDER`
-        from .stall_bench import main as stall_bench_main
-
-        return stall_bench_main([args.stall_bench])
+        return _run_benchmark("--stall-bench", [args.stall_bench])
     if args.smoke:
         from .smoke import run_gui_smoke
 
         return run_gui_smoke()
     settings = load_settings()
     if args.db:
-        settings.db_path = str(Path(args.db).expanduser().resolve())
+        settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
 
     paths = [str(Path(p).resolve()) for p in args.paths]

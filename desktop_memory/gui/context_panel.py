@@ -3,6 +3,10 @@
 Shows, top to bottom: token budget + "tokens used / budget"; one checkbox row per result (include/exclude,
 with its token cost and whether it fit); the block itself, read-only; the Copy button.
 
+The checkbox rows are a view of the results model itself (through a proxy that only changes their text), so
+"included in context" has one owner: the results model's CheckStateRole. Ticking a row here is the same
+edit as pressing Space in the results list.
+
 Why the block is shown read-only: what you see is byte-for-byte what gets pasted, so the user can trust it.
 The block comes from ``MemoryService.build_context`` (run on a worker); this panel never re-formats it.
 """
@@ -11,13 +15,21 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QIdentityProxyModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -27,14 +39,76 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import ContextReport, SearchResult
+from .results_model import is_checked
 from .style import monospace_font
 
 COPY_SHORTCUT_TEXT = "Ctrl+Shift+C"
+_RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # results_model.ResultRole (not imported: this panel takes any model)
+
+
+class ContextRows(QIdentityProxyModel):
+    """The results model seen as context rows: same rows and check state, text with each row's token cost."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._fit: dict[int, int] = {}
+        self._dropped: dict[int, int] = {}
+
+    def set_report(self, report: ContextReport | None) -> None:
+        self._fit = {i.chunk_id: i.tokens for i in report.items} if report else {}
+        self._dropped = {i.chunk_id: i.tokens for i in report.dropped} if report else {}
+        n = self.rowCount()
+        if n:
+            self.dataChanged.emit(self.index(0, 0), self.index(n - 1, 0),
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole,
+                                   Qt.ItemDataRole.CheckStateRole])
+
+    def _state(self, r: SearchResult, included: bool) -> tuple[int | None, str | None]:
+        cid = r.chunk_id
+        tokens = self._fit.get(cid, self._dropped.get(cid))
+        if not included:
+            return tokens, "excluded"
+        return tokens, "fits" if cid in self._fit else ("did not fit" if cid in self._dropped else None)
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        return super().flags(index) | Qt.ItemFlag.ItemIsUserCheckable
+
+    def _did_not_fit(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+        r = super().data(index, _RESULT_ROLE)
+        return (isinstance(r, SearchResult) and r.chunk_id in self._dropped
+                and is_checked(super().data(index, Qt.ItemDataRole.CheckStateRole)))
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: object,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        # a half-ticked row ("did not fit") turns Checked in Qt's click cycle: the person meant "leave it out"
+        if role == Qt.ItemDataRole.CheckStateRole and self._did_not_fit(index):
+            value = Qt.CheckState.Unchecked
+        return super().setData(index, value, role)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role == Qt.ItemDataRole.CheckStateRole and self._did_not_fit(index):
+            return Qt.CheckState.PartiallyChecked  # included, but not in the block: not a full tick
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole):
+            return super().data(index, role)
+        r = super().data(index, _RESULT_ROLE)
+        if not isinstance(r, SearchResult):
+            return super().data(index, role)
+        included = is_checked(super().data(index, Qt.ItemDataRole.CheckStateRole))
+        tokens, state = self._state(r, included)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if state == "did not fit":
+                return (f"{r.source}\nIncluded, but it did not fit the token budget: raise the budget or exclude a "
+                        "passage above it.")
+            return r.source
+        if role == Qt.ItemDataRole.FontRole:
+            f = QFont()
+            f.setItalic(state == "did not fit")
+            return f
+        return ContextPanel._row_text(r, tokens, state)
 
 
 class ContextPanel(QWidget):
     budget_changed = Signal(int)
-    include_toggled = Signal(int, bool)  # chunk_id, included
     copy_requested = Signal()
     include_weak_requested = Signal()  # "Include weak matches": tick every weak result at once
 
@@ -66,13 +140,14 @@ class ContextPanel(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(False)
-        self.items = QListWidget()
+        self.rows = ContextRows(self)
+        self.items = QListView()
+        self.items.setModel(self.rows)
         self.items.setAccessibleName("Passages in the context (Space toggles)")
         self.items.setUniformItemSizes(True)
         self.items.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.items.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.items.setWordWrap(False)
-        self.items.itemChanged.connect(self._on_item_changed)
         split.addWidget(self.items)
         self.block = QPlainTextEdit()
         self.block.setReadOnly(True)
@@ -104,7 +179,6 @@ class ContextPanel(QWidget):
         lay.addLayout(foot)
 
         self.report: ContextReport | None = None
-        self._updating = False
         self._flash = QTimer(self)
         self._flash.setSingleShot(True)
         self._flash.timeout.connect(lambda: self.copy_btn.setText(f"Copy context  ({COPY_SHORTCUT_TEXT})"))
@@ -115,39 +189,30 @@ class ContextPanel(QWidget):
         self.budget.setValue(tokens)
         self.budget.blockSignals(False)
 
-    def set_results(self, results: list[SearchResult], included: list[bool]) -> None:
-        """One checkbox row per result; token costs arrive later with the report."""
-        self._updating = True
-        self.items.clear()
-        self.weak_btn.setVisible(any(r.strength == "weak" and not inc for r, inc in zip(results, included)))
-        for r, inc in zip(results, included):
-            it = QListWidgetItem(self._row_text(r, None, None))
-            it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            it.setCheckState(Qt.CheckState.Checked if inc else Qt.CheckState.Unchecked)
-            it.setData(Qt.ItemDataRole.UserRole, r.chunk_id)
-            it.setData(Qt.ItemDataRole.UserRole + 1, r)
-            it.setToolTip(r.source)
-            self.items.addItem(it)
-        self._updating = False
-        if not results:
-            self.set_report(None)
+    def set_results_model(self, model: QAbstractItemModel) -> None:
+        """Show one checkbox row per row of ``model`` (the results model, owner of CheckStateRole)."""
+        self.rows.setSourceModel(model)
+        model.modelReset.connect(self._update_weak)
+        model.dataChanged.connect(lambda *_: self._update_weak())
 
-    def set_included(self, chunk_id: int, on: bool) -> None:
-        self._updating = True
-        weak_left = False
-        for i in range(self.items.count()):
-            it = self.items.item(i)
-            if it.data(Qt.ItemDataRole.UserRole) == chunk_id:
-                it.setData(Qt.ItemDataRole.UserRole + 2, "")
-                it.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-            r = it.data(Qt.ItemDataRole.UserRole + 1)
-            weak_left |= r.strength == "weak" and it.checkState() == Qt.CheckState.Unchecked
-        self.weak_btn.setVisible(weak_left)
-        self._updating = False
+    def weak_left_out(self) -> int:
+        """Weak results that are not included (the *Include weak matches* button shows while there are any)."""
+        n = 0
+        for row in range(self.rows.rowCount()):
+            idx = self.rows.index(row, 0)
+            r = idx.data(_RESULT_ROLE)
+            if isinstance(r, SearchResult) and r.strength == "weak" and \
+                    idx.data(Qt.ItemDataRole.CheckStateRole) in (Qt.CheckState.Unchecked, 0):
+                n += 1
+        return n
+
+    def _update_weak(self) -> None:
+        self.weak_btn.setVisible(self.weak_left_out() > 0)
 
     def set_report(self, report: ContextReport | None) -> None:
         self.report = report
         if report is None:
+            self.rows.set_report(None)
             self.block.setPlainText("")
             self.block.setPlaceholderText(
                 "Search, then copy the passages that fit the budget as one block for your chat.")
@@ -155,8 +220,9 @@ class ContextPanel(QWidget):
             self.dropped.setText("")
             self.copy_btn.setEnabled(False)
             return
+        self.rows.set_report(report)
         self.block.setPlainText(report.text)
-        if not report.text and self.weak_btn.isVisible():
+        if not report.text and self.weak_left_out():
             self.block.setPlaceholderText("No strong matches: weak passages are left out of the context. "
                                           "Tick one above, or Include weak matches, to paste it anyway.")
         self.meter.setText(f"{report.tokens_used:,} / {report.budget:,} tokens")
@@ -164,30 +230,6 @@ class ContextPanel(QWidget):
         self.meter.style().unpolish(self.meter)
         self.meter.style().polish(self.meter)
         self.copy_btn.setEnabled(bool(report.text))
-        fit = {i.chunk_id: i.tokens for i in report.items}
-        dropped = {i.chunk_id: i.tokens for i in report.dropped}
-        self._updating = True
-        for i in range(self.items.count()):
-            it = self.items.item(i)
-            cid = it.data(Qt.ItemDataRole.UserRole)
-            r: SearchResult = it.data(Qt.ItemDataRole.UserRole + 1)
-            excluded = it.checkState() == Qt.CheckState.Unchecked
-            tokens = fit.get(cid, dropped.get(cid))
-            state = "excluded" if excluded else ("fits" if cid in fit else ("did not fit" if cid in dropped else None))
-            it.setText(self._row_text(r, tokens, state))
-            f = QFont(self.items.font())
-            f.setItalic(state == "did not fit")
-            it.setFont(f)
-            # included but not in the block: a half tick, not a full one (it is not what gets pasted)
-            it.setData(Qt.ItemDataRole.UserRole + 2, "partial" if state == "did not fit" else "")
-            if state == "did not fit":
-                it.setCheckState(Qt.CheckState.PartiallyChecked)
-                it.setToolTip(f"{r.source}\nIncluded, but it did not fit the token budget: raise the budget or "
-                              "exclude a passage above it.")
-            elif not excluded:
-                it.setCheckState(Qt.CheckState.Checked)
-                it.setToolTip(r.source)
-        self._updating = False
         if report.dropped:
             names = ", ".join(f"#{d.rank} {os.path.basename(d.source)}" for d in report.dropped[:6])
             more = f" and {len(report.dropped) - 6} more" if len(report.dropped) > 6 else ""
@@ -215,17 +257,3 @@ class ContextPanel(QWidget):
             bits.append("weak")
         bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])
-
-    def _on_item_changed(self, it: QListWidgetItem) -> None:
-        if self._updating:
-            return
-        # a click on a half-ticked ("did not fit") row turns it Checked in Qt's cycle: the person meant "exclude"
-        cid = int(it.data(Qt.ItemDataRole.UserRole))
-        was_partial = it.data(Qt.ItemDataRole.UserRole + 2) == "partial"
-        on = it.checkState() == Qt.CheckState.Checked and not was_partial
-        if was_partial:
-            self._updating = True
-            it.setData(Qt.ItemDataRole.UserRole + 2, "")
-            it.setCheckState(Qt.CheckState.Unchecked)
-            self._updating = False
-        self.include_toggled.emit(cid, on)

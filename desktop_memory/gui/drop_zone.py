@@ -7,9 +7,11 @@ QLineEdit would happily paste a file URL as text): :func:`route_drops_to` hands 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from PySide6.QtCore import QMimeData, Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 
 def local_paths(mime: QMimeData | None) -> list[str]:
@@ -113,3 +115,54 @@ class DropOverlay(QFrame):
             self.setGeometry(p.rect().adjusted(8, 8, -8, -8))
         self.raise_()
         self.show()
+
+
+class FileDropTarget:
+    """Mixin for the main window: drags of local files anywhere on it show the overlay, a drop indexes them, and
+    the two "Add…" dialogs feed the same place. Needs ``overlay`` (DropOverlay), ``empty_state`` (EmptyState) and
+    ``add_paths(paths)``; put it before the Qt base class."""
+
+    overlay: DropOverlay
+    empty_state: EmptyState
+
+    def add_paths(self, paths: list[str], force: bool = False) -> None:
+        raise NotImplementedError
+
+    def dragEnterEvent(self, e: QDragEnterEvent) -> None:
+        if local_paths(e.mimeData()):
+            e.acceptProposedAction()
+            self.overlay.cover()
+            self.empty_state.set_dragging(True)
+
+    def dragMoveEvent(self, e: QDragMoveEvent) -> None:
+        if local_paths(e.mimeData()):
+            e.acceptProposedAction()
+
+    def dragLeaveEvent(self, e: QDragLeaveEvent) -> None:
+        self._drag_left()
+
+    def dropEvent(self, e: QDropEvent) -> None:
+        paths = local_paths(e.mimeData())
+        self._drag_left()
+        if paths:
+            e.acceptProposedAction()
+            self.add_paths(paths)
+
+    def _drag_left(self) -> None:
+        self.overlay.hide()
+        self.empty_state.set_dragging(False)
+
+    def choose_files(self) -> None:
+        parent = self if isinstance(self, QWidget) else None
+        files, _ = QFileDialog.getOpenFileNames(
+            parent, "Add files to your memory", str(Path.home()),
+            "Documents (*.md *.markdown *.txt *.pdf *.py *.rs *.js *.ts *.go *.java *.c *.cpp *.h *.rst);;"
+            "All files (*)")
+        if files:
+            self.add_paths(files)
+
+    def choose_folder(self) -> None:
+        parent = self if isinstance(self, QWidget) else None
+        d = QFileDialog.getExistingDirectory(parent, "Add a folder to your memory", str(Path.home()))
+        if d:
+            self.add_paths([d])

@@ -191,6 +191,7 @@ class LibraryModel(QAbstractItemModel):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self.watch_states: dict[str, str] = {}  # library folder → watching / paused / missing / error
         self._root = _Node("")
         self._docs: list[DocumentInfo] = []
         self._outcomes: dict[str, FileOutcome] = {}
@@ -229,6 +230,21 @@ class LibraryModel(QAbstractItemModel):
             n.parent = None
         for n in [old, *walk(old)]:
             n.children = []
+
+    def watch_root(self, path: str) -> str | None:
+        """The innermost library folder holding ``path`` (whose watch state applies to it), or None."""
+        holders = [r for r in self.watch_states if path == r or path.startswith(r.rstrip(os.sep) + os.sep)]
+        return max(holders, key=len) if holders else None
+
+    def watch_state(self, path: str) -> str:
+        root = self.watch_root(path)
+        return self.watch_states[root] if root else ""
+
+    def set_watch_states(self, states: dict[str, str]) -> None:
+        if states != self.watch_states:
+            self.watch_states = dict(states)
+            if self.rowCount():
+                self.dataChanged.emit(self.index(0, C_STATUS), self.index(self.rowCount() - 1, C_STATUS))
 
     def document_count(self) -> int:
         return len(self._docs)
@@ -299,7 +315,8 @@ class LibraryModel(QAbstractItemModel):
                     return os.path.relpath(n.path, n.parent.path)
                 return short_path(n.path, 70)
             if col == C_STATUS:
-                return n.status
+                watch = "" if is_file else self.watch_state(n.path)
+                return f"{n.status} · {watch}" if watch else n.status
             if col == C_CHUNKS:
                 return f"{n.chunks:,}" if (n.chunks or is_file) else ""
             if col == C_SEM:
@@ -340,6 +357,7 @@ class LibraryView(QWidget):
     remove_requested = Signal(list)
     reveal_requested = Signal(str)
     open_requested = Signal(str)
+    watch_pause_requested = Signal(str, bool)  # (library folder, pause?)
     compact_requested = Signal()  # "Compact and erase": the window calls start_compact(svc, runner)
     compact_finished = Signal(str, str)  # (message, level "info" | "error") for the window's banner
 
@@ -602,6 +620,11 @@ class LibraryView(QWidget):
         m.addSeparator()
         m.addAction("Re-index", lambda: self._emit_paths(self.reindex_requested))
         m.addAction("Remove from index…", self.ask_remove)
+        root = self.model.watch_root(path)
+        if root is not None:
+            paused = self.model.watch_states[root] == "paused"
+            m.addAction(f"{'Resume' if paused else 'Pause'} watching {os.path.basename(root) or root}",
+                        lambda: self.watch_pause_requested.emit(root, not paused))
         m.addSeparator()
         m.addAction("Compact and erase…", self.compact_requested.emit).setEnabled(self.compact_btn.isEnabled())
         m.exec(self.tree.viewport().mapToGlobal(pos))

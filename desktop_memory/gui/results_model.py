@@ -47,8 +47,19 @@ MarkedRole = Qt.ItemDataRole.UserRole + 4  # the full text with highlight marks 
 SNIPPET_LINES = 3
 
 
+def is_checked(value: object) -> bool:
+    """A CheckStateRole value as a bool (Qt hands it over as the enum or as its int, depending on the caller)."""
+    if isinstance(value, Qt.CheckState):
+        return value == Qt.CheckState.Checked
+    return isinstance(value, int) and value == Qt.CheckState.Checked.value
+
+
 class ResultsModel(QAbstractListModel):
-    """Holds the current query's results plus the per-result "include in context" flag."""
+    """Holds the current query's results plus the per-result "include in context" flag.
+
+    The flag lives here only, exposed as Qt's CheckStateRole: the results list, the context panel (a proxy view of
+    this model) and the context packer all read and write this one place.
+    """
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -94,10 +105,19 @@ class ResultsModel(QAbstractListModel):
         return 0 <= row < len(self._included) and self._included[row]
 
     def set_included(self, row: int, on: bool) -> None:
-        if 0 <= row < len(self._included) and self._included[row] != on:
+        self.setData(self.index(row), Qt.CheckState.Checked if on else Qt.CheckState.Unchecked,
+                     Qt.ItemDataRole.CheckStateRole)
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: object,
+                role: int = Qt.ItemDataRole.CheckStateRole) -> bool:
+        row = index.row()
+        if role != Qt.ItemDataRole.CheckStateRole or not index.isValid() or not 0 <= row < len(self._included):
+            return False
+        on = is_checked(value)
+        if self._included[row] != on:
             self._included[row] = on
-            idx = self.index(row)
-            self.dataChanged.emit(idx, idx, [IncludedRole, Qt.ItemDataRole.CheckStateRole])
+            self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole, IncludedRole])
+        return True
 
     def row_of_chunk(self, chunk_id: int) -> int:
         for i, r in enumerate(self._results):
@@ -123,6 +143,8 @@ class ResultsModel(QAbstractListModel):
             return r
         if role == IncludedRole:
             return self._included[index.row()]
+        if role == Qt.ItemDataRole.CheckStateRole:
+            return Qt.CheckState.Checked if self._included[index.row()] else Qt.CheckState.Unchecked
         if role == SnippetRole:
             return self._snippets[index.row()]
         if role == MarkedRole:

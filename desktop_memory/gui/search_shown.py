@@ -1,52 +1,36 @@
-"""What one search brings back to the window, and the words around it (Qt-free; the worker runs the search).
+"""The words around a result list, and its highlights (Qt-free).
 
-A search for display is the ranked results plus what the results list needs to be honest about them: the
-lane notes, whether nothing matched strongly (``weak``: "No strong matches", weak passages left out of the
-context), and the keyword lane's own matches in each shown passage (``marked``, for highlighting). The
-highlight query is separate from the ranked search (retrieve/highlight.py) and runs on the same worker.
+What the list must be honest about: whether nothing matched strongly (``weak``: "No strong matches", weak
+passages left out of the context), how much of the library has vectors (the very figures of the status bar),
+and what the keyword lane really matched in each shown passage (``keyword_marks``, from a highlight query run
+on the search's worker, separate from the ranked search: retrieve/highlight.py).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import SearchFilters, SearchResult, Stats
+from ..models import SearchResult, Stats
 from .formatting import counted
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class SearchShown:
-    results: list[SearchResult]
-    notes: list[str] = field(default_factory=list)
-    weak: bool = False  # no strong match at all
-    marked: dict[int, str] | None = None  # {chunk id: text with matched tokens marked}; None = not available
-
-
-def run_search_for_display(svc: Any, query: str, backend: str, top_k: int, filters: SearchFilters) -> SearchShown:
-    """On a worker: search, then mark what the keyword lane matched in the results (when the service can)."""
-    outcome_fn = getattr(svc, "search_outcome", None)
-    if outcome_fn is not None:
-        out = outcome_fn(query, backend=backend, top_k=top_k, filters=filters)
-        shown = SearchShown(list(out.results), list(out.notes), bool(getattr(out, "weak", False)))
-    else:
-        results = svc.search(query, backend=backend, top_k=top_k, filters=filters)
-        shown = SearchShown(list(results), list(getattr(svc, "last_search_notes", []) or []))
-    # a service that calibrates only per result: weak when every result is weak
-    if shown.results and all(r.strength == "weak" for r in shown.results):
-        shown.weak = True
+def keyword_marks(svc: Any, query: str, backend: str, results: list[SearchResult]) -> dict[int, str] | None:
+    """On a worker, after a search: {chunk id: text with what the keyword lane matched marked} for the shown
+    results (service.highlights, a separate small FTS5 query). None when the service cannot tell (the window then
+    marks the query's words); empty for a semantic-only search (nothing was matched word for word)."""
+    if backend == "dense":
+        return {}
     highlights = getattr(svc, "highlights", None)
-    if highlights is not None and shown.results and backend != "dense":
-        try:
-            shown.marked = highlights(query, [r.chunk_id for r in shown.results])
-        except Exception:  # highlighting is a nicety: results without it beat no results
-            log.warning("highlighting the results failed", exc_info=True)
-    elif backend == "dense":
-        shown.marked = {}  # semantic only: nothing was matched word for word
-    return shown
+    if highlights is None or not results:
+        return None
+    try:
+        return dict(highlights(query, [r.chunk_id for r in results]))
+    except Exception:  # highlighting is a nicety: results without it beat no results
+        log.warning("highlighting the results failed", exc_info=True)
+        return None
 
 
 def results_header(results: list[SearchResult], weak: bool, backend: str, ms: float) -> str:

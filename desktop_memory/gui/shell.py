@@ -8,6 +8,7 @@ the window closes if the person chose that ([tray] close_to_tray, off by default
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,17 @@ def _error_text(exc: BaseException) -> str:
     from .main_window import error_text
 
     return error_text(exc)
+
+
+def watch_controller(window: Any) -> Any:
+    """The window's folder-watching controller (gui/watch_controller.py), if it has one."""
+    from .watch_controller import WatchController
+
+    found = window.findChildren(WatchController)
+    for name in ("watch", "watcher", "watch_controller"):
+        if isinstance(getattr(window, name, None), WatchController):
+            return getattr(window, name)
+    return found[0] if found else None
 
 
 class WindowEngine:
@@ -71,18 +83,25 @@ class DesktopShell(QObject):
         self._quitting = False
         self.tray: Tray | None = None
         if tray and QSystemTrayIcon.isSystemTrayAvailable():
-            watcher = getattr(window, "watch", None)  # a folder-watching controller, when the app has one
-            self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray,
-                             can_pause=callable(getattr(watcher, "set_paused", None)), parent=self)
+            watcher = watch_controller(window)
+            self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray, can_pause=watcher is not None,
+                             parent=self)
             self.tray.quick_requested.connect(self.show_quick)
             self.tray.show_requested.connect(self.show_window)
             self.tray.quit_requested.connect(self.quit)
             self.tray.close_to_tray_toggled.connect(self._set_close_to_tray)
-            self.tray.pause_toggled.connect(getattr(watcher, "set_paused", lambda _on: None))
+            if watcher is not None:
+                self.tray.set_paused(watcher.paused_all)
+                self.tray.pause_toggled.connect(watcher.set_paused)
+                watcher.status_changed.connect(lambda _text: self._sync_pause(watcher))
             self.tray.show()
         if server is not None:
             server.message.connect(self.handle)
         window.installEventFilter(self)
+
+    def _sync_pause(self, watcher: Any) -> None:
+        if self.tray is not None:  # paused from the window (File → Pause watching): the tray's tick follows
+            self.tray.set_paused(watcher.paused_all)
 
     # ------------------------------------------------------------------ requests from a second process
     def handle(self, msg: dict[str, Any]) -> None:
@@ -124,8 +143,8 @@ class DesktopShell(QObject):
 
     # ------------------------------------------------------------------ closing and quitting
     def _set_close_to_tray(self, on: bool) -> None:
-        self.window.settings.tray.close_to_tray = on
-        self.window.persist_settings()
+        s = self.window.settings  # replaced, never edited (ServiceHost.replace also saves it)
+        self.window.host.replace(dataclasses.replace(s, tray=dataclasses.replace(s.tray, close_to_tray=on)))
 
     def keeps_running(self) -> bool:
         return (not self._quitting and self.tray is not None and self.tray.is_visible()

@@ -190,12 +190,11 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
 # Qt already falls back to an installed one per glyph (fontconfig on Linux); do NOT register them as family
 # substitutes: an emoji font has digit, '#', '*' and space glyphs (keycaps) and would then draw ordinary text.
 EMOJI_FAMILIES = ("Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", "Twemoji", "EmojiOne Color", "Symbola")
-_emoji_checked = False
+_emoji_checked: list[bool] = []  # logged once per process
 
 
 def install_emoji_fallback(app: QApplication) -> list[str]:
     """The emoji families installed; logs once, with the fix, when there is none (emoji would show as boxes)."""
-    global _emoji_checked
     from PySide6.QtGui import QFontDatabase
 
     found = [f for f in EMOJI_FAMILIES if f in set(QFontDatabase.families())]
@@ -203,7 +202,7 @@ def install_emoji_fallback(app: QApplication) -> list[str]:
         logging.getLogger(__name__).info(
             "no colour emoji font installed: emoji in documents show as boxes (Debian/Ubuntu: apt install "
             "fonts-noto-color-emoji)")
-    _emoji_checked = True
+    _emoji_checked.append(True)
     return found
 
 

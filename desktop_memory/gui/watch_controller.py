@@ -102,3 +102,55 @@ class WatchController(QObject):
         self.last_update = update
         self.updated.emit(update)
         self.status_changed.emit(self.status_text())
+
+
+def install_watch(window: Any, menu: Any = None) -> WatchController:
+    """Wire live folders into the main window with signals only: the watch starts when the library opens, learns
+    about added/removed folders when a job ends, shows "watching N folders" in the status bar and each folder's
+    state in the Library, refreshes the Library after a change, and persists pause state in settings.
+
+    The window must call ``controller.stop()`` before it closes or replaces its service."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QLabel
+
+    def persist(paused_all: bool, paused: tuple[str, ...]) -> None:
+        import dataclasses
+
+        window.settings.watch = dataclasses.replace(window.settings.watch, paused_all=paused_all, paused=paused)
+        window.persist_settings()
+
+    ctl = WatchController(window, persist=persist)
+    label = QLabel("")
+    label.setObjectName("Muted")
+    label.setToolTip("Folders in the library are watched: changes are indexed as they happen")
+    window.statusBar().addPermanentWidget(label)
+    library = window.library
+
+    def show_states() -> None:
+        label.setText(ctl.status_text())
+        library.model.set_watch_states(ctl.folder_states())
+
+    def updated(update: WatchUpdate) -> None:
+        if update.changed or update.kind in ("error", "embedded"):
+            window.statusBar().showMessage(update.message.splitlines()[0], 8000)
+        if update.changed or update.kind == "embedded":
+            window.refresh_library_and_stats()
+
+    def service_ready() -> None:
+        if window.svc is not None:
+            ctl.start(window.svc)
+
+    window.service_ready.connect(service_ready)
+    window.job_finished.connect(lambda _summary: ctl.refresh())  # a folder added or removed
+    ctl.status_changed.connect(lambda _text: show_states())
+    ctl.updated.connect(updated)
+    library.watch_pause_requested.connect(lambda folder, pause: ctl.set_paused(pause, folder))
+    if menu is not None:
+        menu.addSeparator()
+        pause_all = QAction("Pause &watching folders", window, checkable=True)
+        pause_all.setStatusTip("Stop indexing changes in library folders until resumed (then catch up)")
+        pause_all.triggered.connect(ctl.set_paused)  # by the user only (not by setChecked below)
+        menu.aboutToShow.connect(lambda: pause_all.setChecked(ctl.paused_all))
+        menu.addAction(pause_all)
+        window.act_pause_watching = pause_all
+    return ctl

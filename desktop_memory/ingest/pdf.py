@@ -37,6 +37,8 @@ from .readers import check_file, open_checked
 PAGE_SEPARATOR = "\n\f\n"
 START_TIMEOUT_S = 60.0  # first start imports pdfplumber + pypdfium2; not counted against a file's timeout
 _POLL_S = 0.25
+OCR_SHARE = 0.8  # OCR stops at this share of the time limit and keeps the pages it read
+OCR_MIN_MEMORY_MB = 3072  # RapidOCR maps ~1.8 GB of address space (~700 MB resident) on a 144-dpi page
 
 
 def build_pdf_doc(reply: dict[str, Any]) -> ExtractedDoc:
@@ -142,9 +144,10 @@ class PdfExtractor:
     # -- public --------------------------------------------------------------------------------------------
 
     def extract(
-        self, path: str, *, timeout_s: float, max_memory_mb: int | None, engine: str = "auto"
+        self, path: str, *, timeout_s: float, max_memory_mb: int | None, engine: str = "auto", ocr: bool = False
     ) -> ExtractedDoc:
-        request = {"op": "extract", "path": os.path.abspath(path), "engine": engine, "max_memory_mb": max_memory_mb}
+        request = {"op": "extract", "path": os.path.abspath(path), "engine": engine, "max_memory_mb": max_memory_mb,
+                   "ocr": ocr, "ocr_budget_s": OCR_SHARE * timeout_s}
         return build_pdf_doc(self.request(request, timeout_s=timeout_s, max_memory_mb=max_memory_mb))
 
     def extract_document(self, path: str, ext: str, *, timeout_s: float, max_memory_mb: int | None) -> ExtractedDoc:
@@ -154,7 +157,7 @@ class PdfExtractor:
         return build_office_doc(reply)
 
     def request(self, request: dict[str, Any], *, timeout_s: float, max_memory_mb: int | None = None,
-                what: str = "pdf") -> dict:
+                what: str = "pdf") -> dict[str, Any]:
         """Send one request and wait for the reply, killing the worker if it overruns or dies."""
         with self._lock:
             self._ensure_started()
@@ -208,7 +211,7 @@ class PdfExtractor:
         if not hello.get("ok"):
             raise ExtractionError(hello.get("reason") or "PDF support is not available")
 
-    def _wait(self, timeout_s: float, max_memory_mb: int | None, what: str = "pdf") -> dict:
+    def _wait(self, timeout_s: float, max_memory_mb: int | None, what: str = "pdf") -> dict[str, Any]:
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
             remaining = deadline - time.monotonic()
@@ -217,7 +220,7 @@ class PdfExtractor:
                 raise ExtractionError(f"{_WORDS[what][0]} took longer than {timeout_s:g} s")
             try:
                 if self._conn.poll(min(remaining, _POLL_S)):
-                    reply = self._conn.recv()
+                    reply: dict[str, Any] = self._conn.recv()
                     if reply.get("restart"):
                         self._reap()
                     return reply
@@ -230,7 +233,7 @@ class PdfExtractor:
         if proc is None:
             return None
         proc.join(5.0)
-        code = proc.exitcode
+        code: int | None = proc.exitcode
         self._kill()
         return code
 
@@ -282,8 +285,11 @@ def extract_pdf(path: str, settings: IngestSettings, *, extractor: PdfExtractor 
     check_file(path, settings)
     os.close(open_checked(path))  # permission problems are reported here, in words, not by the worker
     engine = getattr(settings, "pdf_engine", "auto") or "auto"
+    memory = settings.pdf_max_memory_mb
+    if settings.ocr and memory:
+        memory = max(memory, OCR_MIN_MEMORY_MB)
     return (extractor or default_extractor()).extract(
-        path, timeout_s=settings.pdf_timeout_s, max_memory_mb=settings.pdf_max_memory_mb, engine=engine
+        path, timeout_s=settings.pdf_timeout_s, max_memory_mb=memory, engine=engine, ocr=settings.ocr
     )
 
 
@@ -297,6 +303,6 @@ def extract_document(path: str, settings: IngestSettings, *, extractor: PdfExtra
     )
 
 
-def extract_pdf_in_process(path: str, engine: str = "auto") -> ExtractedDoc:
+def extract_pdf_in_process(path: str, engine: str = "auto", *, ocr: bool = False) -> ExtractedDoc:
     """Same result without the sandbox: for debugging and benchmarks only (no time or memory bound)."""
-    return build_pdf_doc(pdf_worker.extract(os.path.abspath(path), engine))
+    return build_pdf_doc(pdf_worker.extract(os.path.abspath(path), engine, ocr=ocr))

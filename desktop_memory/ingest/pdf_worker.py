@@ -21,11 +21,12 @@ import time
 import unicodedata
 from typing import Any
 
+from .ocr import ENABLE_HINT, INSTALL_HINT, NOTHING_FOUND, ocr_available, ocr_pages
 from .pdf_clean import clean_pages, place_headings
 
 ENGINES = ("auto", "pdfium", "pdfplumber")
 ENCRYPTED_REASON = "password-protected PDF (encrypted); remove the password to index it"
-NO_TEXT_REASON = "no text layer (scanned PDF?); OCR it first"
+NO_TEXT_REASON = INSTALL_HINT  # a scan, without the OCR extra (with it: see ``scanned_reason``)
 BLANK_REASON = "no text found: every page is blank"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # keeps \t and \n; \f (our page separator) goes
@@ -93,14 +94,15 @@ def is_memory_error(exc: BaseException) -> bool:
         if isinstance(e, MemoryError) or _OOM_TEXT.search(str(e)):
             return True
         todo += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-        todo += [e.__cause__, e.__context__]
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
     return False
 
 
 def describe_pages(numbers: list[int]) -> str:
     """[3, 7, 8, 9] → "3, 7–9"."""
     parts: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0
     for n in numbers:
         if start is None:
             start = prev = n
@@ -133,7 +135,7 @@ class _Attempt:
 
     @property
     def has_text(self) -> bool:
-        return bool(self.pages) and any(p for p in self.pages)
+        return any(p for p in self.pages or [])
 
 
 def _pdfium(path: str) -> _Attempt:
@@ -194,7 +196,7 @@ def _outline(doc: Any) -> list[tuple[int, str, int]]:
     return out
 
 
-def _plumber_open(path: str, attempt: _Attempt):
+def _plumber_open(path: str, attempt: _Attempt) -> Any:
     import pdfplumber
 
     try:
@@ -245,21 +247,39 @@ def _plumber(path: str) -> _Attempt:
     return a
 
 
-def extract(path: str, engine: str = "auto") -> dict[str, Any]:
-    """Extract page texts with the chosen engine ("auto": PDFium, then pdfplumber when PDFium finds nothing)."""
+def scanned_reason(ocr: bool) -> str:
+    """Why a scan is skipped: the extra is missing, or installed but OCR is switched off."""
+    return ENABLE_HINT if ocr_available() and not ocr else INSTALL_HINT
+
+
+def extract(path: str, engine: str = "auto", *, ocr: bool = False, deadline: float | None = None) -> dict[str, Any]:
+    """Extract page texts with the chosen engine ("auto": PDFium, then pdfplumber when PDFium finds nothing).
+
+    ``ocr`` (and the extra installed): image-only pages are read by OCR until ``deadline`` (time.monotonic()).
+    """
     if engine not in ENGINES:
         raise ValueError(f"unknown PDF engine {engine!r}")
+    use_ocr = ocr and ocr_available()
     first = _pdfium(path) if engine in ("auto", "pdfium") else None
     if first is not None and first.encrypted:
         return _fail(ENCRYPTED_REASON, "skipped")
     if first is not None and first.has_text:
-        return _ok(first, "pdfium")
+        return _ok(first, "pdfium", path if use_ocr else None, deadline)
     second = _plumber(path) if engine in ("auto", "pdfplumber") else None
     if second is not None and second.encrypted:
         return _fail(ENCRYPTED_REASON, "skipped")
     if second is not None and second.has_text:
-        return _ok(second, "pdfplumber")
-    return _no_text_outcome(first, second)
+        return _ok(second, "pdfplumber", path if use_ocr else None, deadline)
+    outcome = _no_text_outcome(first, second)
+    if outcome.get("reason") != NO_TEXT_REASON:
+        return outcome
+    scan = next((a for a in (first, second) if a is not None and a.pages), None)
+    if not use_ocr or scan is None:
+        return _fail(scanned_reason(ocr), "skipped")
+    result = _ok(scan, "ocr", path, deadline)
+    if not any(result["pages"]):
+        return _fail(NOTHING_FOUND, "skipped")
+    return result
 
 
 def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[str, Any]:
@@ -284,10 +304,20 @@ def _no_text_outcome(first: _Attempt | None, second: _Attempt | None) -> dict[st
     return _fail(f"corrupt PDF: {cause}", "failed")
 
 
-def _ok(a: _Attempt, engine: str) -> dict[str, Any]:
-    raw = a.pages or []
-    empty = [i + 1 for i, text in enumerate(raw) if not text]
+def _ok(a: _Attempt, engine: str, ocr_path: str | None = None, deadline: float | None = None) -> dict[str, Any]:
+    raw = list(a.pages or [])
     warnings = []
+    if ocr_path is not None:  # image-only pages → OCR text (page locations unchanged)
+        blank = [i for i, text in enumerate(raw) if not text]
+        found, late = ocr_pages(ocr_path, blank, deadline if deadline is not None else time.monotonic() + 60)
+        for i, text in found.items():
+            raw[i] = clean_page_text(text)
+        if found:
+            noun = "page" if len(found) == 1 else "pages"
+            warnings.append(f"{noun} {describe_pages(sorted(i + 1 for i in found))} read by OCR")
+        if late:
+            warnings.append(f"OCR stopped at the time limit: {describe_pages([i + 1 for i in late])} not read")
+    empty = [i + 1 for i, text in enumerate(raw) if not text]
     if empty:
         noun = "page" if len(empty) == 1 else "pages"
         verb = "has" if len(empty) == 1 else "have"
@@ -346,6 +376,8 @@ def handle(request: dict[str, Any], original: tuple[int, int] | None) -> dict[st
         return _fail(f"unknown request {op!r}", "failed")
     mb = request.get("max_memory_mb")
     fmt = request.get("format") or ".pdf"
+    budget = request.get("ocr_budget_s")
+    deadline = time.monotonic() + float(budget) if budget else None
     what = "PDF" if fmt == ".pdf" else "document"
     try:
         _set_address_space_limit(mb, original)
@@ -353,7 +385,8 @@ def handle(request: dict[str, Any], original: tuple[int, int] | None) -> dict[st
             from .office import extract_office
 
             return extract_office(request["path"], fmt)
-        return extract(request["path"], request.get("engine") or "auto")
+        return extract(request["path"], request.get("engine") or "auto", ocr=bool(request.get("ocr")),
+                       deadline=deadline)
     except Exception as exc:  # MemoryError, or a failure we did not classify: still one file, not the app
         if is_memory_error(exc):
             noun = "PDF extraction" if fmt == ".pdf" else "reading the document"
@@ -391,7 +424,7 @@ def exit_with_parent(parent_pid: int, poll_s: float = PARENT_POLL_S) -> threadin
     return thread
 
 
-def worker_main(conn, parent_pid: int | None = None) -> None:
+def worker_main(conn: Any, parent_pid: int | None = None) -> None:
     """Child-process entry point: import the engines once, then serve requests until EOF or "exit"."""
     exit_with_parent(parent_pid if parent_pid is not None else os.getppid())
     try:

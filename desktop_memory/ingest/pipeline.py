@@ -32,6 +32,7 @@ from ..models import (
     IndexSummary,
 )
 from ..store import Store
+from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
 from .readers import read_document
@@ -86,7 +87,7 @@ def index_paths(
     with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
         summary = _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
                                embed=embed)
-    store.checkpoint_erased()  # a vanished file's or an edited file's old text leaves the WAL too
+        store.checkpoint_erased()  # a vanished or edited file's old text leaves the FTS index and the WAL too
     return summary
 
 
@@ -144,6 +145,11 @@ def _index_one(store: Store, entry, settings: Settings, force: bool, summary: In
         summary.skipped += 1
         return FileOutcome(path, STATUS_SKIPPED, entry.skip_reason)
     existing = store.get_document(path)
+    named = kind_from_name(path)
+    if existing is not None and named is not None and existing.kind != named:
+        # A reader for this kind arrived or changed (a .docx once skipped as binary, a .html once read as code):
+        # read it again even though the file itself did not change.
+        force = True
     if (not force and existing is not None and existing.size == entry.size and existing.mtime == entry.mtime
             and existing.status in (STATUS_INDEXED, STATUS_SKIPPED, STATUS_FAILED)):
         summary.unchanged += 1
@@ -179,7 +185,8 @@ def _index_one(store: Store, entry, settings: Settings, force: bool, summary: In
         if exc.reason == GONE_REASON:  # deleted between the walk and the read: same as a vanished file
             return _failed(store, entry, summary, GONE_REASON, remove=existing)
         if exc.status == STATUS_SKIPPED:
-            store.record_outcome(path=path, status=STATUS_SKIPPED, error=exc.reason, size=entry.size, mtime=entry.mtime)
+            store.record_outcome(path=path, status=STATUS_SKIPPED, error=exc.reason, size=entry.size, mtime=entry.mtime,
+                                 kind=kind_from_name(path) or "")
             summary.skipped += 1
             return FileOutcome(path, STATUS_SKIPPED, exc.reason)
         return _failed(store, entry, summary, exc.reason, remove=None)
@@ -217,7 +224,8 @@ def _failed(store: Store, entry, summary: IndexSummary, reason: str, *, remove) 
         store.remove_documents([remove.id])
         summary.removed += 1
     else:
-        store.record_outcome(path=entry.path, status=STATUS_FAILED, error=reason, size=entry.size, mtime=entry.mtime)
+        store.record_outcome(path=entry.path, status=STATUS_FAILED, error=reason, size=entry.size, mtime=entry.mtime,
+                             kind=kind_from_name(entry.path) or "")
     summary.failed += 1
     return FileOutcome(entry.path, STATUS_FAILED, reason)
 

@@ -75,15 +75,15 @@ class Library:
             if not self.db_path.is_file():
                 raise LibraryMissing(missing_message(self.db_path))
             _probe(self.db_path, wait_ms)
-            svc = MemoryService(self.settings, db_path=self.db_path, embedder=self._embedder)
-            svc.store.conn.setbusytimeout(BUSY_WAIT_MS)
-            self._svc = svc
+            self._svc = MemoryService(self.settings, db_path=self.db_path, embedder=self._embedder,
+                                      busy_timeout_ms=BUSY_WAIT_MS)
         return self._svc
 
     def warm_up(self) -> None:
         """Open the database and load the model in the background, so the first search is a warm one."""
         def warm(svc: MemoryService) -> None:
-            model_id, _ = svc.store.model_info()
+            with svc.reading() as store:
+                model_id, _ = store.model_info()
             if model_id and self.settings.search.backend in ("hybrid", "dense"):
                 svc.load_embedder()
 

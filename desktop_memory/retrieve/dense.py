@@ -33,7 +33,7 @@ import numpy as np
 from ..models import SearchFilters
 from ..store import Store
 from ..store.vectors import float_blob, sign_bits
-from .filters import filter_sql
+from .copies import allowed_canonical_sql
 
 Ranked = list[tuple[int, float]]
 
@@ -161,11 +161,12 @@ def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -
 
 
 def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | None:
-    where, params = filter_sql(filters)
-    if not where:
+    """Embedded canonical chunks whose own file or a collapsed copy's file passes the filters (see copies.py)."""
+    sql, params = allowed_canonical_sql(filters)
+    if not sql:
         return None
     rows = store.conn.execute(
-        "select c.id from chunks c join documents d on d.id = c.doc_id where c.embedded = 1 and " + where, params
+        f"select distinct a.id from ({sql}) a join chunks k on k.id = a.id where k.embedded = 1", params
     ).fetchall()
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
@@ -193,12 +194,11 @@ def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: Searc
 
 def dense_exact(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None) -> Ranked:
     """Exact cosine top-k by scanning every stored float vector with vec_distance_l2 (reference; slow at scale)."""
-    where, params = filter_sql(filters)
+    where, params = allowed_canonical_sql(filters)
     blob = float_blob(np.asarray(query_vec, dtype=np.float32).reshape(-1))
     if where:
         sql = ("select v.id, vec_distance_l2(v.embedding, ?) as d from chunk_vectors v where v.id in "
-               "(select c.id from chunks c join documents d on d.id = c.doc_id where c.embedded = 1 and " + where +
-               ") order by d, v.id limit ?")
+               "(" + where + ") order by d, v.id limit ?")
         rows = store.conn.execute(sql, (blob, *params, int(limit))).fetchall()
     else:
         rows = store.conn.execute(

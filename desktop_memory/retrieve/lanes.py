@@ -14,10 +14,11 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
+from ..store.cjk import query_grams
+from .copies import allowed_canonical_sql, allowed_sql
 from .dense import dense_exact, dense_search
-from .filters import filter_sql
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms
-from .query_text import STOPWORDS, query_terms, quote_fts
+from .query_text import STOPWORDS, quote_fts, term_counts, weighted_terms
 
 Ranked = list[tuple[int, float]]
 
@@ -25,24 +26,40 @@ Ranked = list[tuple[int, float]]
 def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None = None,
              term_budget: int = 0) -> Ranked:
     """BM25 over an OR of the query's terms; with ``term_budget`` > 0 the most common terms may be left out so
-    the rows FTS5 must score stay within that many postings (see keyword.py)."""
-    terms = query_terms(query)
-    if not terms:
+    the rows FTS5 must score stay within that many postings (see keyword.py). Text written without spaces (CJK,
+    Thai) is matched through its bigram index as well (store/cjk.py); a chunk found both ways sums its scores."""
+    counts = term_counts(query)
+    if not counts:
         return []
-    if term_budget > 0 and len(terms) > 1:
-        terms, _dropped = plan_terms(store, terms, term_budget)
-    expr = " OR ".join(quote_fts(t) for t in terms)
-    where, params = filter_sql(filters)
+    kept = None
+    if term_budget > 0 and len(counts) > 1:
+        kept, _dropped = plan_terms(store, list(counts), term_budget)
+    expr = " OR ".join(quote_fts(t) for t in weighted_terms(counts, kept))
+    ranked = _match(store, "chunks_fts", expr, limit, filters)
+    grams = query_grams(query)
+    if grams:
+        extra = _match(store, "chunks_cjk", " OR ".join(quote_fts(g) for g in grams), limit, filters)
+        if extra:
+            scores = dict(ranked)
+            for cid, score in extra:
+                scores[cid] = scores.get(cid, 0.0) + score
+            ranked = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:limit]
+    return ranked
+
+
+def _match(store: Store, table: str, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
+    """(chunk id, -bm25) of the best ``limit`` rows of FTS5 ``table`` matching ``expr`` inside the filters."""
+    where, params = allowed_sql(filters)
     if where:
         sql = (
-            "select f.rowid, -f.rank from chunks_fts f join chunks c on c.id = f.rowid "
-            "join documents d on d.id = c.doc_id where chunks_fts match ? and " + where +
+            f"select f.rowid, -f.rank from {table} f join chunks c on c.id = f.rowid "
+            f"join documents d on d.id = c.doc_id where {table} match ? and " + where +
             " order by f.rank, f.rowid limit ?"
         )
         rows = store.conn.execute(sql, (expr, *params, limit)).fetchall()
     else:
         rows = store.conn.execute(
-            "select rowid, -rank from chunks_fts where chunks_fts match ? order by rank, rowid limit ?", (expr, limit)
+            f"select rowid, -rank from {table} where {table} match ? order by rank, rowid limit ?", (expr, limit)
         ).fetchall()
     return [(int(cid), float(score)) for cid, score in rows]
 
@@ -101,24 +118,18 @@ class Bm25Index:
 
     def search(self, store: Store, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
         self._ensure(store)
-        words = query_terms(query)
+        words = weighted_terms(term_counts(query))
         if self._bm25 is None or not words:
             return []
         terms = [t for toks in index_tokens(store, words) for t in toks]
-        terms = list(dict.fromkeys(t for t in terms if t not in self._stop)) or terms
+        terms = [t for t in terms if t not in self._stop] or terms  # repeats kept: they weigh more, as in fts
         if not terms:
             return []
         scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
         mask = scores > 0
-        where, params = filter_sql(filters)
-        if where:
-            allowed = np.fromiter(
-                (r[0] for r in store.conn.execute(
-                    "select c.id from chunks c join documents d on d.id = c.doc_id where c.dup_of is null and " + where,
-                    params,
-                )),
-                dtype=np.int64,
-            )
+        allowed_ids, params = allowed_canonical_sql(filters)
+        if allowed_ids:
+            allowed = np.fromiter((r[0] for r in store.conn.execute(allowed_ids, params)), dtype=np.int64)
             mask &= np.isin(self._ids, allowed)
         idx = np.nonzero(mask)[0]
         # Sort by score desc, then chunk id asc (lexsort: last key is primary).

@@ -10,8 +10,10 @@ from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
 from ..models import Location, SearchFilters, SearchResult
 from ..store import HEADING_SEP, Store
-from .fusion import ZSCORE_DEPTH, fuse
+from .copies import resolve_holders
+from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
+from .strength import STRONG, LaneScale, classify, lane_scale, strong_only
 
 MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
@@ -20,6 +22,7 @@ MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine que
 # dense lane re-scores >= 1,000 candidates either way). SciFact train, RRF k = 60: 0.7232 at 50 per lane,
 # 0.7249 at 200 (docs/BENCHMARKS.md).
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
+GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -34,6 +37,13 @@ class SearchOutcome:
     notes: list[str] = field(default_factory=list)  # e.g. "semantic lane off: embedder unreachable"
     timings_ms: dict[str, float] = field(default_factory=dict)  # embed, fts, dense, bm25, fuse, fetch, total
     weak: bool = False  # no strong match at all ("no strong matches" in the window; an empty context by default)
+    # the first screen: the best passage of each of the top_k best files, best first; each carries the chunk ids
+    # of that file's other passages ranked before the last file shown (``more_in_file``: "+2 more in this file")
+    files: list[SearchResult] = field(default_factory=list)
+
+    def strong_results(self) -> list[SearchResult]:
+        """The passages called strong: what the prompt context takes by default (``strength.strong_only``)."""
+        return strong_only(self.results)
 
 
 class Searcher:
@@ -81,26 +91,18 @@ class Searcher:
                 continue
             out.timings_ms[lane] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
-        fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k)[:top_k]
+        fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k)
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
-        rows = fetch_rows(store, [cid for cid, _, _ in fused])
-        for rank, (cid, score, hits) in enumerate(fused, start=1):
-            row = rows.get(cid)
-            if row is None:  # deleted between lanes and fetch by a concurrent writer
-                continue
-            _, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
-            loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
-                                       page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
-            out.results.append(
-                SearchResult(rank=len(out.results) + 1, score=score, chunk_id=cid, doc_id=doc_id, source=path,
-                             kind=kind, text=text, location=loc, lanes=hits, mtime=mtime)
-            )
+        scale = lane_scale(store, query, lanes)
+        out.results, out.files = _hydrate(store, fused, top_k, filters, scale, semantic="dense" in lanes)
+        out.weak = not any(r.strength == STRONG for r in out.results)
         out.timings_ms["fetch"] = (time.perf_counter() - ts) * 1000
         out.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return out
 
-    def _dense(self, store, embedder, query, fetch, filters, out: SearchOutcome, *, strict: bool):
+    def _dense(self, store: Store, embedder: Embedder | None, query: str, fetch: int,
+               filters: SearchFilters | None, out: SearchOutcome, *, strict: bool) -> list[tuple[int, float]] | None:
         """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises)."""
         model_id, dim = store.model_info()
         reason = None
@@ -110,7 +112,7 @@ class Searcher:
             reason = "no vectors yet (embedding has not run)"
         elif model_id != embedder.model_id:
             reason = f"index holds {model_id} vectors but the embedder is {embedder.model_id}; re-embed to use it"
-        if reason is None:
+        if reason is None and embedder is not None:
             te = time.perf_counter()
             try:
                 qvec = embedder.embed_query(query)
@@ -129,3 +131,43 @@ class Searcher:
             raise EmbedderError(f"Semantic search is unavailable: {reason}.")
         out.notes.append(f"semantic lane off: {reason}")
         return None
+
+
+def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None, scale: LaneScale,
+             *, semantic: bool) -> tuple[list[SearchResult], list[SearchResult]]:
+    """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
+
+    Each passage is shown in its own file, or, when a filter leaves that file out, in the first collapsed copy
+    inside the filter (copies.py); ``also_in`` names every other file holding it."""
+    out: list[SearchResult] = []
+    files: dict[int, SearchResult] = {}
+    window = 0  # fused entries examined
+    step = max(top_k * 2, 32)
+    horizon = min(len(fused), max(top_k * GROUP_HORIZON, 50))  # "+N more in this file" counts within this
+    while window < horizon and (len(out) < top_k or len(files) < top_k):
+        part = fused[window:min(horizon, window + step)]
+        window += len(part)
+        holders = resolve_holders(store, [cid for cid, _, _ in part], filters)
+        rows = fetch_rows(store, [h.shown.chunk_id for h in holders.values()])
+        for cid, score, hits in part:
+            h = holders.get(cid)
+            row = rows.get(h.shown.chunk_id) if h else None
+            if h is None or row is None:  # deleted between lanes and fetch by a concurrent writer
+                continue
+            shown_id, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
+            if len(out) >= top_k and doc_id not in files and len(files) >= top_k:
+                break
+            loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
+                                       page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
+            res = SearchResult(rank=len(out) + 1, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
+                               kind=kind, text=text, location=loc, lanes=hits, mtime=mtime,
+                               strength=classify(hits, scale, semantic=semantic), also_in=h.also_in())
+            if len(out) < top_k:
+                out.append(res)
+            best = files.get(doc_id)
+            if best is None:
+                if len(files) < top_k:
+                    files[doc_id] = res
+            else:
+                best.more_in_file.append(shown_id)
+    return out, list(files.values())

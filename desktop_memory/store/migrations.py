@@ -117,6 +117,30 @@ def _migration_2(conn: apsw.Connection) -> None:
 MIGRATIONS.append(_migration_2)
 
 
+def _migration_cjk(conn: apsw.Connection) -> None:
+    """Bigram keyword index for text written without spaces (CJK, Thai ...): ``chunks_cjk`` (see ``store/cjk.py``).
+
+    Filled from the existing canonical chunks that hold such text; an English library gets an empty table."""
+    from .cjk import CREATE_TABLE, grams_text
+
+    conn.execute(CREATE_TABLE)
+    # like chunks_fts (privacy): a removed chunk's grams leave the index segments instead of lingering there
+    conn.execute("insert into chunks_cjk(chunks_cjk, rank) values('secure-delete', 1)")
+    after = 0
+    while True:
+        rows = conn.execute(
+            "select id, text from chunks where dup_of is null and id > ? order by id limit 2048", (after,)
+        ).fetchall()
+        if not rows:
+            break
+        after = rows[-1][0]
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
+
+
+MIGRATIONS.append(_migration_cjk)
+
+
 def _migration_secure_delete(conn: apsw.Connection) -> None:
     """FTS5 removes a deleted chunk's terms from its index segments instead of adding a tombstone beside them.
 

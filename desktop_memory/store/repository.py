@@ -5,6 +5,7 @@ Invariants kept by every write (and checked by tests after kill -9):
 - a vector exists for a chunk iff ``embedded = 1``, and only for live canonical chunks; it is written in the same
   transaction as that flag, as a float32 BLOB (``chunk_vectors``) plus its sign bits (``chunk_vector_bits``);
 - the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed;
+- ``meta.content_version`` / ``catalog_version`` count document changes (see :meth:`Store.change_stamp`);
 - ``meta.vec_epoch`` / ``vec_seq`` / ``vec_deleted`` count vector changes so in-memory search structures built
   from the stored bits (``retrieve/dense.py``) know when to refresh: ``vec_seq`` grows when vectors are appended
   with ids above every stored id, ``vec_epoch`` when any other id gains a vector or everything is reset.
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
@@ -25,12 +27,14 @@ import numpy as np
 from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
 from . import migrations as _migrations
+from . import erase
+from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
+from .erase import Erasing
 from .migrations import current_version, migrate
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
-BULK_REMOVE = 200  # removing at least this many documents at once: one transaction and an FTS rebuild (see below)
 
 
 @dataclass
@@ -54,7 +58,7 @@ class WriteResult:
     vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
 
 
-class Store:
+class Store(Erasing):
     """A connection to one index file. Not shared between threads: each thread opens its own Store."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
@@ -72,6 +76,7 @@ class Store:
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly else secure_store_files(self.path)
         self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
+        self._erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
         self._vec_dim: int | None = None
 
     def _migrate(self) -> None:
@@ -104,38 +109,6 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    # ---------- erasing ----------
-    def checkpoint(self) -> bool:
-        """Copy the WAL into the database and truncate it to zero bytes (TRUNCATE checkpoint).
-
-        With ``secure_delete`` the database file no longer holds deleted rows, but the WAL still holds the pages
-        as they were before the delete until a checkpoint rewrites and truncates it. Returns False when a reader
-        on another connection kept part of the WAL alive (it waits for them up to the busy timeout first)."""
-        try:
-            row = self.conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()
-        except apsw.BusyError:
-            return False
-        return row is not None and not row[0]  # (busy, wal frames, frames checkpointed)
-
-    def checkpoint_erased(self) -> bool:
-        """``checkpoint()`` if rows were deleted or replaced since the last one (cheap no-op otherwise)."""
-        if not self._erased:
-            return True
-        done = self.checkpoint()
-        self._erased = not done
-        return done
-
-    def compact(self) -> tuple[int, int]:
-        """Rebuild the file from live data only ("Compact and erase"): FTS5 segments merged (older deletions
-        that predate secure-delete dropped), VACUUM, WAL truncated. Returns (bytes before, bytes after)."""
-        before = self.db_bytes()
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-        self.conn.execute("vacuum")
-        self._erased = True
-        self.checkpoint_erased()
-        return before, self.db_bytes()
-
     @contextmanager
     def immediate_writes(self) -> Iterator[Store]:
         """Inside this block, this connection's outermost transactions start with BEGIN IMMEDIATE.
@@ -163,6 +136,15 @@ class Store:
 
     def content_version(self) -> int:
         return int(self.get_meta("content_version") or 0)
+
+    def change_stamp(self) -> tuple[int, ...]:
+        """Every change counter in one read: content_version (chunks written or removed), catalog_version (a file
+        recorded as skipped/failed or touched), vec_epoch / vec_seq / vec_deleted (vectors). Equal stamps: nothing
+        committed in between, by any process; the GUI's "library changed" signal is built on this."""
+        keys = ("content_version", "catalog_version", "vec_epoch", "vec_seq", "vec_deleted")
+        rows = self.conn.execute(f"select key, value from meta where key in ({', '.join('?' * len(keys))})", keys)
+        values = {str(k): int(str(v)) for k, v in rows}
+        return tuple(values.get(k, 0) for k in keys)
 
     def _bump_version(self) -> None:
         self.conn.execute(
@@ -334,7 +316,12 @@ class Store:
             if existing:
                 doc_id = existing[0]
                 kept = self._stash_reusable_vectors(doc_id, chunks)
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
+                if bulk:
+                    self._fts_secure_delete(True)
                 self.conn.execute(
                     "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
                     "error=?, indexed_at=? where id=?",
@@ -443,7 +430,13 @@ class Store:
             rows,
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
+        self._index_cjk(fts_rows)
         return dups
+
+    def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Bigram rows (chunks_cjk) for canonical chunks holding text written without spaces (store/cjk.py)."""
+        grams = [(cid, grams_text(text)) for cid, text in rows]
+        self.conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
     def _delete_chunks(self, doc_id: int) -> None:
         """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
@@ -454,6 +447,9 @@ class Store:
             "insert into chunks_fts(chunks_fts, rowid, text) "
             "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
             (doc_id,),
+        )
+        self.conn.execute(
+            "delete from chunks_cjk where rowid in (select id from chunks where doc_id=? and dup_of is null)", (doc_id,)
         )
         if has_vec:
             self.conn.execute(
@@ -492,6 +488,7 @@ class Store:
                     embedded = 1
                 self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
                 self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
+                self._index_cjk([(dup_id, text)])
             else:
                 self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
 
@@ -507,44 +504,42 @@ class Store:
                 "error=excluded.error, kind=case when excluded.kind != '' then excluded.kind else documents.kind end",
                 (path, kind, size, mtime, status, error, time.time()),
             )
+            self._bump_meta("catalog_version")
 
     def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
         """Same content, new mtime: remember it so the next run takes the stat fast path."""
         with self.conn:
             self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
+            self._bump_meta("catalog_version")
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        """Remove documents, each in its own transaction; many at once go through ``_remove_many``."""
+        """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
+        deletes with FTS tombstones, the operation's 'optimize' (checkpoint_erased) then erasing their terms."""
         doc_ids = list(doc_ids)
-        if len(doc_ids) >= BULK_REMOVE:
-            return self._remove_many(doc_ids)
+        if len(doc_ids) > erase.BULK_ERASE:
+            with self.conn:
+                self._erased_docs += len(doc_ids)
+                self._set_meta("fts_optimize_pending", "1")  # in the transaction: a crash leaves it for next time
+                self._fts_secure_delete(False)
+                for doc_id in doc_ids:
+                    self._delete_chunks(doc_id)
+                    self.conn.execute("delete from documents where id=?", (doc_id,))
+                self._fts_secure_delete(True)
+                self._bump_version()
+            return len(doc_ids)
         count = 0
         for doc_id in doc_ids:
             with self.conn:
+                bulk = self._erasing_in_bulk()
+                if bulk:
+                    self._fts_secure_delete(False)
                 self._delete_chunks(doc_id)
                 self.conn.execute("delete from documents where id=?", (doc_id,))
+                if bulk:
+                    self._fts_secure_delete(True)
                 self._bump_version()
             count += 1
         return count
-
-    def _remove_many(self, doc_ids: list[int]) -> int:
-        """A folder's worth of documents in one transaction, their words erased by rebuilding the FTS index.
-
-        FTS5's secure-delete rewrites, for every deleted row, the index pages of each of its terms: ~15 ms a
-        document on a small library and far more on a big one (minutes for 10,000 documents, docs/PRIVACY.md).
-        Here the rows are deleted with ordinary FTS tombstones and the index is then merged into one segment
-        ('optimize'), which leaves out every deleted entry; the old segments' pages are freed and zeroed by
-        ``secure_delete``. Switching the option off and on again happens inside the same transaction, so a crash
-        cannot leave it off."""
-        with self.conn:
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
-            for doc_id in doc_ids:
-                self._delete_chunks(doc_id)
-                self.conn.execute("delete from documents where id=?", (doc_id,))
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
-            self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 1)")
-            self._bump_version()
-        return len(doc_ids)
 
     # ---------- embedding queue ----------
     def pending_count(self) -> int:
@@ -591,7 +586,7 @@ class Store:
         return stored
 
     # ---------- reads ----------
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints
         by_status = dict(self.conn.execute("select status, count(*) from documents group by status").fetchall())
         chunks, vectors, dups = self.conn.execute(
             "select count(*), coalesce(sum(embedded), 0), coalesce(sum(dup_of is not null), 0) from chunks"

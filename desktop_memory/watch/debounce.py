@@ -2,8 +2,11 @@
 save-via-rename) becomes one update, not thousands.
 
 A batch is released once no event arrived for ``quiet_s`` (the storm is over), or ``max_wait_s`` after its first
-event (a file that never stops changing still gets indexed). Paths are deduplicated: a file written ten times in a
-burst is indexed once. When nothing is pending the consumer blocks without a timeout, so an idle watch costs no CPU.
+event (a file that never stops changing still gets indexed). A batch that has grown past ``storm_paths`` paths is a
+bulk operation (a checkout, an unpacked archive, a sync): it waits for quiet up to ``storm_wait_s``, so it becomes
+one update even when git takes eight seconds to write it on a busy machine. Paths are deduplicated: a file written
+ten times in a burst is indexed once. When nothing is pending the consumer blocks without a timeout, so an idle
+watch costs no CPU.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ class Batch:
 class Debouncer:
     """Thread-safe: the observer thread calls :meth:`add`, one consumer thread calls :meth:`next_batch`."""
 
-    def __init__(self, quiet_s: float = 0.3, max_wait_s: float = 1.5,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, quiet_s: float = 0.3, max_wait_s: float = 1.5, *, storm_paths: int = 200,
+                 storm_wait_s: float = 20.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.quiet_s = max(0.0, quiet_s)
         self.max_wait_s = max(self.quiet_s, max_wait_s)
+        self.storm_paths = storm_paths
+        self.storm_wait_s = max(self.max_wait_s, storm_wait_s)
         self._clock = clock
         self._cond = threading.Condition()
         self._batch = Batch()
@@ -86,7 +91,8 @@ class Debouncer:
                     return self._take()
                 if batch.changes:
                     now = self._clock()
-                    due = min(self._last_event + self.quiet_s, batch.first_event + self.max_wait_s)
+                    cap = self.storm_wait_s if len(batch.changes) >= self.storm_paths else self.max_wait_s
+                    due = min(self._last_event + self.quiet_s, batch.first_event + cap)
                     if now >= due:
                         return self._take()
                     self._cond.wait(due - now)

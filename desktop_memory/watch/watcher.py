@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
 SHOWN_PATHS = 3  # file names in one update line
+MISSING_RECHECK_S = 30.0  # while a folder is missing (unplugged drive), look for it again this often
 EMBED_MIN_S = 0.5  # embedding works at least this long before stepping aside for new changes (no starvation)
 
 
@@ -94,6 +95,7 @@ class Watcher:
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._embed_due = False
+        self._recheck: threading.Timer | None = None
         self.ready = threading.Event()  # set once the first catch-up is done (tests, benchmarks, the GUI wait on it)
         self._watching_reported = -1
         db = str(service.db_path)
@@ -111,6 +113,8 @@ class Watcher:
         """Stop watching; a batch being indexed stops after its current document (committed work is kept)."""
         self._cancel.set()
         self._debouncer.close()
+        if self._recheck is not None:
+            self._recheck.cancel()
         self._observer.stop()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -252,6 +256,7 @@ class Watcher:
                 self._emit(WatchUpdate(ERROR, problem, watching=self.watching_count()))
             else:
                 added.append(folder)
+        self._recheck_missing()
         count = self.watching_count()
         if count != self._watching_reported:
             self._watching_reported = count
@@ -259,6 +264,15 @@ class Watcher:
             extra = f" ({paused} paused)" if paused else ""
             self._emit(WatchUpdate(WATCHING, f"watching {count} folder{'s' * (count != 1)}{extra}", watching=count))
         return added
+
+    def _recheck_missing(self) -> None:
+        """A missing folder (unplugged drive) gets no event when it comes back: look again every 30 s while one
+        is missing; nothing runs otherwise."""
+        missing = any(s == STATE_MISSING for s in self.folder_states().values())
+        if missing and (self._recheck is None or not self._recheck.is_alive()) and not self._debouncer.closed:
+            self._recheck = threading.Timer(MISSING_RECHECK_S, self.refresh)
+            self._recheck.daemon = True
+            self._recheck.start()
 
     def _sync_and_catch_up(self) -> None:
         for top in self._sync():

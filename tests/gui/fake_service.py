@@ -2,29 +2,37 @@
 
 Used for GUI behaviour that must be forced (a deliberately slow search, a locked database, an embedder that
 fails) and as a fallback while the real service cannot be imported. Real-service tests live beside it.
+It satisfies the GUI's service boundary (desktop_memory.service_api.MemoryApi): ``_implements_api`` at the end
+makes mypy prove it (`mypy tests/gui/fake_service.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
 from desktop_memory.errors import EmbedderError, StoreError
 from desktop_memory.models import (
+    ContextReport,
     DocumentInfo,
     FileOutcome,
     IndexProgress,
     IndexSummary,
     LaneHit,
     Location,
+    SearchFilters,
     SearchResult,
     Stats,
 )
+from desktop_memory.retrieve import SearchOutcome
+from desktop_memory.service_api import MemoryApi, ProgressCallback
 
 KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".py": "code", ".pdf": "pdf"}
 _WORD = re.compile(r"\w+")
@@ -44,14 +52,14 @@ class FakeService:
         self.lock = threading.Lock()
         self.search_calls: list[str] = []
         self.closed = False
-        self.last_search_notes: list[str] = []
-        self.embedder = type("E", (), {"model_id": "fake-embedder"})()
+        self.version = 0  # the change stamp: bumped by every write
 
     # -- indexing --
-    def index_paths(self, paths, progress=None, cancel=None, force=False) -> IndexSummary:
+    def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
+                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True) -> IndexSummary:
         t0 = time.perf_counter()
         files: list[str] = []
-        for p in paths:
+        for p in map(str, paths):
             if os.path.isdir(p):
                 for root, _dirs, names in os.walk(p):
                     files += [os.path.join(root, n) for n in sorted(names)]
@@ -95,19 +103,23 @@ class FakeService:
                     self.docs[f] = DocumentInfo(len(self.docs) + 1, f, kind or "text", o.status, o.reason,
                                                 st.st_size, st.st_mtime, time.time(), 0, 0)
             s.outcomes.append(o)
+            with self.lock:
+                self.version += 1
             if progress:
                 progress(IndexProgress("extract", len(files), i + 1, f, s.chunks_added, s.chunks_added,
                                        s.chunks_added, time.perf_counter() - t0, 100.0, 1.0, o))
         s.elapsed_s = time.perf_counter() - t0
         return s
 
-    def embed_pending(self, progress=None, cancel=None) -> int:
-        return 0
+    def embed_pending_summary(self, progress: ProgressCallback | None = None,
+                              cancel: threading.Event | None = None) -> IndexSummary:
+        return IndexSummary()
 
-    def remove_paths(self, paths) -> int:
+    def remove_paths(self, paths: Iterable[str | Path]) -> int:
         n = 0
         with self.lock:
-            for p in paths:
+            self.version += 1
+            for p in map(str, paths):
                 for path in [d for d in self.docs if d == p or d.startswith(p.rstrip(os.sep) + os.sep)]:
                     doc = self.docs.pop(path)
                     self.chunks = [c for c in self.chunks if c[1] != doc.id]
@@ -118,20 +130,38 @@ class FakeService:
         if self.embedder_error:
             raise EmbedderError(self.embedder_error)
 
-    def set_embedder_settings(self, es) -> bool:
-        changed = es.kind != self.settings.embedder.kind or es.ollama_model != self.settings.embedder.ollama_model
-        self.settings.embedder = es
-        return changed
+    def embedder_model_id(self) -> str:
+        return "fake-embedder"
+
+    def set_embedder_settings(self, new: EmbedderSettings) -> bool:
+        old = self.settings.embedder
+        self.settings = dataclasses.replace(self.settings, embedder=new)
+        return new.kind != old.kind or new.ollama_model != old.ollama_model
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
+
+    def change_stamp(self) -> tuple[int, ...]:
+        with self.lock:
+            return (self.version,)
+
+    def roots(self) -> list[str]:
+        return []
 
     # -- search --
-    def search(self, query, backend=None, top_k=None, filters=None) -> list[SearchResult]:
+    def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
+                       filters: SearchFilters | None = None) -> SearchOutcome:
+        return SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
+
+    def search(self, query: str, backend: str | None = None, top_k: int | None = None,
+               filters: SearchFilters | None = None) -> list[SearchResult]:
         self.search_calls.append(query)
         delay = self.slow_queries.get(query, 0.0)
         if delay:
             time.sleep(delay)
         terms = [w.lower() for w in _WORD.findall(query)]
         by_id = {d.id: d for d in self.docs.values()}
-        scored = []
+        scored: list[tuple[int, int, int, str, Location]] = []
         with self.lock:
             for cid, did, text, loc in self.chunks:
                 low = text.lower()
@@ -146,7 +176,7 @@ class FakeService:
                                     {"fts": LaneHit(rank, float(sc))}, d.mtime))
         return out
 
-    def build_context(self, results, budget=None):
+    def build_context(self, results: Sequence[SearchResult], budget: int | None = None) -> ContextReport:
         return pack(results, self.settings.context.budget_tokens if budget is None else budget)
 
     def stats(self) -> Stats:
@@ -167,3 +197,8 @@ class FakeService:
 
     def close(self) -> None:
         self.closed = True
+
+
+def _implements_api(fake: FakeService) -> MemoryApi:
+    """Never called: mypy checks here that the fake offers every call of the GUI's boundary, typed alike."""
+    return fake

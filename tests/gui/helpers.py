@@ -33,7 +33,7 @@ def drop(window, paths, target=None) -> None:
 
 def wait_job(qtbot, window, timeout: int = 60000):
     """Wait until the current (and queued) indexing jobs are done; return the last summary."""
-    qtbot.waitUntil(lambda: not window.is_indexing() and not window._pending, timeout=timeout)
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=timeout)
     return window.last_summary
 
 

@@ -133,7 +133,7 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
 
 
 def test_stall_meter_measures_a_blocked_event_loop(qtbot):
-    from desktop_memory.gui.stall_meter import StallMeter
+    from desktop_memory_bench.stall_meter import StallMeter
 
     with StallMeter(interval_ms=10) as meter:
         qtbot.wait(100)

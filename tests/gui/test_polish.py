@@ -62,7 +62,7 @@ def test_ctrl_k_down_down_space_toggles_a_result_not_the_query(qtbot, make_windo
     qtbot.keyClick(w.search_bar.box, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert QApplication.focusWidget() is w.context_panel.items
     qtbot.keyClick(w.context_panel.items, Qt.Key.Key_Down)
-    assert w.context_panel.items.currentRow() == 1
+    assert w.context_panel.items.currentIndex().row() == 1
     with qtbot.waitSignal(w.context_ready, timeout=5000):
         qtbot.keyClick(w.context_panel.items, Qt.Key.Key_Space)
     assert not w.results_model.is_included(1)
@@ -220,14 +220,14 @@ def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, mak
     w.context_panel.budget.setValue(64)
     with qtbot.waitSignal(w.context_ready, timeout=10000):
         search(qtbot, w, "python")
-    items = w.context_panel.items
-    states = [items.item(i).checkState() for i in range(items.count())]
+    rows = w.context_panel.rows
+    states = [rows.index(i, 0).data(Qt.ItemDataRole.CheckStateRole) for i in range(rows.rowCount())]
     assert Qt.CheckState.PartiallyChecked in states  # included, but not in the block
     row = states.index(Qt.CheckState.PartiallyChecked)
-    assert "did not fit" in items.item(row).toolTip()
+    assert "did not fit" in rows.index(row, 0).data(Qt.ItemDataRole.ToolTipRole)
     with qtbot.waitSignal(w.context_ready, timeout=5000):
-        items.item(row).setCheckState(Qt.CheckState.Checked)  # what Qt's click does to a half-ticked row
-    assert items.item(row).checkState() == Qt.CheckState.Unchecked
+        rows.setData(rows.index(row, 0), Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole)  # Qt's click
+    assert rows.index(row, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Unchecked
     assert not w.results_model.is_included(row)
 
 

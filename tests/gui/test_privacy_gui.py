@@ -32,7 +32,8 @@ def test_remove_then_compact_and_erase_from_the_library(qtbot, make_window, hash
     drop(w, [lib])
     wait_job(qtbot, w)
     db = w.svc.db_path
-    w.svc.store.checkpoint()  # the secret is in the main file now, not only in the WAL
+    with w.svc.writing() as store:
+        store.checkpoint()  # the secret is in the main file now, not only in the WAL
     assert _grep(db) > 0
     w.tabs.setCurrentIndex(1)
     w.library.remove_requested.emit([str(lib / "secret.md")])

@@ -48,6 +48,8 @@ def test_popup_types_picks_includes_and_copies(qtbot, make_window, hash_factory,
     assert n >= 3 and popup.current_row() == 0
     first, second = popup.model.result(0), popup.model.result(1)
     assert "async" in first.source
+    for i in range(n):  # the hash embedder's cosines are meaningless, so most hits are weak (left out): include all
+        popup.model.set_included(i, True)
 
     qtbot.keyClick(popup.box, Qt.Key.Key_Down)  # ↓ picks the next result, the list takes the focus
     assert popup.current_row() == 1 and popup.focusWidget() is popup.view
@@ -181,3 +183,20 @@ def test_stale_socket_is_replaced_and_garbage_is_refused(qtbot, tmp_path):
         t.join()
         assert answers[1] == b"error\n" and got == [{"cmd": "quick"}]
     server.close()
+
+
+def test_tray_pause_watching_drives_the_watch_controller(qtbot, make_window, hash_factory, monkeypatch, tmp_path):
+    from desktop_memory.gui.watch_controller import WatchController
+
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    w = make_window(hash_factory, Settings(db_path=str(tmp_path / "m.db")))
+    assert DesktopShell(QApplication.instance(), w).tray.act_pause is None, "no watching: no Pause item"
+    controller = WatchController(w)
+    calls = []
+    monkeypatch.setattr(controller, "set_paused", lambda on, folder=None: calls.append(on))
+    shell = DesktopShell(QApplication.instance(), w)
+    assert shell.tray.act_pause is not None and "Pause watching" in shell.tray.act_pause.text()
+    shell.tray.act_pause.trigger()
+    shell.tray.act_pause.trigger()
+    assert calls == [True, False]
+    shell.close()

@@ -6,7 +6,7 @@ import json
 import os
 
 from desktop_memory.config import ENV_CONFIG_DIR
-from desktop_memory.gui import stall_bench
+from desktop_memory_bench import stall_bench
 
 from .conftest import FASTAPI
 
@@ -41,3 +41,18 @@ def test_stall_bench_command_prints_json(qtbot, capsys, tmp_path):
     assert data["files"] == 5 and data["embedder"] == "hash"
     assert [p["phase"] for p in data["phases"]][-1] == "whole run"
     assert stall_bench.main([str(tmp_path / "missing")]) == 2
+
+
+def test_gui_benchmarks_say_how_to_get_them_when_not_installed(monkeypatch, capsys):
+    """The app never ships the benchmark package: without it, `--stall-bench` / `--soak-bench` explain, not crash."""
+    import sys
+
+    from desktop_memory.gui import app
+
+    for name in ("desktop_memory_bench.stall_bench", "desktop_memory_bench.soak"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if the package were absent
+    assert app.main(["--stall-bench", "somewhere"]) == 2
+    assert app.main(["--soak-bench"]) == 2
+    err = capsys.readouterr().err
+    assert "--stall-bench is a developer benchmark" in err and "pip install -e '.[bench]'" in err
+    assert "--soak-bench is a developer benchmark" in err

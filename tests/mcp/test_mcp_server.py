@@ -228,8 +228,8 @@ def test_server_never_blocks_the_apps_indexing(library):
     async def body(s: ClientSession):
         await s.call_tool("search", {"query": "await"})
         shutil.copy(FASTAPI / "editor-support.md", new)
-        svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64))
-        svc.store.conn.setbusytimeout(0)  # a blocked writer would fail here instead of waiting
+        # busy timeout 0: a blocked writer would fail here instead of waiting
+        svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64), busy_timeout_ms=0)
         try:
             summary = svc.index_paths([library["docs"]])
         finally:

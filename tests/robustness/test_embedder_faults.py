@@ -150,7 +150,8 @@ def test_persistent_failure_mid_batch_writes_nothing_partial(library, ollama, ma
     assert len(requests) == 9 + 4  # 9 good, then the failing one tried 4 times
     state = audit_db(setup.db, ledger)
     assert len(state.embedded) == 64
-    texts = dict(setup.svc.store.conn.execute("select id, text from chunks").fetchall())
+    with setup.svc.reading() as store:
+        texts = dict(store.conn.execute("select id, text from chunks").fetchall())
     embedded_texts = {texts[i] for i in state.embedded}
     assert set(requests[8]).isdisjoint(embedded_texts), "texts the server answered for the failed batch: no vector"
     assert {t for r in requests[:8] for t in r} == embedded_texts

@@ -40,13 +40,15 @@ def outcomes(summary) -> dict[str, tuple[str, str]]:
 
 
 def doc_row(svc: MemoryService, path: Path | str):
-    return svc.store.get_document(str(path))
+    with svc.reading() as store:
+        return store.get_document(str(path))
 
 
 def stored_texts(svc: MemoryService, path: Path) -> list[str]:
-    return [r[0] for r in svc.store.conn.execute(
-        "select c.text from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord",
-        (str(path),))]
+    with svc.reading() as store:
+        return [r[0] for r in store.conn.execute(
+            "select c.text from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord",
+            (str(path),))]
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ import pytest
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.ingest.pdf import extract_pdf_in_process
-from desktop_memory.ingest.pdf_worker import ENCRYPTED_REASON, NO_TEXT_REASON
+from desktop_memory.ingest.pdf_worker import ENCRYPTED_REASON, scanned_reason
 from desktop_memory.service import MemoryService
 
 from .conftest import PDFS, audit_db, run_cli
@@ -34,7 +34,7 @@ def expected_outcome(row: dict[str, str]) -> tuple[str, str]:
     if expected == "needs password":
         return "skipped", ENCRYPTED_REASON
     if expected.startswith("opens; no extractable text"):
-        return "skipped", NO_TEXT_REASON
+        return "skipped", scanned_reason(False)
     if expected.startswith("unreadable"):
         return ("skipped", "empty file") if row["bytes"] == "0" else ("failed", "corrupt PDF: ")
     raise AssertionError(f"unknown manifest expectation {expected!r}")

@@ -231,9 +231,10 @@ def chunk_lab(tmp_path_factory):
 
 
 def _stored_chunks(svc: MemoryService, path: str) -> list[ChunkDraft]:
-    rows = svc.store.conn.execute(
-        "select c.text, c.heading_path, c.page, c.line_start, c.line_end, c.char_start, c.char_end "
-        "from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord", (path,)).fetchall()
+    with svc.reading() as store:
+        rows = store.conn.execute(
+            "select c.text, c.heading_path, c.page, c.line_start, c.line_end, c.char_start, c.char_end "
+            "from chunks c join documents d on d.id = c.doc_id where d.path = ? order by c.ord", (path,)).fetchall()
     return [ChunkDraft(text, Location(heading_path=tuple(h.split(HEADING_SEP)) if h else (), page=page,
                                       line_start=ls, line_end=le, char_start=cs, char_end=ce))
             for text, h, page, ls, le, cs, ce in rows]

@@ -12,7 +12,7 @@ import pytest
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.service import MemoryService
-from desktop_memory.store import repository
+from desktop_memory.store import erase
 from desktop_memory.store.migrations import SCHEMA_VERSION
 
 from .conftest import MDDOCS, run_cli
@@ -61,7 +61,8 @@ def svc(tmp_path):
 def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
     svc.index_paths([lib])
     assert svc.search(WORD, backend="keyword"), "the secret is indexed"
-    svc.store.checkpoint()  # the text now sits in the main file too, not only in the WAL
+    with svc.writing() as store:
+        store.checkpoint()  # the text now sits in the main file too, not only in the WAL
     assert occurrences(svc.db_path)["db"] > 0
 
 
@@ -69,15 +70,17 @@ def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
 def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
-    if what == "big folder":  # as many documents as BULK_REMOVE: one transaction and an FTS rebuild
-        monkeypatch.setattr(repository, "BULK_REMOVE", 3)
+    if what == "big folder":  # more documents than BULK_ERASE: one transaction, tombstones, then one 'optimize'
+        monkeypatch.setattr(erase, "BULK_ERASE", 3)
     target = lib / "sub" / "secret-note.md" if what == "file" else lib / "sub"
     assert svc.remove_paths([target]) == (1 if what == "file" else 4)
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
     assert svc.search("path parameters", backend="keyword"), "the rest of the library is intact"
     assert svc.check() == []
-    option = svc.store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
+    with svc.reading() as store:
+        option = store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
     assert int(option[0]) == 1, "the bulk path switches FTS5's secure-delete back on"
+    assert svc.store.get_meta("fts_optimize_pending") is None
 
 
 def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_present):
@@ -89,7 +92,10 @@ def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_pre
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
 
 
-def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present):
+@pytest.mark.parametrize("bulk", [False, True], ids=["secure-delete", "tombstones+optimize"])
+def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present, monkeypatch, bulk):
+    if bulk:  # as if this were the 26th changed file of the run
+        monkeypatch.setattr(erase, "BULK_ERASE", 0)
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
     note = lib / "sub" / "secret-note.md"
@@ -98,6 +104,22 @@ def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present):
     assert summary.indexed == 1
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
     assert svc.search("nothing-special-now", backend="keyword")
+
+
+def test_an_operation_killed_before_its_optimize_is_finished_by_the_next(svc, tmp_path, eval_present, monkeypatch):
+    """Tombstoned deletions record (in their own transaction) that the index needs an 'optimize'; if the operation
+    never reaches its end, the next one that erases anything runs it."""
+    monkeypatch.setattr(erase, "BULK_ERASE", 0)
+    lib = _library(tmp_path)
+    _indexed_and_flushed(svc, lib)
+    store = svc.store
+    store.remove_documents([store.get_document(str(lib / "sub" / "secret-note.md")).id])  # no checkpoint_erased
+    store.checkpoint()
+    assert store.get_meta("fts_optimize_pending") == "1"
+    assert occurrences(svc.db_path)["db"] > 0, "the FTS index still holds the word: tombstoned only"
+    svc.remove_paths([tmp_path / "not-indexed.md"])  # any later operation
+    assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
+    assert store.get_meta("fts_optimize_pending") is None
 
 
 @pytest.mark.parametrize("off", ["pragma secure_delete=off",
@@ -109,7 +131,8 @@ def test_each_half_is_needed(tmp_path, off, eval_present):
     svc = MemoryService(_settings(), db_path=db)
     try:
         _indexed_and_flushed(svc, lib)
-        svc.store.conn.execute(off)
+        with svc.writing() as store:  # per-connection pragma: on the connection that removes
+            store.conn.execute(off)
         svc.remove_paths([lib / "sub" / "secret-note.md"])
         assert sum(occurrences(db).values()) > 0
     finally:
@@ -123,8 +146,9 @@ def test_compact_erases_what_an_older_version_left_behind(tmp_path, hash_config,
     svc = MemoryService(_settings(), db_path=db)
     try:
         _indexed_and_flushed(svc, lib)
-        svc.store.conn.execute("pragma secure_delete=off")
-        svc.store.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
+        with svc.writing() as store:
+            store.conn.execute("pragma secure_delete=off")
+            store.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', 0)")
         svc.remove_paths([lib / "sub" / "secret-note.md"])
     finally:
         svc.close()
@@ -150,7 +174,8 @@ def test_the_fts_option_is_set_by_a_migration_and_opening_never_writes(tmp_path)
     before = db.read_bytes()
     svc = MemoryService(_settings(), db_path=db)  # a second open: no migration, no option to set
     try:
-        assert svc.store.conn.execute("pragma secure_delete").fetchone()[0] == 1
+        with svc.reading() as store:
+            assert store.conn.execute("pragma secure_delete").fetchone()[0] == 1
         wal = Path(f"{db}-wal")
         assert not wal.exists() or wal.stat().st_size == 0
     finally:

@@ -89,16 +89,17 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
     try:
         first = svc.index_paths([lib], embed=False)
         assert first.indexed == 30
-        conn = svc.store.conn
-        pages = conn.execute("pragma page_count").fetchone()[0]
-        conn.execute(f"pragma max_page_count = {pages + 60}")  # room for a few batches of 384-d vectors
+        with svc.writing() as writer:  # the page limit is per connection: set it on the one that writes
+            pages = writer.conn.execute("pragma page_count").fetchone()[0]
+            writer.conn.execute(f"pragma max_page_count = {pages + 60}")  # room for a few batches of 384-d vectors
         with pytest.raises(StoreError, match="is full; free some space and index again"):
             svc.embed_pending()
         state = audit_db(tmp_path / "f.db", ledger)
         assert state.embedded and state.pending, "some batches committed before the limit, none half"
         assert len(state.embedded) % 64 == 0
         assert svc.search("dependencies", backend="keyword"), "keyword search unaffected"
-        conn.execute("pragma max_page_count = 1073741823")
+        with svc.writing() as writer:
+            writer.conn.execute("pragma max_page_count = 1073741823")
         assert svc.embed_pending() == len(state.pending)
         assert audit_db(tmp_path / "f.db", ledger).pending == set()
     finally:

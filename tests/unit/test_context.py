@@ -12,9 +12,18 @@ def _result(rank: int, text: str, **loc) -> SearchResult:
 
 
 def test_source_line_formats_all_parts():
-    loc = Location(heading_path=("Tutorial", "Query"), page=3, line_start=10, line_end=24)
-    assert source_line("/a/b.md", loc) == "[Source: /a/b.md § Tutorial › Query · p. 3 · lines 10–24]"
+    loc = Location(heading_path=("Tutorial", "Query"), line_start=10, line_end=24)
+    assert source_line("/a/b.md", loc) == "[Source: /a/b.md § Tutorial › Query · lines 10–24]"
     assert source_line("/a/b.txt", Location()) == "[Source: /a/b.txt]"
+    # a page or slide is the location; line numbers (an older index's PDF rows still hold them) are not shown
+    pdf = Location(heading_path=("Intro",), page=3, line_start=10, line_end=24)
+    assert source_line("/a/b.pdf", pdf) == "[Source: /a/b.pdf § Intro · p. 3]" and pdf.describe() == "Intro · p. 3"
+    deck = Location(heading_path=("Results",), slide=4)
+    assert source_line("/a/d.pptx", deck) == "[Source: /a/d.pptx § Results · slide 4]"
+    assert deck.to_dict()["slide"] == 4 and deck.stored_page == 4
+    row = Location.from_stored("slides", heading_path=("Results",), page=4, line_start=None, line_end=None,
+                               char_start=0, char_end=9)
+    assert (row.slide, row.page) == (4, None)
 
 
 def test_breadcrumb_is_not_repeated_in_the_passage():

@@ -177,7 +177,7 @@ def test_zip_bomb_is_refused(tmp_path: Path, extractor: PdfExtractor) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", "<Types/>")
-        z.writestr("word/document.xml", b"<w:document>" + b" " * (300 * 1024 * 1024) + b"</w:document>")
+        z.writestr("word/document.xml", b"<w:document>" + b" " * (20 * 1024 * 1024) + b"</w:document>")
     bomb = tmp_path / "bomb.docx"
     bomb.write_bytes(buf.getvalue())
     assert bomb.stat().st_size < 1024 * 1024
@@ -234,5 +234,33 @@ def test_whole_office_folder_indexes_and_searches_with_locations(tmp_path: Path,
         alice = svc.search("Alice was beginning to get very tired")[0]
         assert alice.source.endswith("epub3_alice.epub") and alice.location.heading_path[0] == "Down The Rabbit-Hole"
         assert alice.location.line_start is None and "line" not in alice.location.describe()
+    finally:
+        svc.close()
+
+
+def test_files_skipped_by_an_older_version_are_read_once_a_reader_exists(tmp_path: Path, eval_dir: Path) -> None:
+    """An index made before these readers holds .docx as "binary file" and .html as code: they are read again."""
+    import os
+    import shutil
+
+    from desktop_memory.config import Settings
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):
+        shutil.copyfile(FILES / name, folder / name)
+    svc = MemoryService(Settings(), db_path=tmp_path / "idx.db", embedder=HashEmbedder(64))
+    try:
+        for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):  # what the old version recorded
+            st = os.stat(folder / name)
+            svc.store.record_outcome(path=str(folder / name), status="skipped", error="binary file (.docx)",
+                                     size=st.st_size, mtime=st.st_mtime)
+        first = svc.index_paths([folder], embed=False)
+        assert {Path(o.path).name: o.status for o in first.outcomes} == {
+            "docx_heading_levels.docx": "indexed", "odt_encrypted.odt": "skipped"}
+        again = svc.index_paths([folder], embed=False)
+        assert again.unchanged == 2 and again.indexed == 0 and again.skipped == 0
     finally:
         svc.close()

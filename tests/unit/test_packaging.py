@@ -41,7 +41,7 @@ def test_qt_trim_drops_unused_qt_parts():
                  "lib/libQt6Pdf.so.6", "lib/libQt6Qml.so.6", "lib/libQt6Quick.so.6",
                  "lib/libQt6WebEngineCore.so.6", "lib/libQt6OpenGL.so.6", "qml/QtQuick/qmldir"):
         assert t.drop_reason(sp + drop), drop
-    # QtNetwork stays: QLocalServer/QLocalSocket carry the single-instance handoff (gui/instance_server.py)
+    # kept: QtNetwork carries the single-instance QLocalServer (gui/instance_server.py)
     assert t.drop_reason(sp + "lib/libQt6Network.so.6") is None
 
 

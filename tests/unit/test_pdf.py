@@ -25,7 +25,7 @@ from desktop_memory.ingest.pdf import (
     extract_pdf,
     extract_pdf_in_process,
 )
-from desktop_memory.ingest.pdf_worker import clean_page_text, describe_pages
+from desktop_memory.ingest.pdf_worker import clean_page_text, describe_pages, scanned_reason
 from desktop_memory.ingest.readers import read_document
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "pdfs"
@@ -88,7 +88,7 @@ def test_manifest_pdf(extractor: PdfExtractor, row: dict[str, str]) -> None:
     elif expected == "needs password":
         assert outcome == ("skipped", "password-protected PDF (encrypted); remove the password to index it")
     elif expected.startswith("opens; no extractable text"):
-        assert outcome == ("skipped", "no text layer (scanned PDF?); OCR it first")
+        assert outcome == ("skipped", scanned_reason(False))
     elif expected.startswith("unreadable"):
         if row["bytes"] == "0":
             assert outcome == ("skipped", "empty file")
@@ -159,7 +159,7 @@ def test_sandbox_matches_in_process() -> None:
 @pytest.mark.parametrize("name, outcome", [
     ("crazyones.pdf", "ok"),
     ("Seige_of_Vicksburg_Sample_OCR.pdf", "ok"),
-    ("issue7200.pdf", "no text layer (scanned PDF?); OCR it first"),
+    ("issue7200.pdf", "no text layer (scanned PDF?); "),
     ("encrypted-file.pdf", "password-protected PDF (encrypted); remove the password to index it"),
     ("r6-owner-password.pdf", "ok"),
     ("poppler-742-0-fuzzed.pdf", "corrupt PDF: "),

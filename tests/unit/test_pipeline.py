@@ -67,7 +67,8 @@ def test_only_the_edited_file_is_reembedded(svc, notes):
     summary = svc.index_paths([notes])
     assert summary.indexed == 1
     assert [o.path for o in summary.outcomes if o.status == "indexed"] == [str(target)]
-    assert svc.embedder.embedded_texts - before == summary.chunks_embedded == svc.store.get_document(str(target)).n_chunks
+    with svc.reading() as store:
+        assert svc.embedder.embedded_texts - before == summary.chunks_embedded == store.get_document(str(target)).n_chunks
     assert svc.search("oat milk", backend="keyword")[0].source == str(target)
 
 
@@ -87,24 +88,26 @@ def test_editing_one_section_reembeds_only_its_chunks(svc, tmp_path):
     doc = folder / "handbook.md"
     doc.write_text(_sections(), encoding="utf-8")
     first = svc.index_paths([folder])
-    n_chunks = svc.store.get_document(str(doc)).n_chunks
+    with svc.reading() as store:
+        n_chunks = store.get_document(str(doc)).n_chunks
+        old = dict(store.conn.execute("select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id"))
     assert first.chunks_embedded == n_chunks >= 4
-    old = dict(svc.store.conn.execute(
-        "select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id"))
     before = svc.embedder.embedded_texts
 
     doc.write_text(_sections("Tidal lagoons store seawater behind a wall and release it through turbines."),
                    encoding="utf-8")
     second = svc.index_paths([folder])
     assert second.indexed == 1
-    new_rows = svc.store.conn.execute(
-        "select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id").fetchall()
+    with svc.reading() as store:
+        new_rows = store.conn.execute(
+            "select c.text, v.embedding from chunks c join chunk_vectors v on v.id = c.id").fetchall()
+        pending = store.pending_count()
     changed = [t for t, _ in new_rows if t not in old]
     assert len(changed) == 1 and "lagoons" in changed[0]
     assert svc.embedder.embedded_texts - before == second.chunks_embedded == 1
     assert second.vectors_reused == len(new_rows) - 1 >= 3
     assert all(old[t] == v for t, v in new_rows if t in old)  # kept vectors are the very same bytes
-    assert svc.store.pending_count() == 0 and svc.check() == []
+    assert pending == 0 and svc.check() == []
     hits = svc.search("Bicycle Gear Ratios", backend="dense")
     assert "bicycle gear ratios" in hits[0].text.lower()
 
@@ -122,7 +125,8 @@ def test_deleted_files_leave_the_index(svc, notes):
     (notes / "todo.txt").unlink()
     summary = svc.index_paths([notes])
     assert summary.removed == 1
-    assert svc.store.get_document(str(notes / "todo.txt")) is None
+    with svc.reading() as store:
+        assert store.get_document(str(notes / "todo.txt")) is None
     assert not svc.search("plumber milk", backend="keyword") or all(
         r.source != str(notes / "todo.txt") for r in svc.search("plumber milk", backend="keyword"))
 
@@ -132,9 +136,10 @@ def test_keyword_searchable_before_embedding(svc, notes):
     assert summary.chunks_embedded == 0
     st = svc.stats()
     assert st.vectors == 0 and st.pending_vectors > 0
-    hits = svc.search("leaking tap plumber", backend="hybrid")
+    outcome = svc.search_outcome("leaking tap plumber", backend="hybrid")
+    hits = outcome.results
     assert hits and hits[0].source.endswith(("todo.txt", "script.py"))
-    assert any("semantic lane off" in n for n in svc.last_search_notes)
+    assert any("semantic lane off" in n for n in outcome.notes)  # notes travel with the outcome
     assert svc.embed_pending() == st.pending_vectors
     assert svc.stats().pending_vectors == 0
 
@@ -196,5 +201,5 @@ def test_a_growing_log_reembeds_only_its_tail(svc, tmp_path):
     assert second.indexed == 1 and 1 <= second.chunks_embedded <= 2
     assert svc.embedder.embedded_texts - before == second.chunks_embedded
     assert second.vectors_reused + second.chunks_embedded == second.chunks_added
-    assert svc.store.pending_count() == 0 and svc.check() == []
+    assert svc.stats().pending_vectors == 0 and svc.check() == []
     assert "quota exceeded" in svc.search("disk quota exceeded", backend="hybrid")[0].text

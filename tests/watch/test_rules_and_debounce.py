@@ -7,7 +7,7 @@ import threading
 
 from desktop_memory.config import IngestSettings
 from desktop_memory.ingest.walk import name_skip_reason, walk_paths
-from desktop_memory.watch.debounce import Debouncer
+from desktop_memory.watch.debounce import Batch, Debouncer
 from desktop_memory.watch.observer import FolderObserver
 from desktop_memory.watch.plan import catch_up_plan, plan_changes
 from desktop_memory.watch.watcher import outermost
@@ -150,3 +150,31 @@ def test_embedding_steps_aside_for_new_changes_only_after_its_minimum_round():
     stop = _StepAside(closing, min_s=60)
     closing.close()
     assert stop.is_set()  # stopping the watcher never waits for the round
+
+
+def test_a_long_bulk_operation_waits_for_quiet_but_a_lone_busy_file_does_not():
+    now = [0.0]
+    deb = Debouncer(quiet_s=0.3, max_wait_s=1.5, storm_paths=200, storm_wait_s=20, clock=lambda: now[0])
+    ready: list[object] = []
+
+    def consume() -> None:
+        ready.append(deb.next_batch())
+
+    for i in range(1000):  # a checkout writing 1,000 files over 8 s (fake clock: no waiting in this test)
+        now[0] = i * 0.008
+        deb.add(f"/r/f{i}.md")
+    now[0] = 8.0
+    t = threading.Thread(target=consume)
+    t.start()
+    t.join(0.2)
+    assert not ready, "a storm is not released while it goes on"
+    now[0] = 8.4  # quiet for 0.4 s: the consumer's timed wait ends and it sees the storm is over
+    t.join(5)
+    batch = ready[0]
+    assert isinstance(batch, Batch) and len(batch.changes) == 1000
+
+    now[0] = 100.0
+    for i in range(20):  # one log file written every 100 ms
+        now[0] = 100.0 + i * 0.1
+        deb.add("/r/app.log")
+    assert deb.next_batch() is not None  # 1.9 s after its first event: released by max_wait

@@ -69,10 +69,13 @@ def test_editor_save_via_rename_is_one_calm_update(tmp_path, calm_svc, start_wat
     os.rename(root / "doc.md.tmp", root / "doc.md")
     (root / "doc.md~").unlink()
     (root / ".doc.md.swp").unlink()
-    wait_for(lambda: keyword_hits(svc, "marmalade") == [str(root / "doc.md")], what="the saved file")
-    assert {d.path for d in svc.documents()} == {str(root / "doc.md")}
+    wait_for(lambda: [u for u in rec.of("change") if u.changed], what="the saved file's update")
+    (root / "sentinel.md").write_text("sentinel\n")  # once its update is in, nothing else of the save is pending
+    wait_for(lambda: any("sentinel.md" in u.message for u in rec.of("change")), what="the sentinel")
+    assert keyword_hits(svc, "marmalade") == [str(root / "doc.md")]
+    assert {d.path for d in svc.documents()} == {str(root / "doc.md"), str(root / "sentinel.md")}
     changes = [u for u in rec.of("change") if u.changed]
-    assert len(changes) == 1 and changes[0].indexed == 1
+    assert len(changes) == 2 and changes[0].indexed == 1 and changes[0].paths == (str(root / "doc.md"),)
 
 
 def test_folder_moved_in_and_out(tmp_path, svc, start_watcher):
@@ -193,3 +196,25 @@ def test_a_folder_removed_by_another_process_is_dropped_at_the_next_change(tmp_p
     wait_for(lambda: keyword_hits(svc, "stillword"), what="the remaining folder")
     assert keyword_hits(svc, "orphanword") == []
     assert list(watcher.folder_states()) == [str(b)]
+
+
+def test_a_missing_folder_keeps_its_index_and_is_watched_again_when_it_returns(tmp_path, svc, start_watcher,
+                                                                                 monkeypatch):
+    from desktop_memory.watch import STATE_MISSING
+    from desktop_memory.watch import watcher as watcher_mod
+
+    monkeypatch.setattr(watcher_mod, "MISSING_RECHECK_S", 0.2)
+    a = make_tree(tmp_path / "drive" / "a", {"a.md": "astrolabe\n"})
+    b = make_tree(tmp_path / "b", {"b.md": "b"})
+    svc.index_paths([a, b])
+    watcher, rec = start_watcher()
+    os.rename(tmp_path / "drive", tmp_path / "unplugged")  # the drive goes away
+    (b / "poke.md").write_text("poke\n")  # any change makes the watcher look at its folders
+    wait_for(lambda: watcher.folder_states().get(str(a)) == STATE_MISSING, what="the folder to be missing")
+    assert keyword_hits(svc, "astrolabe") == [str(a / "a.md")], "a missing folder keeps its index"
+    os.rename(tmp_path / "unplugged", tmp_path / "drive")  # plugged in again
+    wait_for(lambda: watcher.folder_states().get(str(a)) == STATE_WATCHING, what="the folder to be back")
+    (a / "back.md").write_text("sextant\n")
+    wait_for(lambda: keyword_hits(svc, "sextant") == [str(a / "back.md")], what="a change in the returned folder")
+    assert keyword_hits(svc, "astrolabe") == [str(a / "a.md")]
+    assert not rec.of("error")

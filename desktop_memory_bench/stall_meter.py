@@ -6,7 +6,7 @@ is the number to keep under ~100 ms while indexing a large folder.
 
 Usage (in a benchmark or test, with a running QApplication)::
 
-    from desktop_memory.gui.stall_meter import StallMeter
+    from desktop_memory_bench.stall_meter import StallMeter
 
     meter = StallMeter(interval_ms=10)
     meter.start()

@@ -17,6 +17,7 @@ a temporary folder (config, data and database), offscreen when there is no displ
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
@@ -27,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .smoke import _needs_offscreen, isolated_app_dirs
+from desktop_memory.gui.smoke import _needs_offscreen, isolated_app_dirs
 
 QUERIES = ("how do I configure", "template functions", "shortcode parameters", "render markdown content",
            "menu entries", "taxonomy list page", "image processing resize", "multilingual site", "front matter dates")
@@ -77,16 +78,17 @@ def _summarise(phase: str, gaps: list[float], interval_ms: int) -> PhaseStalls:
     if not gaps:
         return PhaseStalls(phase)
     late = sorted(max(0.0, g - interval_ms) for g in gaps)
-    p99 = late[min(len(late) - 1, int(round(0.99 * (len(late) - 1))))]
+    p99 = late[min(len(late) - 1, round(0.99 * (len(late) - 1)))]
     return PhaseStalls(phase, seconds=sum(gaps) / 1000, ticks=len(gaps), max_ms=late[-1], p99_ms=p99,
                        over_50=sum(1 for x in late if x > 50), over_100=sum(1 for x in late if x > 100))
 
 
-def run_stall_bench(folder: Path, embedder: str = "local", type_every_s: float = 1.5, library_every_s: float = 6.0,
+def run_stall_bench(folder: Path, *, embedder: str = "local", type_every_s: float = 1.5,
+                    library_every_s: float = 6.0,
                     library_dwell_s: float = 2.0, timeout_s: float = 3600.0, interval_ms: int = 10,
                     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> StallBenchReport:
     """Drop ``folder`` on a fresh window and measure event-loop stalls until the job ends (see the module doc)."""
-    from .app import create_app
+    from desktop_memory.gui.app import create_app
 
     if _needs_offscreen():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -94,27 +96,27 @@ def run_stall_bench(folder: Path, embedder: str = "local", type_every_s: float =
 
     try:
         with isolated_app_dirs("dm-stall-bench-") as tmp:
-            return _run(app, tmp, folder, embedder, type_every_s, library_every_s, library_dwell_s, timeout_s,
-                        interval_ms, log)
+            return _run(app, tmp, folder, embedder=embedder, type_every_s=type_every_s,
+                        library_every_s=library_every_s, library_dwell_s=library_dwell_s, timeout_s=timeout_s,
+                        interval_ms=interval_ms, log=log)
     finally:
         gc.unfreeze()
 
 
-def _run(app: Any, tmp: Path, folder: Path, embedder: str, type_every_s: float, library_every_s: float,
+def _run(app: Any, tmp: Path, folder: Path, *, embedder: str, type_every_s: float, library_every_s: float,
          library_dwell_s: float, timeout_s: float, interval_ms: int, log: Callable[[str], None]) -> StallBenchReport:
     from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
-    from ..config import Settings
-    from .event_pump import pump_events
-    from .main_window import MainWindow
+    from desktop_memory.config import Settings
+    from desktop_memory.gui.event_pump import pump_events
+    from desktop_memory.gui.main_window import MainWindow
 
-    settings = Settings()
-    settings.db_path = str(tmp / "bench.db")
+    settings = dataclasses.replace(Settings(), db_path=str(tmp / "bench.db"))
     factory = None
     if embedder == "hash":
         def factory(st: Settings) -> Any:
-            from ..embed.hashing import HashEmbedder
-            from ..service import MemoryService
+            from desktop_memory.embed.hashing import HashEmbedder
+            from desktop_memory.service import MemoryService
 
             return MemoryService(st, embedder=HashEmbedder(64))
     window = MainWindow(settings, service_factory=factory, settings_path=tmp / "config" / "settings.toml")
@@ -167,7 +169,7 @@ def _run(app: Any, tmp: Path, folder: Path, embedder: str, type_every_s: float, 
             window.tabs.setCurrentWidget(window.library)
         elif secs >= state["next_query"]:
             state["next_query"] = secs + type_every_s
-            window.search_bar.box.setText(QUERIES[state["q"] % len(QUERIES)])  # as typed: debounced search
+            window.search_bar.box.setText(QUERIES[int(state["q"]) % len(QUERIES)])  # as typed: debounced search
             state["q"] += 1
             report.queries_typed += 1
 

@@ -1,0 +1,98 @@
+"""What the person sees of the index-job queue: the progress panel, the status bar's semantic progress and the
+banners for failures. Pure presentation: the queue's rules live in index_jobs.py."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+
+from ..errors import UserError
+from ..models import IndexProgress, IndexSummary
+from .banner import BannerArea
+from .formatting import counted
+from .index_jobs import IndexJobController, Job
+from .messages import error_text
+from .progress_panel import ProgressPanel
+from .status_bar import StatusBar
+
+log = logging.getLogger(__name__)
+
+
+class JobFeedback(QObject):
+    def __init__(self, jobs: IndexJobController, progress: ProgressPanel, status: StatusBar, banners: BannerArea,
+                 *, reembed: Callable[[], None], settings: Callable[[], object], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.jobs, self.progress, self.status, self.banners = jobs, progress, status, banners
+        self._reembed, self._settings = reembed, settings
+        jobs.started.connect(self._started)
+        jobs.queue_changed.connect(self._queue_changed)
+        jobs.progress.connect(self._progress)
+        jobs.succeeded.connect(self._done)
+        jobs.failed.connect(self._failed)
+        jobs.error.connect(self.error_banner)
+        progress.cancel_requested.connect(self.cancel)
+
+    def model_changed(self) -> None:
+        self.jobs.auto_resume = False  # the banner offers re-embedding; never start it behind the user's back
+        self.banners.show_message(
+            "The embedding model changed, so the old vectors were cleared (two models are never mixed). "
+            "Keyword search works now; semantic search returns after re-embedding.",
+            "info", key="reembed", actions=[("Re-embed now", self._reembed)])
+
+    def cancel(self) -> None:
+        self.jobs.cancel()
+        self.progress.set_queued(0)
+        if self.jobs.is_running():
+            self.progress.cancelling()
+
+    def _started(self, job: Job) -> None:
+        read = self.jobs.burst_read
+        continuing = job.kind == "embed" and job.auto and read is not None
+        self.progress.start(len(job.paths), keep_bar=continuing)  # the embedding after a read carries the bar on
+        self.progress.set_queued(self.jobs.queued_reads())
+        if continuing and read is not None:
+            self.progress.searchable_files = read.indexed + read.unchanged
+            self.progress.title.setText(f"Embedding · {counted(self.progress.searchable_files, 'file')} "
+                                        "searchable by keyword")
+        elif job.kind == "embed":
+            self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
+
+    def _queue_changed(self, n: int) -> None:
+        if n and not self.jobs.is_running() and not self.progress.isVisible():
+            self.progress.start(sum(len(j.paths) for j in self.jobs.pending))
+        self.progress.set_queued(n)
+
+    def _progress(self, p: IndexProgress) -> None:
+        self.progress.update_progress(p)
+        if p.chunks_to_embed:
+            self.status.set_semantic_progress(p.chunks_embedded, p.chunks_to_embed)
+
+    def _done(self, summary: IndexSummary) -> None:
+        self.progress.finish(summary)
+        job = self.jobs.current
+        if job is not None and job.kind == "embed" and not job.auto:
+            self.progress.title.setText(f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}"
+                                        + (" (cancelled)" if summary.cancelled else ""))
+        if summary.embed_error:
+            self.banners.show_message(
+                f"Files are keyword-searchable, but vectors could not be made: {summary.embed_error}",
+                "warning", key="embed-error",
+                actions=[("Retry embedding", self._reembed), ("Settings…", self._open_settings)])
+
+    def _open_settings(self) -> None:
+        self._settings()
+
+    def _failed(self, exc: BaseException, tb: str) -> None:
+        self.progress.fail(error_text(exc))
+        self.error_banner(exc, tb)
+
+    def error_banner(self, exc: BaseException, tb: str) -> None:
+        if not isinstance(exc, UserError):
+            log.error("background job failed:\n%s", tb)
+        msg = error_text(exc)
+        if "locked" in msg.lower():
+            msg += (" Another program (or another copy of this app) is writing to the database; "
+                    "try again when it is done.")
+        self.banners.show_message(msg, "error", key="job-error")

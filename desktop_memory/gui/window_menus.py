@@ -1,0 +1,97 @@
+"""The main window's menus and shortcuts (every action is also on the window, so shortcuts work without a menu bar)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from .context_panel import COPY_SHORTCUT_TEXT
+from .keys import unique_shortcuts
+from .style import THEMES
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+SHORTCUTS_HTML = (
+    "<b>Keyboard</b>: Ctrl+K / Ctrl+F focus search · Enter searches · ↓/↑ move into and through the results · "
+    "Enter (in the list) opens the file at the passage · Space or Ctrl+I includes/excludes a result · "
+    "Esc back to the search box · "
+    f"{COPY_SHORTCUT_TEXT} copies the prompt context · Ctrl+Alt+C copies the passage · Ctrl+B next backend · "
+    "Ctrl+Shift+F filters · Ctrl+1 / Ctrl+2 Search / Library · Ctrl+E context list · Ctrl+O / Ctrl+Shift+O add "
+    "files / folder · Ctrl+, settings · F5 / Delete re-index / remove in the Library · Ctrl+Q quit"
+)
+
+Shortcut = str | QKeySequence | QKeySequence.StandardKey
+
+
+def build_menus(w: MainWindow) -> dict[str, QAction]:
+    """Build the menu bar; returns the Appearance menu's theme actions (the window checks the current one)."""
+    mb = w.menuBar()
+
+    def act(menu: QMenu, text: str, slot: Callable[[], object], shortcuts: tuple[Shortcut, ...] = ()) -> QAction:
+        a = QAction(text, w)
+        if shortcuts:
+            # each key once: a key bound twice (StandardKey.Quit *and* "Ctrl+Q" on X11) is "ambiguous" to Qt
+            a.setShortcuts(unique_shortcuts(shortcuts))
+        a.triggered.connect(lambda _=False: slot())
+        menu.addAction(a)
+        w.addAction(a)  # shortcuts work even with the menu bar hidden
+        return a
+
+    def row() -> int:
+        return w.actions_.current_row()
+
+    f = mb.addMenu("&File")
+    act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
+    act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
+    f.addSeparator()
+    act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
+    f.addSeparator()
+    act(f, "&Quit", w.close, (QKeySequence.StandardKey.Quit, "Ctrl+Q"))
+
+    e = mb.addMenu("&Edit")
+    act(e, "Copy prompt &context", w.copy_context, (COPY_SHORTCUT_TEXT,))
+    act(e, "Copy &passage", lambda: w.actions_.copy_passage(row()), ("Ctrl+Alt+C",))
+    act(e, "Copy pa&th", lambda: w.actions_.copy_path(row()), ("Ctrl+Shift+P",))
+    e.addSeparator()
+    act(e, "&Find…", w.focus_search, ("Ctrl+K", "Ctrl+F", "Ctrl+L"))
+    act(e, "&Include/exclude current result", lambda: w.actions_.toggle_row(row()), ("Ctrl+I",))
+    act(e, "Include &weak matches", w.include_weak)
+
+    v = mb.addMenu("&View")
+    act(v, "&Search", lambda: w.tabs.setCurrentIndex(0), ("Ctrl+1",))
+    act(v, "&Library", lambda: w.tabs.setCurrentIndex(1), ("Ctrl+2",))
+    act(v, "Show &filters", w.search_bar.filter_btn.toggle, ("Ctrl+Shift+F",))
+    act(v, "Next search &backend", w.search_bar.cycle_backend, ("Ctrl+B",))
+    act(v, "Focus prompt conte&xt", w.focus_context_list, ("Ctrl+E",))
+    appearance = v.addMenu("&Appearance")
+    grp = QActionGroup(w)
+    theme_actions: dict[str, QAction] = {}
+    for t in THEMES:
+        a = QAction(t.capitalize(), w, checkable=True)
+        a.setChecked(t == w.theme)
+        a.triggered.connect(lambda _=False, t=t: w.set_theme(t))
+        grp.addAction(a)
+        appearance.addAction(a)
+        theme_actions[t] = a
+
+    lib = mb.addMenu("L&ibrary")
+    act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
+    act(lib, "&Embed missing vectors", w.reembed_library)
+    act(lib, "&Cancel indexing", w.cancel_job)
+
+    h = mb.addMenu("&Help")
+    act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),
+        (QKeySequence.StandardKey.HelpContents, "F1"))
+    act(h, "Use in chat apps (&MCP)…", lambda: show_mcp_setup(w))
+    act(h, "&About Desktop Memory", w.show_about)
+    return theme_actions
+
+
+def show_mcp_setup(w: MainWindow) -> None:
+    from .mcp_dialog import McpDialog
+
+    McpDialog(w.settings.resolved_db_path(), w).exec()

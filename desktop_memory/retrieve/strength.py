@@ -1,0 +1,124 @@
+"""Match strength: is a result a real match, or just the nearest thing to a query the library cannot answer?
+
+Calibration: TO BE FILLED.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import cast
+
+from ..models import LaneHit, SearchResult
+from ..store import Store
+from .keyword import index_tokens
+from .query_text import term_counts, weighted_terms
+
+STRONG = "strong"
+WEAK = "weak"
+
+K1 = 1.2  # FTS5 bm25()'s k1: a term's contribution never reaches idf * (k1 + 1)
+
+# thresholds (see the module docstring for where they come from)
+COS_STRONG = 0.45  # semantic lane ran: a result is strong when its cosine reaches this
+BM25_STRONG = 0.25  # keyword lane alone: ... when its BM25 reaches this share of the query's ceiling
+
+
+class LaneScale:
+    """Per-query facts that put the keyword lane's raw BM25 on a fixed scale, computed only when a result's
+    strength needs them (most hybrid results are decided by their cosine alone)."""
+
+    def __init__(self, store: Store | None = None, query: str = "", ceiling: float | None = None) -> None:
+        self._store = store
+        self._query = query
+        self._ceiling = ceiling
+
+    @property
+    def bm25_ceiling(self) -> float:
+        """What a chunk holding every query term infinitely often would score (0: unknown)."""
+        if self._ceiling is None:
+            self._ceiling = keyword_ceiling(self._store, self._query) if self._store is not None else 0.0
+        return self._ceiling
+
+
+def normalised_bm25(hit: LaneHit | None, scale: LaneScale) -> float:
+    """The keyword score as a share of the query's ceiling, in [0, 1); 0 when the lane did not find the chunk."""
+    if hit is None:
+        return 0.0
+    ceiling = scale.bm25_ceiling
+    return max(0.0, min(1.0, hit.score / ceiling)) if ceiling > 0 else 0.0
+
+
+def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool) -> str:
+    """STRONG or WEAK for one result. ``semantic``: the dense lane ran for this query (hybrid or dense backend
+    with vectors); then a result it did not rank in its top 200 is weak whatever its keyword score."""
+    if semantic:
+        dense = hits.get("dense")
+        return STRONG if dense is not None and dense.score >= COS_STRONG else WEAK
+    return STRONG if normalised_bm25(hits.get("fts") or hits.get("bm25"), scale) >= BM25_STRONG else WEAK
+
+
+def strong_only(results: Sequence[SearchResult]) -> list[SearchResult]:
+    """The results called strong, in order: what the prompt context takes by default."""
+    return [r for r in results if r.strength == STRONG]
+
+
+# ---------------------------------------------------------------- the keyword ceiling
+
+_N_CACHE: dict[tuple[str, int], int] = {}
+_N_LOCK = threading.Lock()
+
+
+def _fts_rows(store: Store) -> int:
+    key = (str(store.path), store.content_version())
+    with _N_LOCK:
+        n = _N_CACHE.get(key)
+    if n is None:
+        row = store.conn.execute("select count(*) from chunks where dup_of is null").fetchone()
+        n = cast(int, row[0]) if row else 0
+        with _N_LOCK:
+            if len(_N_CACHE) > 16:
+                _N_CACHE.clear()
+            _N_CACHE[key] = n
+    return n
+
+
+def _doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
+    """{stem: number of chunks holding it}, read from FTS5's vocabulary (fts5vocab 'row')."""
+    if not stems:
+        return {}
+    conn = store.conn
+    conn.execute("create virtual table if not exists temp.dm_fts_rows using fts5vocab(main, chunks_fts, 'row')")
+    marks = ",".join("?" * len(stems))
+    return {str(term): cast(int, doc) for term, doc in
+            conn.execute(f"select term, doc from temp.dm_fts_rows where term in ({marks})", stems)}
+
+
+def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]]]) -> LaneScale:
+    """The lazily computed scale of this query (no keyword lane ran: no keyword evidence, ceiling 0)."""
+    if "fts" not in lanes and "bm25" not in lanes:
+        return LaneScale(ceiling=0.0)
+    return LaneScale(store, query)
+
+
+def keyword_ceiling(store: Store, query: str) -> float:
+    """Sum over the query's phrases (repeats included, as the lane sends them) of idf * (k1 + 1), FTS5's idf."""
+    counts = term_counts(query)
+    if not counts:
+        return 0.0
+    terms = weighted_terms(counts)
+    distinct = list(dict.fromkeys(terms))
+    stems_of = dict(zip(distinct, index_tokens(store, distinct)))
+    weight: dict[str, int] = {}
+    for term in terms:
+        for stem in stems_of.get(term, []):
+            weight[stem] = weight.get(stem, 0) + 1
+    n = _fts_rows(store)
+    dfs = _doc_freqs(store, list(weight))
+    ceiling = 0.0
+    for stem, qtf in weight.items():
+        df = dfs.get(stem, 0)  # a word no chunk holds counts at full weight: nothing answers that part
+        idf = max(1e-6, math.log((n - df + 0.5) / (df + 0.5)))
+        ceiling += qtf * idf * (K1 + 1)
+    return ceiling

@@ -1,0 +1,77 @@
+"""The typed boundary between the front ends and the service: what the GUI may call, and nothing else.
+
+Why a Protocol: the window and its controllers are written against this, not against ``MemoryService``, so the
+GUI tests' in-memory fake (tests/gui/fake_service.py) and the real service are checked by mypy to offer the same
+calls with the same types, and the GUI never needs ``Any``, ``hasattr`` or ``getattr`` to find out what a service
+can do. Qt-free, like the service.
+
+Thread rule (see service.py): every method may block on disk or the model, so the GUI calls them on worker
+threads only (gui/tasks.py); the one exception is :meth:`MemoryApi.apply_settings`, which only swaps references.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from .config import EmbedderSettings, Settings
+from .models import ContextReport, DocumentInfo, IndexProgress, IndexSummary, SearchFilters, SearchResult, Stats
+from .retrieve import SearchOutcome
+
+ProgressCallback = Callable[[IndexProgress], None]
+ChangeStamp = tuple[int, ...]
+
+
+class MemoryApi(Protocol):
+    """The service as the GUI sees it (``MemoryService`` implements it; so does the tests' ``FakeService``)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    # -- indexing (the jobs runner) --
+    def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
+                    cancel: threading.Event | None = None, force: bool = False,
+                    embed: bool = True) -> IndexSummary: ...
+
+    def embed_pending_summary(self, progress: ProgressCallback | None = None,
+                              cancel: threading.Event | None = None) -> IndexSummary: ...
+
+    def remove_paths(self, paths: Iterable[str | Path]) -> int: ...
+
+    def load_embedder(self) -> None: ...
+
+    def embedder_model_id(self) -> str: ...
+
+    def set_embedder_settings(self, new: EmbedderSettings) -> bool: ...
+
+    def apply_settings(self, settings: Settings) -> None: ...
+
+    # -- queries (the queries runner) --
+    def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
+                       filters: SearchFilters | None = None) -> SearchOutcome: ...
+
+    def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
+                      extra_roots: Sequence[str] = ()) -> ContextReport: ...
+
+    def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]: ...
+
+    def stats(self) -> Stats: ...
+
+    def documents(self) -> list[DocumentInfo]: ...
+
+    def roots(self) -> list[str]: ...
+
+    def change_stamp(self) -> ChangeStamp: ...
+
+    def take_notices(self) -> list[str]: ...
+
+    def compact(self) -> tuple[int, int]: ...
+
+    def close(self) -> None: ...
+
+
+ServiceFactory = Callable[[Settings], MemoryApi]
+
+__all__ = ["ChangeStamp", "MemoryApi", "ProgressCallback", "ServiceFactory"]
