@@ -80,9 +80,10 @@ def bench_ocr(pdfs: Path) -> str:
                 summary = svc.index_paths([folder], embed=False)
                 seconds = time.perf_counter() - started
                 outcome = summary.outcomes[0]
-                pages = len({r[0] for r in svc.store.conn.execute(
-                    "select c.page from chunks c join documents d on d.id = c.doc_id where d.path like ?",
-                    (f"%{name}",))})
+                with svc.reading() as store:
+                    pages = len({r[0] for r in store.conn.execute(
+                        "select c.page from chunks c join documents d on d.id = c.doc_id where d.path like ?",
+                        (f"%{name}",))})
                 found = "-"
                 if phrase:
                     hits = [h for h in svc.search(phrase, backend="keyword") if h.source.endswith(name)]

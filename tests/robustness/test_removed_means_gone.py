@@ -80,7 +80,8 @@ def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     with svc.reading() as store:
         option = store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
     assert int(option[0]) == 1, "the bulk path switches FTS5's secure-delete back on"
-    assert svc.store.get_meta("fts_optimize_pending") is None
+    with svc.reading() as store:
+        assert store.get_meta("fts_optimize_pending") is None
 
 
 def test_a_vanished_file_is_erased_by_the_next_index_run(svc, tmp_path, eval_present):
@@ -112,14 +113,15 @@ def test_an_operation_killed_before_its_optimize_is_finished_by_the_next(svc, tm
     monkeypatch.setattr(erase, "BULK_ERASE", 0)
     lib = _library(tmp_path)
     _indexed_and_flushed(svc, lib)
-    store = svc.store
-    store.remove_documents([store.get_document(str(lib / "sub" / "secret-note.md")).id])  # no checkpoint_erased
-    store.checkpoint()
-    assert store.get_meta("fts_optimize_pending") == "1"
+    with svc.writing() as store:
+        store.remove_documents([store.get_document(str(lib / "sub" / "secret-note.md")).id])  # no checkpoint_erased
+        store.checkpoint()
+        assert store.get_meta("fts_optimize_pending") == "1"
     assert occurrences(svc.db_path)["db"] > 0, "the FTS index still holds the word: tombstoned only"
     svc.remove_paths([tmp_path / "not-indexed.md"])  # any later operation
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
-    assert store.get_meta("fts_optimize_pending") is None
+    with svc.reading() as store:
+        assert store.get_meta("fts_optimize_pending") is None
 
 
 @pytest.mark.parametrize("off", ["pragma secure_delete=off",

@@ -53,13 +53,13 @@ def test_japanese_search_respects_filters_and_ignores_unrelated_text(library):
 
 def test_reindexing_and_removing_keeps_the_bigram_index_in_step(library):
     svc, root = library
-    store = svc.store
     (root / "ch05-tokyo.txt").write_text("「大阪ですか」\n", encoding="utf-8")
     svc.index_paths([root])
     assert svc.search_outcome("東京", backend="keyword").results == []
     assert Path(svc.search_outcome("大阪", backend="keyword").results[0].source).name == "ch05-tokyo.txt"
-    rows = store.conn.execute("select count(*) from chunks_cjk").fetchone()[0]
-    live = sum(1 for (t,) in store.conn.execute("select text from chunks where dup_of is null") if grams_text(t))
+    with svc.reading() as store:
+        rows = store.conn.execute("select count(*) from chunks_cjk").fetchone()[0]
+        live = sum(1 for (t,) in store.conn.execute("select text from chunks where dup_of is null") if grams_text(t))
     assert rows == live
 
 

@@ -255,7 +255,8 @@ def test_files_skipped_by_an_older_version_are_read_once_a_reader_exists(tmp_pat
     try:
         for name in ("docx_heading_levels.docx", "odt_encrypted.odt"):  # what the old version recorded
             st = os.stat(folder / name)
-            svc.store.record_outcome(path=str(folder / name), status="skipped", error="binary file (.docx)",
+            with svc.writing() as store:
+                store.record_outcome(path=str(folder / name), status="skipped", error="binary file (.docx)",
                                      size=st.st_size, mtime=st.st_mtime)
         first = svc.index_paths([folder], embed=False)
         assert {Path(o.path).name: o.status for o in first.outcomes} == {

@@ -44,7 +44,8 @@ def two_folders(tmp_path, eval_dir):
 
 def test_a_collapsed_copy_is_found_under_a_filter_on_its_folder(two_folders):
     svc, root = two_folders
-    assert svc.store.counts()["duplicates"] > 0  # b/'s chunks were collapsed onto a/'s
+    with svc.reading() as store:
+        assert store.counts()["duplicates"] > 0  # b/'s chunks were collapsed onto a/'s
     copy = str(root / "b" / "copy-of-query-params.md")
     original = str(root / "a" / "query-params.md")
     for backend in BACKENDS:
@@ -54,7 +55,8 @@ def test_a_collapsed_copy_is_found_under_a_filter_on_its_folder(two_folders):
         assert all(r.source == copy for r in out.results), backend
         assert all(original in r.also_in for r in out.results), backend
         # the shown row is the copy's own chunk: its text and location are from that file
-        row = svc.store.conn.execute("select d.path from chunks c join documents d on d.id = c.doc_id where c.id = ?",
+        with svc.reading() as store:
+            row = store.conn.execute("select d.path from chunks c join documents d on d.id = c.doc_id where c.id = ?",
                                      (out.results[0].chunk_id,)).fetchone()
         assert row[0] == copy
 
