@@ -7,6 +7,8 @@ keeps the absolute path for the app's own use (open, reveal, JSON).
 
 from __future__ import annotations
 
+import ntpath
+import posixpath
 from collections.abc import Iterable, Sequence
 
 from ..models import ContextItem, ContextReport, Location, SearchResult
@@ -15,6 +17,10 @@ from .tokens import estimate_tokens
 
 SEPARATOR = "\n\n"
 HEADING_SEP = " › "
+
+
+def _absolute(path: str) -> bool:
+    return posixpath.isabs(path) or ntpath.isabs(path)
 
 
 def source_line(source: str, loc: Location) -> str:
@@ -50,7 +56,8 @@ def build_context(results: Sequence[SearchResult], budget: int, roots: Iterable[
     used = 0
     sep_tokens = estimate_tokens(SEPARATOR)
     for r in results:
-        shown = display_path(r.source, roots, path_style)
+        # a source already shown the caller's way (not absolute, e.g. the MCP server's) is kept as it is
+        shown = display_path(r.source, roots, path_style) if _absolute(r.source) else r.source
         header = source_line(shown, r.location)
         body = passage_body(r.text, r.location)
         block = f"{header}\n{body}"
