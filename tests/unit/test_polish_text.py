@@ -130,3 +130,21 @@ def test_open_with_commands_fill_placeholders_without_a_shell():
     assert command_args("okular --page {page} {path}", "/x.pdf", None, 7) == ["okular", "--page", "7", "/x.pdf"]
     assert command_args("gedit", "/x; rm -rf ~") == ["gedit", "/x; rm -rf ~"]  # the path is one argument
     assert command_args('bad "quote', "/x") is None and command_args("", "/x") is None
+
+
+def test_a_library_read_but_not_yet_embedded_still_has_strong_keyword_matches(tmp_path):
+    from desktop_memory.embed.hashing import HashEmbedder
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nThe launch plan names every milestone of the launch.\n", encoding="utf-8")
+    (folder / "other.md").write_text("# Other\n\nGardening notes about tomatoes.\n", encoding="utf-8")
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
+    try:
+        svc.index_paths([folder], embed=False)  # the window reads first and embeds later
+        with svc.writing() as store:  # ...and the embedding job has just started: the model is recorded, no vectors
+            store.ensure_model(svc.embedder.model_id, svc.embedder.dim)
+        out = svc.search_outcome("launch plan milestone", backend="hybrid")
+        assert out.results and out.results[0].strength == "strong" and not out.weak
+    finally:
+        svc.close()
