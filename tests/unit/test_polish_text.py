@@ -137,7 +137,7 @@ def test_a_library_read_but_not_yet_embedded_still_has_strong_keyword_matches(tm
 
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "plan.md").write_text("# Plan\n\nThe launch plan names every milestone of the launch.\n", encoding="utf-8")
+    (folder / "plan.md").write_text("# Plan\n\nThe launch plan names every milestone.\n", encoding="utf-8")
     (folder / "other.md").write_text("# Other\n\nGardening notes about tomatoes.\n", encoding="utf-8")
     svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
     try:
