@@ -17,6 +17,7 @@ from ..errors import StoreError
 from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
 from .migrations import preflight
 from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read_only_media, open_fallback
+from .rows import as_str, scalar
 
 MIN_VEC_VERSION = (0, 1, 6)
 BUSY_TIMEOUT_MS = 10_000
@@ -28,7 +29,8 @@ def vec_library_path() -> str:
         import sqlite_vec
     except ImportError as exc:  # pragma: no cover - packaging error
         raise StoreError("The sqlite-vec package is not installed; reinstall desktop-memory.") from exc
-    return sqlite_vec.loadable_path()
+    path: str = sqlite_vec.loadable_path()
+    return path
 
 
 def _parse_version(text: str) -> tuple[int, ...]:
@@ -46,7 +48,7 @@ def load_vec(conn: apsw.Connection) -> str:
         conn.enable_load_extension(True)
         conn.load_extension(path)
         conn.enable_load_extension(False)
-        version = conn.execute("select vec_version()").fetchone()[0]
+        version = as_str(scalar(conn, "select vec_version()"))
     except apsw.Error as exc:
         raise StoreError(f"Cannot load the sqlite-vec extension from {path}: {exc}") from exc
     if _parse_version(version) < MIN_VEC_VERSION:
@@ -104,7 +106,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             mark(conn, READ_ONLY, f"The database {path} is open read-only because the file cannot be written: "
                                   "searching works; indexing and changes are off.")
         if not readonly and mode_of(conn) is None:
-            mode = conn.execute("pragma journal_mode=wal").fetchone()[0]
+            mode = scalar(conn, "pragma journal_mode=wal")
             if str(mode).lower() != "wal" and os.access(path, os.W_OK):
                 raise StoreError(f"Cannot switch {path} to WAL mode (got {mode}).")
         conn.execute("pragma synchronous=normal")
@@ -165,7 +167,10 @@ def translate_error(exc: BaseException, path: Path | str) -> StoreError | None:
         found = _translate_one(exc, path)
         if found is not None:
             return found
-        exc = exc.__cause__ or exc.__context__
+        cause = exc.__cause__ or exc.__context__
+        if cause is None:
+            break
+        exc = cause
     return None
 
 
@@ -173,7 +178,9 @@ def _translate_one(exc: BaseException, path: Path | str) -> StoreError | None:
     if isinstance(exc, apsw.BusyError):
         return StoreError(_busy_handler_message(Path(path)))
     if isinstance(exc, apsw.FullError):
-        return StoreError(f"The disk holding {path} is full; free some space and index again. Nothing committed was lost.")
+        return StoreError(
+            f"The disk holding {path} is full; free some space and index again. Nothing committed was lost."
+        )
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(f"The database {path} is read-only; pick a writable location in Settings.")
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):

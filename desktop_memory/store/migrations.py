@@ -9,14 +9,17 @@ model is chosen (see ``repository.Store.ensure_model``).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
 
 from ..errors import StoreError
 from ..private_files import create_private_file
+from .rows import as_bytes, as_int, as_str, scalar_int
 
-MIGRATIONS: list = [  # SQL scripts, or callables taking the connection (run inside the step's transaction)
+# SQL scripts, or callables taking the connection (run inside the step's transaction)
+MIGRATIONS: list[str | Callable[[apsw.Connection], None]] = [
     # 1: documents, chunks, external-content FTS5 over chunk text, meta.
     """
     CREATE TABLE meta (
@@ -106,9 +109,10 @@ def _migration_2(conn: apsw.Connection) -> None:
         ).fetchall()
         if not rows:
             break
-        after = rows[-1][0]
-        dim = len(rows[0][1]) // 4
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        after = as_int(rows[-1][0])
+        blobs = [as_bytes(r[1]) for r in rows]
+        dim = len(blobs[0]) // 4
+        mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(rows), dim)
         bits = sign_bits(mat)
         conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
                          [(r[0], bits[i].tobytes()) for i, r in enumerate(rows)])
@@ -134,8 +138,8 @@ def _migration_cjk(conn: apsw.Connection) -> None:
         ).fetchall()
         if not rows:
             break
-        after = rows[-1][0]
-        grams = [(cid, grams_text(text)) for cid, text in rows]
+        after = as_int(rows[-1][0])
+        grams = [(cid, grams_text(as_str(text))) for cid, text in rows]
         conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
 
 
@@ -258,11 +262,11 @@ def preflight(conn: apsw.Connection, db_path: Path) -> None:
 
 
 def current_version(conn: apsw.Connection) -> int:
-    return int(conn.execute("pragma user_version").fetchone()[0])
+    return scalar_int(conn, "pragma user_version")
 
 
 def _has_tables(conn: apsw.Connection) -> bool:
-    return conn.execute("select count(*) from sqlite_master where type='table'").fetchone()[0] > 0
+    return scalar_int(conn, "select count(*) from sqlite_master where type='table'") > 0
 
 
 def backup_before_migrating(conn: apsw.Connection, db_path: Path, version: int) -> Path | None:

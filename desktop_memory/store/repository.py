@@ -25,13 +25,14 @@ import numpy as np
 
 from ..errors import EmbedderError, StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
-from . import migrations as _migrations
 from . import erase
+from . import migrations as _migrations
 from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
 from .erase import Erasing
 from .migrations import chunk_text_hash, current_version, migrate
 from .readonly import DISK_FULL, mode_of
+from .rows import as_bytes, as_int, as_str, scalar, scalar_int
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
@@ -77,7 +78,10 @@ class Store(Erasing):
                 self._migrate()
             except apsw.Error as exc:
                 self.conn.close()
-                raise translate_error(exc, self.path) or exc
+                error = translate_error(exc, self.path)
+                if error is None:
+                    raise
+                raise error from exc
             except BaseException:
                 self.conn.close()
                 raise
@@ -145,7 +149,10 @@ class Store(Erasing):
         return row[0] if row else None
 
     def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("insert into meta(key, value) values(?, ?) on conflict(key) do update set value=excluded.value", (key, value))
+        self.conn.execute(
+            "insert into meta(key, value) values(?, ?) on conflict(key) do update set value=excluded.value",
+            (key, value),
+        )
 
     def content_version(self) -> int:
         return int(self.get_meta("content_version") or 0)
@@ -221,10 +228,10 @@ class Store(Erasing):
 
     def vector_state(self) -> tuple[int, int, int]:
         """(vec_epoch, vec_seq, vec_deleted): change counters for caches built from the stored vectors."""
-        values = dict(self.conn.execute(
+        values = {as_str(key): as_int(value) for key, value in self.conn.execute(
             "select key, value from meta where key in ('vec_epoch', 'vec_seq', 'vec_deleted')"
-        ).fetchall())
-        return int(values.get("vec_epoch", 0)), int(values.get("vec_seq", 0)), int(values.get("vec_deleted", 0))
+        )}
+        return values.get("vec_epoch", 0), values.get("vec_seq", 0), values.get("vec_deleted", 0)
 
     def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(ids int64, bits uint8 (n, nbytes)) of every stored vector with id > after_id, in id order."""
@@ -234,10 +241,12 @@ class Store(Erasing):
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        bits = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
+        bits = np.frombuffer(b"".join(as_bytes(r[1]) for r in rows), dtype=np.uint8).reshape(len(rows), -1)
         return ids, bits
 
-    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None):
+    def iter_vectors(
+        self, block: int = 4096, ids: Sequence[int] | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield (ids int64, vectors float32 (n, dim)) blocks of stored vectors in id order (all, or ``ids``)."""
         if ids is not None:
             wanted = sorted(int(i) for i in ids)
@@ -257,7 +266,7 @@ class Store(Erasing):
             ).fetchall()
             if not rows:
                 return
-            after = rows[-1][0]
+            after = as_int(rows[-1][0])
             yield _vector_block(rows)
 
     # ---------- documents ----------
@@ -400,7 +409,7 @@ class Store(Erasing):
             "select id, ord from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
         ) if ord_ in kept]
         if pairs:
-            newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
+            newest = scalar_int(self.conn, "select max(id) from chunk_vectors")
             self.conn.executemany(
                 "insert into chunk_vectors(id, embedding, text_hash) select ?, embedding, text_hash "
                 "from temp.dm_reuse where id = ?", pairs)
@@ -488,7 +497,8 @@ class Store(Erasing):
             (doc_id, doc_id),
         ).fetchall()
         promoted: dict[int, int] = {}
-        for dup_id, old_id, text, old_embedded, dup_hash, old_hash in rows:
+        for dup_value, old_value, text, old_embedded, dup_hash, old_hash in rows:
+            dup_id, old_id = as_int(dup_value), as_int(old_value)
             if old_id not in promoted:
                 promoted[old_id] = dup_id
                 embedded = 0
@@ -509,7 +519,7 @@ class Store(Erasing):
                     embedded = 1
                 self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
                 self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
-                self._index_cjk([(dup_id, text)])
+                self._index_cjk([(dup_id, as_str(text))])
             else:
                 self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
 
@@ -564,13 +574,13 @@ class Store(Erasing):
 
     # ---------- embedding queue ----------
     def pending_count(self) -> int:
-        return self.conn.execute("select count(*) from chunks where embedded=0 and dup_of is null").fetchone()[0]
+        return scalar_int(self.conn, "select count(*) from chunks where embedded=0 and dup_of is null")
 
     def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
-        return self.conn.execute(
+        return [(as_int(cid), as_str(text)) for cid, text in self.conn.execute(
             "select id, text from chunks where embedded=0 and dup_of is null and id > ? order by id limit ?",
             (after_id, limit),
-        ).fetchall()
+        )]
 
     def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
         """Write vectors for chunks still alive and pending, in one transaction. Returns how many were stored.
@@ -601,7 +611,7 @@ class Store(Erasing):
             keep = [i for i, cid in enumerate(ids) if cid in live
                     and (texts is None or live[cid] == chunk_text_hash(texts[i]))]
             if keep:
-                newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
+                newest = scalar_int(self.conn, "select max(id) from chunk_vectors")
                 self.conn.executemany("insert into chunk_vectors(id, embedding, text_hash) values(?, ?, ?)",
                                       [(ids[i], vectors[i].tobytes(), live[ids[i]]) for i in keep])
                 self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
@@ -613,10 +623,12 @@ class Store(Erasing):
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints
-        by_status = dict(self.conn.execute("select status, count(*) from documents group by status").fetchall())
-        chunks, vectors, dups = self.conn.execute(
+        by_status = {as_str(status): as_int(n) for status, n in self.conn.execute(
+            "select status, count(*) from documents group by status"
+        )}
+        chunks, vectors, dups = (as_int(v) for v in self.conn.execute(
             "select count(*), coalesce(sum(embedded), 0), coalesce(sum(dup_of is not null), 0) from chunks"
-        ).fetchone()
+        ).fetchall()[0])
         return {"by_status": by_status, "chunks": chunks, "vectors": vectors, "duplicates": dups}
 
     def db_bytes(self) -> int:
@@ -630,7 +642,7 @@ class Store(Erasing):
     def check_integrity(self) -> list[str]:
         """Consistency problems (empty list = healthy). Used by tests after kill -9 and by `desktop-memory check`."""
         problems = []
-        ok = self.conn.execute("pragma integrity_check").fetchone()[0]
+        ok = scalar(self.conn, "pragma integrity_check")
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
         problems += _migrations.schema_problems(self.conn)
@@ -643,8 +655,8 @@ class Store(Erasing):
                 self.conn.execute("insert into chunks_fts(chunks_fts) values('integrity-check')")
             except apsw.Error as exc:
                 problems.append(f"fts integrity: {exc}")
-        fts_rows = self.conn.execute("select count(*) from chunks_fts_docsize").fetchone()[0]
-        canon = self.conn.execute("select count(*) from chunks where dup_of is null").fetchone()[0]
+        fts_rows = scalar_int(self.conn, "select count(*) from chunks_fts_docsize")
+        canon = scalar_int(self.conn, "select count(*) from chunks where dup_of is null")
         if fts_rows != canon:
             problems.append(f"fts rows {fts_rows} != canonical chunks {canon}")
         problems += self._check_vectors()
@@ -652,22 +664,24 @@ class Store(Erasing):
 
     def _check_vectors(self) -> list[str]:
         problems = []
-        orphans = self.conn.execute(
+        orphans = scalar_int(
+            self.conn,
             "select count(*) from chunk_vectors v where not exists "
             "(select 1 from chunks c where c.id = v.id and c.embedded = 1 and c.dup_of is null)"
-        ).fetchone()[0]
+        )
         if orphans:
             problems.append(f"{orphans} vectors without a live embedded chunk")
-        vecs = self.conn.execute("select count(*) from chunk_vectors").fetchone()[0]
-        flagged = self.conn.execute("select count(*) from chunks where embedded=1").fetchone()[0]
+        vecs = scalar_int(self.conn, "select count(*) from chunk_vectors")
+        flagged = scalar_int(self.conn, "select count(*) from chunks where embedded=1")
         if vecs != flagged:
             problems.append(f"vectors {vecs} != chunks flagged embedded {flagged}")
-        unpaired = self.conn.execute(
+        unpaired = scalar_int(
+            self.conn,
             "select (select count(*) from chunk_vectors v where not exists "
             "        (select 1 from chunk_vector_bits b where b.id = v.id)) + "
             "       (select count(*) from chunk_vector_bits b where not exists "
             "        (select 1 from chunk_vectors v where v.id = b.id))"
-        ).fetchone()[0]
+        )
         if unpaired:
             problems.append(f"{unpaired} vectors and sign-bit rows do not pair up")
         problems += self._check_vector_identity()
@@ -675,11 +689,12 @@ class Store(Erasing):
         if vecs and model is None:
             problems.append(f"{vecs} vectors stored but no model recorded")
         if dim:
-            bad = self.conn.execute(
+            bad = scalar_int(
+            self.conn,
                 "select (select count(*) from chunk_vectors where length(embedding) != ?) + "
                 "(select count(*) from chunk_vector_bits where length(bits) != ?)",
                 (4 * dim, (dim + 7) // 8),
-            ).fetchone()[0]
+            )
             if bad:
                 problems.append(f"{bad} vectors or sign-bit rows have the wrong size for {dim} dimensions")
         return problems
@@ -689,10 +704,11 @@ class Store(Erasing):
         """Every vector was computed from exactly its chunk's text: the hash recorded with the vector equals the
         chunk's text hash, and the chunk's hash is the hash of its text (one pass, no model)."""
         problems = []
-        wrong = self.conn.execute(
+        wrong = scalar_int(
+            self.conn,
             "select count(*) from chunk_vectors v join chunks c on c.id = v.id "
             "where v.text_hash is null or v.text_hash is not c.text_hash"
-        ).fetchone()[0]
+        )
         if wrong:
             problems.append(f"{wrong} vectors were computed from another text than their chunk's "
                             "(run `desktop-memory reembed`)")
@@ -703,9 +719,9 @@ class Store(Erasing):
         return problems
 
 
-def _vector_block(rows: list) -> tuple[np.ndarray, np.ndarray]:
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+def _vector_block(rows: list[apsw.SQLiteValues]) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.fromiter((as_int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(as_bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
     return ids, mat.astype(np.float32, copy=False)
 
 
