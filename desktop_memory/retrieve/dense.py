@@ -32,6 +32,7 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
+from ..store.rows import as_float, as_int
 from ..store.vectors import float_blob, sign_bits
 from .copies import allowed_canonical_sql
 
@@ -43,13 +44,18 @@ CANDIDATE_SHARE = 0.025  # ... or this share of the vectors searched (2,500 at 1
 MAX_CANDIDATES = 20000
 GHOST_SHARE = 0.10  # reload the bit matrix when deleted vectors exceed this share of it
 
-try:  # numpy >= 2.0
-    _bitcount = np.bitwise_count  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - older numpy
+if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+
+    def _bitcount(x: np.ndarray) -> np.ndarray:
+        counts: np.ndarray = np.bitwise_count(x)
+        return counts
+
+else:  # pragma: no cover - older numpy
     _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
     def _bitcount(x: np.ndarray) -> np.ndarray:
-        return _POP8[x.view(np.uint8)].reshape(x.shape + (8,)).sum(axis=-1, dtype=np.uint8)
+        counts: np.ndarray = _POP8[x.view(np.uint8)].reshape(x.shape + (8,)).sum(axis=-1, dtype=np.uint8)
+        return counts
 
 
 def _words(bits: np.ndarray) -> np.ndarray:
@@ -144,7 +150,7 @@ def nearest_by_hamming(dist: np.ndarray, count: int) -> np.ndarray:
 def candidate_budget(limit: int, n_vectors: int = 0) -> int:
     """Candidates re-scored exactly: enough for ``limit``, and a fixed share of the index, since the sign-bit
     ranking's errors grow with the number of near neighbours (1,000 flat: recall@10 0.989 at 100k, 0.980 at 300k)."""
-    share = int(math.ceil(n_vectors * CANDIDATE_SHARE))
+    share = math.ceil(n_vectors * CANDIDATE_SHARE)
     return int(min(MAX_CANDIDATES, max(MIN_CANDIDATES, limit * OVERSAMPLE, share)))
 
 
@@ -157,7 +163,7 @@ def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -
         "join chunk_vectors v on v.id = j.value order by d, v.id limit ?",
         (float_blob(query_vec), json.dumps([int(i) for i in ids]), int(limit)),
     ).fetchall()
-    return [(int(cid), 1.0 - float(d) * float(d) / 2.0) for cid, d in rows]
+    return [(as_int(cid), 1.0 - as_float(d) * as_float(d) / 2.0) for cid, d in rows]
 
 
 def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | None:
@@ -205,4 +211,4 @@ def dense_exact(store: Store, query_vec: np.ndarray, limit: int, filters: Search
             "select id, vec_distance_l2(embedding, ?) as d from chunk_vectors order by d, id limit ?",
             (blob, int(limit)),
         ).fetchall()
-    return [(int(cid), 1.0 - float(d) * float(d) / 2.0) for cid, d in rows]
+    return [(as_int(cid), 1.0 - as_float(d) * as_float(d) / 2.0) for cid, d in rows]

@@ -4,7 +4,8 @@
 - ``zscore``: each lane's raw scores are standardised over its top ``depth`` results (z = (s - mean) / sd,
   floored at the z of its ``depth``-th result, which is also what a chunk missing from that lane gets), and
   score(c) = Σ wᵢ · zᵢ(c). A keyword lane with fewer than ``depth`` hits is padded with zeros, the BM25 score of
-  every chunk it did not match, so one lone exact match stands far above the rest, as it should. Unlike RRF it keeps *how far* ahead a lane's best hits are: a clear BM25 winner
+  every chunk it did not match, so one lone exact match stands far above the rest, as it should. Unlike RRF it
+  keeps *how far* ahead a lane's best hits are: a clear BM25 winner
   outweighs a flat dense tail and vice versa. The statistics come from a fixed depth, so the order of the top
   results does not depend on how many results were asked for.
 

@@ -24,6 +24,7 @@ from typing import cast
 import apsw
 
 from ..store import Store
+from ..store.rows import as_int, as_str, scalar_int
 from .query_text import quote_fts
 
 PROBE_CAP = 1000  # first pass: exact frequency for terms rarer than this
@@ -32,9 +33,10 @@ FALLBACK_FACTOR = 4  # when every term is common, frequencies are read up to thi
 
 def _capped_df(store: Store, term: str, cap: int) -> int:
     """min(document frequency of ``term``, cap): the count stops reading the doclist at ``cap`` rows."""
-    return int(store.conn.execute(
-        "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (quote_fts(term), int(cap))
-    ).fetchone()[0])
+    return scalar_int(
+        store.conn,
+        "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (quote_fts(term), int(cap)),
+    )
 
 
 def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
@@ -112,7 +114,7 @@ def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
         conn.execute("delete from temp.dm_stem")
     out: list[list[str]] = [[] for _ in texts]
     for doc, term in rows:
-        out[int(doc) - 1].append(term)
+        out[as_int(doc) - 1].append(as_str(term))
     return out
 
 

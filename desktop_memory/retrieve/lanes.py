@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
 from ..store.cjk import query_grams
+from ..store.rows import as_float, as_int, as_opt_int, as_str
 from .copies import allowed_canonical_sql, allowed_sql
 from .dense import dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
@@ -62,7 +64,7 @@ def _match(store: Store, table: str, expr: str, limit: int, filters: SearchFilte
         rows = store.conn.execute(
             f"select rowid, -rank from {table} where {table} match ? order by rank, rowid limit ?", (expr, limit)
         ).fetchall()
-    return [(int(cid), float(score)) for cid, score in rows]
+    return [(as_int(cid), as_float(score)) for cid, score in rows]
 
 
 def dense_lane(
@@ -138,7 +140,24 @@ class Bm25Index:
         return [(int(self._ids[i]), float(scores[i])) for i in order]
 
 
-def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, tuple]:
+class ChunkRow(NamedTuple):
+    """One result's chunk and document columns, typed (see :func:`fetch_rows`)."""
+
+    chunk_id: int
+    doc_id: int
+    path: str
+    kind: str
+    text: str
+    heading: str | None
+    page: int | None
+    line_start: int | None
+    line_end: int | None
+    char_start: int
+    char_end: int
+    mtime: float
+
+
+def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, ChunkRow]:
     """Chunk + document columns for the final results, in one query."""
     if not ids:
         return {}
@@ -147,5 +166,12 @@ def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, tuple]:
         "select c.id, c.doc_id, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
         f"c.char_start, c.char_end, d.mtime from chunks c join documents d on d.id = c.doc_id where c.id in ({marks})",
         list(ids),
-    ).fetchall()
-    return {r[0]: r for r in rows}
+    )
+    out: dict[int, ChunkRow] = {}
+    for cid, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime in rows:
+        out[as_int(cid)] = ChunkRow(
+            as_int(cid), as_int(doc_id), as_str(path), as_str(kind), as_str(text),
+            None if heading is None else as_str(heading), as_opt_int(page), as_opt_int(ls), as_opt_int(le),
+            as_int(cs), as_int(ce), as_float(mtime),
+        )
+    return out

@@ -46,6 +46,11 @@ def as_int(value: object) -> int:
     raise StoreError(f"The database holds {value!r} where a whole number belongs; run `desktop-memory check`.")
 
 
+def as_opt_int(value: object) -> int | None:
+    """A nullable integer column (page, line numbers)."""
+    return None if value is None else as_int(value)
+
+
 def as_float(value: object) -> float:
     """``value`` as a float (an integer column read into a float computation, or a REAL column)."""
     if isinstance(value, (int, float)):
