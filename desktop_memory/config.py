@@ -15,6 +15,7 @@ import datetime as dt
 import math
 import os
 import re
+import sys
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +24,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 import platformdirs
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 import tomli_w
 

@@ -32,5 +32,7 @@ def make_embedder(settings: EmbedderSettings, *, expected_dim: int | None = None
     if kind == "ollama":
         return OllamaEmbedder(settings, expected_dim=expected_dim)
     if kind == "hash":
-        return HashEmbedder(expected_dim or 64, query_prefix=settings.query_prefix, document_prefix=settings.document_prefix)
+        return HashEmbedder(
+            expected_dim or 64, query_prefix=settings.query_prefix, document_prefix=settings.document_prefix
+        )
     raise EmbedderError(f'Unknown embedder "{settings.kind}": use "local" or "ollama" in Settings.')

@@ -11,6 +11,7 @@ onnxruntime and tokenizers are imported inside ``load()`` so importing this modu
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -33,10 +34,12 @@ MIN_TOKENS = 8
 
 def default_threads() -> int:
     """Cores this process may use (affinity/cgroup-aware where the OS tells us)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    if sys.platform == "linux":  # the only platform with sched_getaffinity among those we ship for
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)
 
 
 def _default_model_path() -> Path:
@@ -168,7 +171,8 @@ class LocalOnnxEmbedder:
             raise EmbedderError("The local embedder needs the 'tokenizers' package: reinstall desktop-memory.") from exc
         try:
             if path is None:
-                text = resources.files("desktop_memory").joinpath("resources", TOKENIZER_RESOURCE).read_text("utf-8")
+                bundled = resources.files("desktop_memory").joinpath("resources").joinpath(TOKENIZER_RESOURCE)
+                text = bundled.read_text("utf-8")
                 tok = Tokenizer.from_str(text)
             else:
                 tok = Tokenizer.from_file(str(path))
@@ -178,7 +182,9 @@ class LocalOnnxEmbedder:
             ) from exc
         except Exception as exc:  # tokenizers raises a bare Exception on a malformed file
             where = path or TOKENIZER_RESOURCE
-            raise EmbedderError(f"Cannot read the tokenizer {where}: {exc}. It must be a Hugging Face tokenizer.json.") from exc
+            raise EmbedderError(
+                f"Cannot read the tokenizer {where}: {exc}. It must be a Hugging Face tokenizer.json."
+            ) from exc
         # MiniLM's shipped tokenizer.json truncates *and pads* to a fixed 128: undo both. We truncate at
         # the model's trained length and pad per batch ourselves (dynamic padding, after length sorting).
         padding = tok.padding
@@ -195,7 +201,9 @@ class LocalOnnxEmbedder:
         try:
             import onnxruntime as ort
         except ImportError as exc:
-            raise EmbedderError("The local embedder needs the 'onnxruntime' package: reinstall desktop-memory.") from exc
+            raise EmbedderError(
+                "The local embedder needs the 'onnxruntime' package: reinstall desktop-memory."
+            ) from exc
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
@@ -253,7 +261,8 @@ class LocalOnnxEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32 unit vector; ``query_prefix`` is prepended."""
-        return self._embed([(self.settings.query_prefix or "") + text])[0]
+        vector: np.ndarray = self._embed([(self.settings.query_prefix or "") + text])[0]
+        return vector
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens the model actually sees per document (special tokens included, after truncation)."""
@@ -272,7 +281,8 @@ class LocalOnnxEmbedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for rows in self._batches(order, [len(e.ids) for e in encodings]):
             batch = [encodings[i] for i in rows]
-            out[rows] = self._pool(self._run_session(self._session, [e.ids for e in batch], [e.type_ids for e in batch]))
+            hidden = self._run_session(self._session, [e.ids for e in batch], [e.type_ids for e in batch])
+            out[rows] = self._pool(hidden)
         return out
 
     def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
@@ -333,4 +343,5 @@ class LocalOnnxEmbedder:
         else:
             raise EmbedderError(f"The embedding model returned an array of shape {hidden.shape}; expected 2 or 3 axes.")
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
