@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEventLoop
 
-_loop: QEventLoop | None = None
+_loops: list[QEventLoop] = []  # the one loop, made on first use (after the QApplication exists)
 
 
 def pump_events(max_ms: int = 0) -> None:
     """Process pending events (for up to ``max_ms`` milliseconds when > 0), like ``processEvents``."""
-    global _loop
-    if _loop is None:
-        _loop = QEventLoop()
+    if not _loops:
+        _loops.append(QEventLoop())
+    loop = _loops[0]
     if max_ms > 0:
-        _loop.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, max_ms)
+        loop.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, max_ms)
     else:
-        _loop.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
+        loop.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)

@@ -12,14 +12,20 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPalette
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPalette, QStyleHints
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 THEMES = ("system", "light", "dark")
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
-_native_style: str | None = None
-_native_palette: QPalette | None = None
+class _Native:
+    """The platform's own style and palette, remembered before the first theme change so "system" restores them."""
+
+    style: str | None = None
+    palette: QPalette | None = None
+
+
+_native = _Native()
 
 
 def resource_path(name: str) -> Path:
@@ -158,10 +164,9 @@ def dark_palette() -> QPalette:
 
 def apply_theme(app: QApplication, theme: str = "system") -> None:
     """Switch palette + stylesheet. Safe to call again at runtime (View ▸ Appearance)."""
-    global _native_style, _native_palette
-    if _native_style is None:
-        _native_style = app.style().name()
-        _native_palette = QPalette(app.palette())
+    if _native.style is None:
+        _native.style = app.style().name()
+        _native.palette = QPalette(app.palette())
     hints = QGuiApplication.styleHints()
     if theme == "dark":
         app.setStyle(QStyleFactory.create("Fusion"))
@@ -173,15 +178,15 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
         app.setPalette(light_palette())
     else:
         _set_scheme(hints, Qt.ColorScheme.Unknown)
-        if _native_style and app.style().name().lower() != _native_style.lower():
-            app.setStyle(QStyleFactory.create(_native_style))
+        if _native.style and app.style().name().lower() != _native.style.lower():
+            app.setStyle(QStyleFactory.create(_native.style))
         # Fusion on a platform without a theme gives a flat grey palette; our light palette is nicer and
         # equivalent. When the platform reports a dark scheme we follow it.
-        if _native_style and _native_style.lower() == "fusion":
+        if _native.style and _native.style.lower() == "fusion":
             dark = hints.colorScheme() == Qt.ColorScheme.Dark
             app.setPalette(dark_palette() if dark else light_palette())
-        elif _native_palette is not None:
-            app.setPalette(_native_palette)
+        elif _native.palette is not None:
+            app.setPalette(_native.palette)
     app.setStyleSheet(stylesheet(app.palette()))
     install_emoji_fallback(app)
 
@@ -206,7 +211,7 @@ def install_emoji_fallback(app: QApplication) -> list[str]:
     return found
 
 
-def _set_scheme(hints, scheme) -> None:
+def _set_scheme(hints: QStyleHints, scheme: Qt.ColorScheme) -> None:
     try:
         hints.setColorScheme(scheme)
     except AttributeError:  # Qt < 6.8

@@ -255,24 +255,29 @@ class PdfExtractor:
                 pass
 
 
-_default: PdfExtractor | None = None
-_default_lock = threading.Lock()
+class _Shared:
+    """The process's one shared extractor (its worker is a child process), created on first use."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.extractor: PdfExtractor | None = None
+
+
+_shared = _Shared()
 
 
 def default_extractor() -> PdfExtractor:
     """The shared extractor used by ``extract_pdf`` (created on first use)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = PdfExtractor()
-        return _default
+    with _shared.lock:
+        if _shared.extractor is None:
+            _shared.extractor = PdfExtractor()
+        return _shared.extractor
 
 
 def shutdown_pdf_worker() -> None:
     """Stop the shared worker (registered with atexit; the GUI may call it on quit)."""
-    global _default
-    with _default_lock:
-        extractor, _default = _default, None
+    with _shared.lock:
+        extractor, _shared.extractor = _shared.extractor, None
     if extractor is not None:
         extractor.close()
 

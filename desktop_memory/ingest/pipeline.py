@@ -31,12 +31,12 @@ from ..models import (
     IndexProgress,
     IndexSummary,
 )
-from ..store import Store
+from ..store import DocRow, Store
 from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
 from .readers import read_document
-from .walk import has_surrogates, printable_path, walk_paths
+from .walk import WalkEntry, has_surrogates, printable_path, walk_paths
 
 ProgressFn = Callable[[IndexProgress], None]
 EMBED_WINDOW = 256  # chunks fetched per round and sorted by length, so batches of similar length pad little
@@ -57,7 +57,7 @@ class _Reporter:
     last: float = 0.0
     state: IndexProgress = field(default_factory=lambda: IndexProgress(phase="scan"))
 
-    def emit(self, force: bool = False, **changes) -> None:
+    def emit(self, force: bool = False, **changes: object) -> None:
         for key, value in changes.items():
             setattr(self.state, key, value)
         now = time.perf_counter()
@@ -91,15 +91,16 @@ def index_paths(
     return summary
 
 
-def _index_paths(store: Store, paths, settings: Settings, embedder: Embedder | None, *, progress, cancel, force,
-                 embed) -> IndexSummary:
+def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, embedder: Embedder | None, *,
+                 progress: ProgressFn | None, cancel: threading.Event | None, force: bool,
+                 embed: bool) -> IndexSummary:
     summary = IndexSummary()
     rep = _Reporter(progress)
     t0 = time.perf_counter()
     roots = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
     try:
         rep.emit(force=True, phase="scan")
-        entries = []
+        entries: list[WalkEntry] = []
         files_total = 0
         for entry in walk_paths(roots, settings.ingest):  # a big tree takes a while: report and honour Cancel
             entries.append(entry)
@@ -110,10 +111,11 @@ def _index_paths(store: Store, paths, settings: Settings, embedder: Embedder | N
         _check(cancel)
         rep.emit(force=True, phase="extract", files_total=files_total)
         seen: set[str] = set()
-        for entry in entries:
+        for walked in entries:
             _check(cancel)
-            if entry.skip_reason and has_surrogates(entry.path):  # a name that is not valid text: show it escaped
-                entry = dataclasses.replace(entry, path=printable_path(entry.path))
+            entry = walked
+            if walked.skip_reason and has_surrogates(walked.path):  # a name that is not valid text: show it escaped
+                entry = dataclasses.replace(walked, path=printable_path(walked.path))
             if entry.is_dir:
                 summary.outcomes.append(FileOutcome(entry.path, STATUS_SKIPPED, entry.skip_reason or ""))
                 summary.skipped += 1
@@ -137,7 +139,7 @@ def _index_paths(store: Store, paths, settings: Settings, embedder: Embedder | N
     return summary
 
 
-def _index_one(store: Store, entry, settings: Settings, force: bool, summary: IndexSummary) -> FileOutcome:
+def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool, summary: IndexSummary) -> FileOutcome:
     path = entry.path
     if entry.skip_reason:
         store.record_outcome(path=path, status=STATUS_SKIPPED, error=entry.skip_reason, size=entry.size,
@@ -219,7 +221,9 @@ def _fingerprint(path: str) -> tuple[int, int, int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
 
 
-def _failed(store: Store, entry, summary: IndexSummary, reason: str, *, remove) -> FileOutcome:
+def _failed(
+    store: Store, entry: WalkEntry, summary: IndexSummary, reason: str, *, remove: DocRow | None
+) -> FileOutcome:
     if remove is not None:
         store.remove_documents([remove.id])
         summary.removed += 1
@@ -255,8 +259,8 @@ def embed_pending(
                               reporter=reporter)
 
 
-def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, progress, cancel, summary,
-                   reporter) -> int:
+def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, progress: ProgressFn | None,
+                   cancel: threading.Event | None, summary: IndexSummary | None, reporter: _Reporter | None) -> int:
     summary = summary or IndexSummary()
     rep = reporter or _Reporter(progress)
     done = 0
