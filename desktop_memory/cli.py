@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
     from .service import MemoryService
 
+_T = TypeVar("_T")
 MAX_AGE_DAYS = 100 * 366  # relative dates reach back a century at most
 SEARCH_EPILOG = "A query that starts with '-' goes after --, e.g.: desktop-memory search -- -hugo"
 
@@ -225,7 +227,7 @@ class ProgressBar:
             sys.stderr.flush()
 
 
-def _print_summary(summary: IndexSummary, out=sys.stdout) -> None:
+def _print_summary(summary: IndexSummary, out: SupportsWrite[str] = sys.stdout) -> None:
     print(
         f"indexed {summary.indexed}, unchanged {summary.unchanged}, skipped {summary.skipped}, "
         f"failed {summary.failed}, removed {summary.removed} · {summary.chunks_added} chunks added, "
@@ -250,7 +252,7 @@ def _print_summary(summary: IndexSummary, out=sys.stdout) -> None:
         print(f"  … and {len(skipped) - 50} more skipped (see `desktop-memory list --status skipped`)", file=out)
 
 
-def _filters(args) -> SearchFilters:
+def _filters(args: argparse.Namespace) -> SearchFilters:
     import os
 
     prefix = os.path.abspath(os.path.expanduser(args.path_prefix)) if args.path_prefix else None
@@ -258,11 +260,11 @@ def _filters(args) -> SearchFilters:
                          modified_since=args.since, modified_until=args.until)
 
 
-def _run_with_cancel(fn):
+def _run_with_cancel(fn: Callable[[threading.Event], _T]) -> _T:
     """Run long work so Ctrl-C sets a cancel flag (the job stops cleanly between documents/batches)."""
     cancel = threading.Event()
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
@@ -295,7 +297,8 @@ def run(args: argparse.Namespace) -> int:
         return _settings_command(args)
     settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
     if args.command == "bench":
-        return args.bench_func(args)
+        code: int = args.bench_func(args)
+        return code
     if getattr(args, "path_style", None):
         settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
                                                                              path_style=args.path_style))
@@ -323,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         svc.close()
 
 
-def _dispatch(svc, args) -> int:
+def _dispatch(svc: MemoryService, args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "index":
         bar = ProgressBar(not args.quiet and not args.json)
@@ -393,11 +396,11 @@ def _dispatch(svc, args) -> int:
         print(f"removed {n} document(s) from the index")
         return 0
     if cmd == "list":
-        docs = [d for d in svc.documents() if args.status is None or d.status == args.status]
+        listed = [d for d in svc.documents() if args.status is None or d.status == args.status]
         if args.json:
-            print(json.dumps([vars(d) for d in docs], indent=2, ensure_ascii=False))
+            print(json.dumps([vars(d) for d in listed], indent=2, ensure_ascii=False))
         else:
-            for d in docs:
+            for d in listed:
                 extra = f"  {d.error}" if d.error else ""
                 print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
         return 0
@@ -423,7 +426,6 @@ def _dispatch(svc, args) -> int:
 def _watch(svc: MemoryService, args: argparse.Namespace) -> int:
     """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
     import os
-    from types import FrameType
 
     from .watch import Watcher, WatchUpdate
 
