@@ -47,6 +47,7 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86_400)]
 Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
 Backend = Literal["hybrid", "keyword", "bm25", "dense"]
+EmbedderKind = Literal["local", "ollama", "hash"]
 
 
 def config_dir() -> Path:
@@ -94,7 +95,7 @@ class IngestSettings:
 
 @dataclass(frozen=True)
 class EmbedderSettings:
-    kind: Literal["local", "ollama", "hash"] = "local"  # "hash": a meaningless test-only fake (tests, benchmarks)
+    kind: EmbedderKind = "local"  # "hash": a meaningless test-only fake (tests, benchmarks)
     local_model_dir: str = ""  # empty = the bundled all-MiniLM-L6-v2 int8
     # where the model's input is cut (MiniLM's limit; 128 measured worse, docs/BENCHMARKS.md)
     max_tokens: Annotated[int, msgspec.Meta(ge=8, le=8192)] = 256

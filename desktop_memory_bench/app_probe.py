@@ -16,7 +16,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .latency import process_peak_rss
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 BACKENDS = ("hybrid", "keyword", "dense")
 
 
-def probe(db: Path, docs: Path | None, queries: list[str], settings: Settings | None = None) -> dict:
+def probe(db: Path, docs: Path | None, queries: list[str], settings: Settings | None = None) -> dict[str, Any]:
     """Index ``docs`` into ``db`` and run ``queries`` on each backend; peak RSS of this process, in MB."""
     from desktop_memory.config import Settings
     from desktop_memory.service import MemoryService

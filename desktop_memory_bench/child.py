@@ -27,7 +27,9 @@ def json_files(**payloads: Any) -> Iterator[dict[str, Path]]:
 
 def run_module(module: str, argv: list[str], timeout_s: float) -> tuple[Any | None, str]:
     """Run ``python -m module argv...``; returns (its last stdout line as JSON or None on failure, its stderr)."""
-    done = subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=timeout_s)
+    done = subprocess.run(
+        [sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=timeout_s, check=False
+    )
     out = done.stdout.strip()
     if done.returncode != 0 or not out:
         return None, done.stderr

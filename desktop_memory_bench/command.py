@@ -7,10 +7,15 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_memory.config import BACKENDS
 from desktop_memory.errors import UserError
+
+if TYPE_CHECKING:
+    from .runner import BenchOptions
+
+_P = TypeVar("_P", bound=argparse.ArgumentParser)
 
 
 def _backends(text: str) -> list[str]:
@@ -23,13 +28,11 @@ def _backends(text: str) -> list[str]:
 
 def _sizes(text: str) -> list[int]:
     out = []
-    for part in text.split(","):
-        part = part.strip().lower().replace("_", "")
+    for given in text.split(","):
+        part = given.strip().lower().replace("_", "")
         mult = 1
-        if part.endswith("k"):
-            part, mult = part[:-1], 1000
-        elif part.endswith("m"):
-            part, mult = part[:-1], 1_000_000
+        if part[-1:] in ("k", "m"):
+            part, mult = part[:-1], 1000 if part.endswith("k") else 1_000_000
         try:
             n = int(float(part) * mult)
         except ValueError as exc:
@@ -40,7 +43,7 @@ def _sizes(text: str) -> list[int]:
     return sorted(set(out))
 
 
-def add_bench_parser(subparsers) -> argparse.ArgumentParser:
+def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
     p = subparsers.add_parser(
         "bench",
         help="retrieval quality, indexing speed, latency and memory on a BEIR-format dataset",
@@ -98,11 +101,11 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _options(args: argparse.Namespace):
+def _options(args: argparse.Namespace) -> BenchOptions:
     from .runner import BenchOptions
 
-    search = {k: getattr(args, k) for k in ("fusion", "keyword_term_budget", "keyword_weight", "dense_weight", "rrf_k", "overfetch")
-              if getattr(args, k, None) is not None}
+    overridable = ("fusion", "keyword_term_budget", "keyword_weight", "dense_weight", "rrf_k", "overfetch")
+    search = {k: getattr(args, k) for k in overridable if getattr(args, k, None) is not None}
     chunk = {}
     if args.chunk_target is not None:
         chunk["target_chars"] = args.chunk_target

@@ -8,6 +8,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from desktop_memory.errors import UserError
@@ -38,11 +39,11 @@ class BeirDataset:
         self.qrels = {q: self.qrels[q] for q in keep}
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
     with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            line = line.strip()
+        for n, raw in enumerate(fh, start=1):
+            line = raw.strip()
             if not line:
                 continue
             try:
@@ -68,11 +69,10 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t")
-        for n, row in enumerate(reader, start=1):
-            if not row or (n == 1 and not row[-1].strip().lstrip("-").isdigit()):
+        for n, cells in enumerate(reader, start=1):
+            if not cells or (n == 1 and not cells[-1].strip().lstrip("-").isdigit()):
                 continue  # blank line or the header
-            if len(row) == 4:  # TREC style: qid iter docid rel
-                row = [row[0], row[2], row[3]]
+            row = [cells[0], cells[2], cells[3]] if len(cells) == 4 else cells  # TREC style: qid iter docid rel
             if len(row) != 3:
                 raise UserError(f"{path}:{n}: expected query-id, corpus-id, score.")
             qid, did, score = row[0].strip(), row[1].strip(), int(row[2])

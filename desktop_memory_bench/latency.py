@@ -23,9 +23,9 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 def summarise(samples: Mapping[str, Sequence[float]]) -> dict[str, dict[str, float]]:
     """{part: {p50, p95, mean, n}} for every timed part (e.g. embed, fts, dense, fuse, fetch, total)."""
-    out = {}
-    for part, vals in samples.items():
-        vals = list(vals)
+    out: dict[str, dict[str, float]] = {}
+    for part, timed in samples.items():
+        vals = list(timed)
         if vals:
             out[part] = {"p50": percentile(vals, 50), "p95": percentile(vals, 95),
                          "mean": float(np.mean(vals)), "n": len(vals)}
@@ -94,7 +94,7 @@ class RssSampler:
         while not self._stop.wait(self.interval_s):
             self.peak = max(self.peak, rss_bytes())
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import ir_measures
-from ir_measures import RR, R, nDCG
+from ir_measures import RR, Measure, R, nDCG
 
 # name in our output -> ir-measures measure. RR@10 is MRR@10 once averaged over queries.
-MEASURES = {"ndcg@10": nDCG @ 10, "recall@100": R @ 100, "mrr@10": RR @ 10}
+MEASURES: dict[str, Measure] = {"ndcg@10": nDCG @ 10, "recall@100": R @ 100, "mrr@10": RR @ 10}
 
 
 def run_from_rankings(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
@@ -30,7 +30,7 @@ def run_from_rankings(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[s
 def evaluate(
     qrels: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Sequence[str]],
-    measures: Mapping[str, object] | None = None,
+    measures: Mapping[str, Measure] | None = None,
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """(mean per measure over every judged query, {query: {measure: value}})."""
     measures = dict(measures or MEASURES)

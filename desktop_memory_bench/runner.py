@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from desktop_memory.config import BACKENDS, Settings, data_dir
+from desktop_memory.config import BACKENDS, EmbedderKind, Settings, data_dir
 from desktop_memory.embed import make_embedder
 from desktop_memory.embed.base import Embedder
 from desktop_memory.embed.local_onnx import MIN_TOKENS
@@ -42,6 +42,9 @@ from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .metrics import evaluate
 from .nonsense import corpus_vocabulary, nonsense_queries
+
+if TYPE_CHECKING:
+    from desktop_memory.service import MemoryService
 
 MB = 1024 * 1024
 SIDECAR_SUFFIX = ".bench.json"
@@ -61,7 +64,7 @@ class BenchOptions:
     repeat: int = 1  # latency passes over the query set
     nonsense: int = 300  # generated nonsense queries per backend (share called weak); 0 = skip
     baseline: bool = True  # measure the naive fixed-padding embedder for comparison
-    embedder: str = "local"  # "local" (the app's default model) or "hash" (tests only)
+    embedder: EmbedderKind = "local"  # "local" (the app's default model) or "hash" (tests only)
     doc_format: str = "md"  # how a corpus document becomes a file: "md" (# title) or "txt" (see dataset.doc_text)
     search_overrides: dict[str, Any] = field(default_factory=dict)
     chunk_overrides: dict[str, Any] = field(default_factory=dict)
@@ -125,11 +128,12 @@ def machine_info() -> dict[str, Any]:
     import sqlite_vec
 
     from desktop_memory.store.connection import open_connection
+    from desktop_memory.store.rows import scalar
 
     try:
         conn = open_connection(":memory:")
-        vec_version = conn.execute("select vec_version()").fetchone()[0]
-        sqlite_version = conn.execute("select sqlite_version()").fetchone()[0]
+        vec_version = scalar(conn, "select vec_version()")
+        sqlite_version = scalar(conn, "select sqlite_version()")
         conn.close()
     except Exception:  # pragma: no cover - reported, not fatal
         vec_version = sqlite_version = "?"
@@ -323,7 +327,7 @@ def open_or_build(ds: BeirDataset, opts: BenchOptions, settings: Settings, embed
 # ---------------------------------------------------------------- searching
 
 
-def run_backend(svc, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_depth: int, app_top_k: int,
+def run_backend(svc: MemoryService, ds: BeirDataset, backend: str, opts: BenchOptions, chunk_depth: int, app_top_k: int,
                 log: Callable[[str], None], nonsense: list[str] | None = None) -> dict[str, Any]:
     nonsense = nonsense or []
     queries = list(ds.queries.items())

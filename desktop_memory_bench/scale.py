@@ -21,17 +21,21 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from desktop_memory.embed import make_embedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import ChunkDraft, Location
+from desktop_memory.store.rows import as_int, as_str, scalar_int
 
 from .dataset import load_beir
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_build
+
+if TYPE_CHECKING:
+    from desktop_memory.store import Store
 
 CHUNKS_PER_DOC = 10
 VECTOR_WINDOW = 256  # the pipeline's EMBED_WINDOW
@@ -55,7 +59,7 @@ class Synthesiser:
         self.counter += n
         b = self.rng.integers(0, base, size=n)
         w = self.rng.uniform(0.55, 0.9, size=n).astype(np.float32)
-        vec = w[:, None] * self.vectors[a] + (1 - w)[:, None] * self.vectors[b]
+        vec: np.ndarray = w[:, None] * self.vectors[a] + (1 - w)[:, None] * self.vectors[b]
         vec += self.rng.normal(0.0, 0.02, size=vec.shape).astype(np.float32)
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
         texts = []
@@ -65,7 +69,7 @@ class Synthesiser:
         return texts, vec.astype(np.float32)
 
 
-def exact_topk(store, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
+def exact_topk(store: Store, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
     """Brute-force cosine top-k over every stored vector (streamed, so memory stays flat)."""
     best_ids = np.full((len(queries), 0), -1, dtype=np.int64)
     best_sc = np.full((len(queries), 0), -np.inf, dtype=np.float32)
@@ -84,7 +88,7 @@ def exact_topk(store, queries: np.ndarray, k: int, block: int = 20000) -> list[l
     return out
 
 
-def grow(store, synth: Synthesiser, target: int, model_id: str, dim: int,
+def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
          log: Callable[[str], None]) -> dict[str, float]:
     """Add canonical chunks until the store holds ``target``; returns insert timings."""
     have = store.pending_count() + store.counts()["vectors"]
@@ -92,7 +96,7 @@ def grow(store, synth: Synthesiser, target: int, model_id: str, dim: int,
     if need <= 0:
         return {"added": 0, "text_s": 0.0, "vector_s": 0.0}
     store.ensure_model(model_id, dim)
-    doc_no = store.conn.execute("select count(*) from documents").fetchone()[0]
+    doc_no = scalar_int(store.conn, "select count(*) from documents")
     text_s = vector_s = 0.0
     added = 0
     block = 20000
@@ -165,10 +169,12 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
     ds.limit_queries(n_queries)
     settings = bench_settings(opts)
     embedder = make_embedder(settings.embedder)
-    base_db, base_index = open_or_build(ds, opts, settings, embedder, log)
+    base_db, _ = open_or_build(ds, opts, settings, embedder, log)
     base = Store(base_db)
     try:
-        ids_texts = base.conn.execute("select id, text from chunks where embedded = 1 order by id").fetchall()
+        ids_texts = [(as_int(cid), as_str(text)) for cid, text in base.conn.execute(
+            "select id, text from chunks where embedded = 1 order by id"
+        )]
         vec_by_id = {}
         for ids, mat in base.iter_vectors(20000):
             for i, cid in enumerate(ids):
@@ -176,6 +182,8 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
         model_id, dim = base.model_info()
     finally:
         base.close()
+    if model_id is None or not dim:
+        raise UserError(f"the base index {base_db} records no embedding model: rebuild it with --rebuild")
     texts = [t for cid, t in ids_texts if cid in vec_by_id]
     vectors = np.stack([vec_by_id[cid] for cid, _ in ids_texts if cid in vec_by_id])
     del vec_by_id
@@ -251,7 +259,8 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
                                                          for f, t in zip(fast, truth)]))
                 step["peak_rss_mb"] = rss.peak / MB
                 step["load_avg"] = load_average()
-                step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS, log=log)
+                step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS,
+                                             log=log)
                 lat = step["latency"]
                 log(f"  {step['chunks']:,} chunks: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, keyword p50 "
                     f"{lat['keyword']['p50_ms']:.1f} ms, dense p50 {lat['dense']['p50_ms']:.1f} ms, recall@10 "

@@ -17,7 +17,6 @@ a temporary folder (config, data and database), offscreen when there is no displ
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 import os

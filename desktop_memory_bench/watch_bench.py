@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
+from desktop_memory.config import EmbedderKind, EmbedderSettings, Settings, WatchSettings
 from desktop_memory.service import MemoryService
 from desktop_memory.watch import CHANGE, Watcher, WatchUpdate
 
@@ -108,7 +108,7 @@ class Updates:
             return [u for t, u in self.items if t >= t0 and (kind is None or u.kind == kind)]
 
 
-def run(files: int, trials: int, idle_s: float, embedder: str) -> dict[str, Any]:
+def run(files: int, trials: int, idle_s: float, embedder: EmbedderKind) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="dm-watch-bench-"))
     out: dict[str, Any] = {"files": files, "trials": trials, "idle_s": idle_s, "embedder": embedder}
     settings = Settings(embedder=EmbedderSettings(kind=embedder), watch=WatchSettings())

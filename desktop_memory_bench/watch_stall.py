@@ -19,15 +19,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderKind, EmbedderSettings, Settings
 
 from .table import render_table
 from .watch_bench import _git, make_repo
 
 
-def run(files: int, embedder: str) -> dict[str, Any]:
+def stall_settings(db: Path, embedder: EmbedderKind) -> Settings:
+    """The app's defaults with the benchmark's database and embedder (Settings are frozen: built, not edited)."""
+    return Settings(db_path=str(db), embedder=EmbedderSettings(kind=embedder))
+
+
+def run(files: int, embedder: EmbedderKind) -> dict[str, Any]:
     from desktop_memory.gui.smoke import _needs_offscreen, isolated_app_dirs
 
     if _needs_offscreen():
@@ -49,9 +55,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     with isolated_app_dirs("dm-watch-stall-") as tmp:
         repo = tmp / "repo"
         expect = make_repo(repo, files)
-        settings = Settings()
-        settings.db_path = str(tmp / "bench.db")
-        settings.embedder.kind = embedder
+        settings = stall_settings(tmp / "bench.db", embedder)
         svc = MemoryService(settings)
         t = time.perf_counter()
         svc.index_paths([repo])

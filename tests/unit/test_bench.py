@@ -100,7 +100,8 @@ def test_bench_max_tokens_override_is_part_of_the_index_key(beir, tmp_path, caps
                       "--backends", "keyword", "--max-tokens", "32")
     assert again["index"]["cached"] is True
     # the default truncation is another index: that database is rebuilt, not reused
-    other = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline", "--backends", "keyword")
+    other = _run_json(capsys, str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline",
+                      "--backends", "keyword")
     assert other["index"]["cached"] is False and other["settings"]["embedder"]["max_tokens"] == 256
     assert main(["bench", str(beir), "--embedder", "hash", "--max-tokens", "4"]) == 1
     assert "--max-tokens" in capsys.readouterr().err
@@ -198,3 +199,22 @@ def test_naive_baseline_runs_apart_with_the_real_model():
     assert out["sample_chunks"] == len(texts) and out["sample_tokens"] > len(texts)
     assert out["naive_fixed_padding_tokens_per_s"] > 0 and out["app_tokens_per_s"] > 0
     assert out["speedup"] == pytest.approx(out["app_tokens_per_s"] / out["naive_fixed_padding_tokens_per_s"])
+
+
+def test_watch_stall_settings_are_built_not_mutated(tmp_path):
+    """The watch-stall benchmark used to assign to the frozen Settings (FrozenInstanceError before any figure)."""
+    from desktop_memory_bench.watch_stall import stall_settings
+
+    settings = stall_settings(tmp_path / "bench.db", "hash")
+    assert settings.db_path == str(tmp_path / "bench.db")
+    assert settings.embedder.kind == "hash"
+
+
+def test_bench_sizes_accept_suffixes():
+    import argparse
+
+    from desktop_memory_bench.command import _sizes
+
+    assert _sizes("100k, 1_000,2m,100000") == [1000, 100_000, 2_000_000]
+    with pytest.raises(argparse.ArgumentTypeError):
+        _sizes("0")
