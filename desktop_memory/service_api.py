@@ -30,6 +30,11 @@ class MemoryApi(Protocol):
     @property
     def settings(self) -> Settings: ...
 
+    @property
+    def read_only_note(self) -> str:
+        """Why the database is open read-only (read-only file or media, a full disk), or "" when writable."""
+        ...
+
     # -- indexing (the jobs runner) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,

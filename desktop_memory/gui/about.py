@@ -12,18 +12,19 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QW
 
 from .. import __version__
 from ..config import Settings, settings_path
+from ..models import Stats
 from .formatting import counted, human_bytes
 
 
-def about_rows(settings: Settings, stats: Any, model_id: str) -> list[tuple[str, str]]:
+def about_rows(settings: Settings, stats: Stats | None, model_id: str) -> list[tuple[str, str]]:
     """(label, value) rows of the About box; Qt-free so tests can read them."""
     rows = [("Version", __version__)]
-    rows.append(("Database", str(getattr(stats, "db_path", "") or settings.resolved_db_path())))
+    rows.append(("Database", (stats.db_path if stats is not None else "") or str(settings.resolved_db_path())))
     if stats is not None:
         docs = stats.documents.get("indexed", 0)
         rows.append(("Library", f"{counted(docs, 'document')} · {counted(stats.chunks, 'chunk')} · "
                                 f"{human_bytes(stats.db_bytes)}"))
-    model = model_id or (getattr(stats, "model_id", None) or "")
+    model = model_id or (stats.model_id if stats is not None else None) or ""
     kind = "Ollama" if settings.embedder.kind == "ollama" else "local"
     rows.append(("Embedding model", f"{model} ({kind})" if model else f"not loaded ({kind})"))
     rows.append(("Settings", str(settings_path())))
@@ -32,7 +33,7 @@ def about_rows(settings: Settings, stats: Any, model_id: str) -> list[tuple[str,
 
 
 class AboutDialog(QDialog):
-    def __init__(self, settings: Settings, stats: Any, model_id: str, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, stats: Stats | None, model_id: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("About Desktop Memory")
         self.rows = about_rows(settings, stats, model_id)

@@ -219,7 +219,7 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def _service_opened(self, svc: MemoryApi) -> None:
         self.banners.dismiss("store")
-        if getattr(svc, "read_only_note", ""):  # read-only file/media or a full disk: search works, said once
+        if svc.read_only_note:  # read-only file/media or a full disk: search works, said once
             self.banners.show_message(svc.read_only_note, "warning", key="read-only")
         for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
             self.banners.show_message(notice, "info", key="privacy")

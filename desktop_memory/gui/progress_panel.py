@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import IndexProgress, IndexSummary
+from ..models import FileOutcome, IndexProgress, IndexSummary
 from .formatting import counted, human_duration, short_path
 
 # One bar for the whole job, so it never falls back from 100 % to 0 % when embedding starts: reading files
@@ -33,7 +34,7 @@ BAR_MAX = 1000
 RESUME_HINT = "resume with Library → Embed missing vectors"
 
 
-def problem_order(o) -> tuple[int, str, str]:
+def problem_order(o: FileOutcome) -> tuple[int, str, str]:
     """Failures first (the ones to act on), then by file name ignoring case, then by full path."""
     return (0 if o.status == "failed" else 1, os.path.basename(o.path).casefold(), o.path.casefold())
 
@@ -76,7 +77,7 @@ class ElidedLabel(QLabel):
     def full_text(self) -> str:
         return self._full
 
-    def resizeEvent(self, e) -> None:
+    def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
         self._elide()
 
@@ -228,7 +229,8 @@ class ProgressPanel(QFrame):
         elif self.bar.maximum() == 0:
             self.bar.setRange(0, BAR_MAX)
             self.bar.setValue(0)
-        parts = [f"{s.indexed:,} indexed", f"{s.unchanged:,} unchanged", f"{s.skipped:,} skipped", f"{s.failed:,} failed"]
+        parts = [f"{s.indexed:,} indexed", f"{s.unchanged:,} unchanged", f"{s.skipped:,} skipped",
+                 f"{s.failed:,} failed"]
         if s.removed:
             parts.append(f"{s.removed:,} removed")
         tail = f" · {counted(s.chunks_added, 'chunk')} added"
@@ -260,7 +262,8 @@ class ProgressPanel(QFrame):
         # as tall as its rows (up to 6), so a short list does not push the results down
         rows = min(6, max(1, len(problems)))
         row_h = self.problems.sizeHintForRow(0) if problems else self.fontMetrics().height() + 4
-        self.problems.setFixedHeight(self.problems.header().sizeHint().height() + rows * row_h + 2 * self.problems.frameWidth() + 2)
+        frame = 2 * self.problems.frameWidth() + 2
+        self.problems.setFixedHeight(self.problems.header().sizeHint().height() + rows * row_h + frame)
         self.problems_btn.setVisible(bool(problems))
         self.problems_btn.setText(f"Show problems ({len(problems)})")
         # failures are the interesting part: show them right away
@@ -287,14 +290,13 @@ class ProgressPanel(QFrame):
         self.close_btn.show()
 
     def problem_texts(self) -> list[str]:
-        return [
-            f"{self.problems.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole)}: {self.problems.topLevelItem(i).text(2)}"
-            for i in range(self.problems.topLevelItemCount())
-        ]
+        items = (self.problems.topLevelItem(i) for i in range(self.problems.topLevelItemCount()))
+        return [f"{item.data(0, Qt.ItemDataRole.UserRole)}: {item.text(2)}" for item in items if item is not None]
 
     def _toggle_problems(self, on: bool) -> None:
         self.problems.setVisible(on)
-        self.problems_btn.setText(("Hide problems" if on else "Show problems") + f" ({self.problems.topLevelItemCount()})")
+        shown = "Hide problems" if on else "Show problems"
+        self.problems_btn.setText(f"{shown} ({self.problems.topLevelItemCount()})")
 
     def _on_cancel(self) -> None:
         self.cancelling()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtWidgets import QMenu, QWidget
 
-from ..config import Settings
+from ..config import DesktopSettings, Settings
 from ..models import SearchResult
 from . import desktop
 from .banner import BannerArea
@@ -51,8 +51,8 @@ class ResultActions(QObject):
                                       "warning", key="open")
             return
         if at is not None:
-            ds = getattr(self._settings(), "desktop", None) if self._settings else None
-            command = str(getattr(ds, "open_pdf_with" if at.kind == "pdf" else "open_with", "") or "")
+            ds = self._settings().desktop if self._settings else DesktopSettings()
+            command = ds.open_pdf_with if at.kind == "pdf" else ds.open_with
             loc = at.location
             how = desktop.open_at(path, at.kind, None if at.kind == "pdf" else loc.line_start, loc.page, command)
         else:

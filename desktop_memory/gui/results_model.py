@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -33,6 +43,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QWidget,
 )
 
 from ..models import SearchResult
@@ -61,7 +72,7 @@ class ResultsModel(QAbstractListModel):
     this model) and the context packer all read and write this one place.
     """
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._results: list[SearchResult] = []
         self._included: list[bool] = []
@@ -129,7 +140,7 @@ class ResultsModel(QAbstractListModel):
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._results)
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         r = self._results[index.row()]
@@ -138,7 +149,8 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{r.source}\n{r.location.describe()}\n{r.explain()}\nmodified {human_date(r.mtime)}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"Result {r.rank}: {os.path.basename(r.source)}, {r.location.describe()}. {self._snippets[index.row()]}"
+            name = os.path.basename(r.source)
+            return f"Result {r.rank}: {name}, {r.location.describe()}. {self._snippets[index.row()]}"
         if role == ResultRole:
             return r
         if role == IncludedRole:
@@ -157,7 +169,7 @@ class ResultDelegate(QStyledItemDelegate):
 
     PAD = 8
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._doc = QTextDocument()
         self._doc.setDocumentMargin(0)
@@ -170,12 +182,15 @@ class ResultDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(6.0, base.pointSizeF() * 0.9))
         return base, bold, small
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         base, bold, small = self._fonts(option)
-        h = QFontMetrics(bold).height() + QFontMetrics(small).height() * 2 + QFontMetrics(base).lineSpacing() * SNIPPET_LINES
+        h = (QFontMetrics(bold).height() + QFontMetrics(small).height() * 2
+             + QFontMetrics(base).lineSpacing() * SNIPPET_LINES)
         return QSize(200, h + self.PAD * 2 + 10)
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         r: SearchResult = index.data(ResultRole)
         if r is None:
             return super().paint(painter, option, index)
@@ -227,8 +242,9 @@ class ResultDelegate(QStyledItemDelegate):
         # line 2: location · folder · date
         loc = r.location.describe()
         where = " · ".join(x for x in (loc, short_path(os.path.dirname(r.source), 50), human_date(r.mtime)) if x)
-        painter.drawText(QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - 4, fm_s.height()),
-                         Qt.AlignmentFlag.AlignLeft, fm_s.elidedText(where, Qt.TextElideMode.ElideRight, rect.width() - rank_w - 4))
+        where_w = rect.width() - rank_w - 4
+        painter.drawText(QRect(rect.left() + rank_w + 4, y, where_w, fm_s.height()),
+                         Qt.AlignmentFlag.AlignLeft, fm_s.elidedText(where, Qt.TextElideMode.ElideRight, where_w))
         y += fm_s.height() + 2
 
         # line 3: lane badges
@@ -255,9 +271,11 @@ class ResultDelegate(QStyledItemDelegate):
 
         # snippet (rich text, clipped to SNIPPET_LINES)
         snip = index.data(SnippetRole) or ""
-        hl = "background-color:%s; font-weight:600;" % cols["term_bg"].name() if not selected else "font-weight:700; text-decoration: underline;"
+        hl = (f"background-color:{cols['term_bg'].name()}; font-weight:600;" if not selected
+              else "font-weight:700; text-decoration: underline;")
         self._doc.setDefaultFont(base)
-        self._doc.setHtml(f'<span style="color:{(muted if not included else text_col).name()}">{marked_html(snip, hl)}</span>')
+        snip_col = (muted if not included else text_col).name()
+        self._doc.setHtml(f'<span style="color:{snip_col}">{marked_html(snip, hl)}</span>')
         text_w = rect.width() - rank_w - 4
         self._doc.setTextWidth(text_w)
         clip_h = QFontMetrics(base).lineSpacing() * SNIPPET_LINES
@@ -290,7 +308,7 @@ class ResultsView(QListView):
     toggle_requested = Signal(int)
     copy_requested = Signal(int)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setUniformItemSizes(True)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
