@@ -37,7 +37,8 @@ from .private_files import make_private_dirs, open_private
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
 ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
 
-BACKENDS = ("hybrid", "keyword", "bm25", "dense")
+Backend = Literal["hybrid", "keyword", "bm25", "dense"]
+BACKENDS: tuple[Backend, ...] = ("hybrid", "keyword", "bm25", "dense")
 EMBEDDERS = ("local", "ollama")
 MAX_TOP_K = 1000  # results a search may return (settings, CLI and the service share it)
 
@@ -46,7 +47,6 @@ Chars = Annotated[int, msgspec.Meta(ge=100, le=100_000)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86_400)]
 Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
-Backend = Literal["hybrid", "keyword", "bm25", "dense"]
 EmbedderKind = Literal["local", "ollama", "hash"]
 
 

@@ -48,7 +48,8 @@ def main() -> int:
             if args.verbose and (rank is None or rank > 1):
                 print(f"  [{backend}] rank {rank}: {row['question']}  → {files[:3]}")
         n = len(rows)
-        print(f"{backend:<8} {hits1 / n:>6.2f} {hits5 / n:>6.2f} {statistics.mean(rr):>7.3f} {statistics.median(lat):>7.1f}")
+        mrr, p50 = statistics.mean(rr), statistics.median(lat)
+        print(f"{backend:<8} {hits1 / n:>6.2f} {hits5 / n:>6.2f} {mrr:>7.3f} {p50:>7.1f}")
     svc.close()
     return 0
 

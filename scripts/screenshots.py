@@ -74,7 +74,7 @@ def main() -> int:
     from desktop_memory.gui.event_pump import pump_events
     from desktop_memory.gui.main_window import MainWindow
 
-    app = create_app([sys.argv[0]])
+    _app = create_app([sys.argv[0]])  # held for the whole run: the QApplication must outlive every window
 
     def spin(ms: int) -> None:
         loop = QEventLoop()
@@ -99,7 +99,7 @@ def main() -> int:
         from desktop_memory.service import MemoryService
 
         if args.real_model:
-            return lambda s: MemoryService(s)
+            return MemoryService
         from desktop_memory.embed.hashing import HashEmbedder
 
         return lambda s: MemoryService(s, embedder=HashEmbedder(64))

@@ -127,9 +127,9 @@ def _overlap_start(text: str, lo: int, ce: int) -> int | None:
     """Where the next chunk should start so that it repeats [lo, ce) from a clean boundary, or None."""
     if lo >= ce:
         return None
-    for pattern, use_end in _BREAK_LEVELS[:4]:
+    for pattern, _ in _BREAK_LEVELS[:4]:  # content resumes after the boundary, whichever side a break uses
         for m in pattern.finditer(text, lo, ce):
-            p = m.end()  # content resumes after the boundary
+            p = m.end()
             s = first_nonspace(text, p, ce)
             if s < ce:
                 return s

@@ -115,10 +115,8 @@ def chunk_markdown(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDraf
     out: list[ChunkDraft] = []
     for g in group_sections(text, split_sections(text), lim):
         crumb = format_breadcrumb(g.crumb)
-        if len(g.members) > 1:
-            spans = [trim(text, g.start, g.end)]  # packed to fit one chunk
-        else:
-            spans = window_spans(text, g.start, g.end, lim)
+        # several sections packed to fit one chunk, or one long section split into windows
+        spans = [trim(text, g.start, g.end)] if len(g.members) > 1 else window_spans(text, g.start, g.end, lim)
         for cs, ce in spans:
             out.append(_draft(text, cs, ce, g.crumb, crumb, lines))
     if not out:

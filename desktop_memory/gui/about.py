@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import platform
-from typing import Any
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion

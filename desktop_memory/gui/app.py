@@ -21,6 +21,8 @@ from ..config import Settings, SettingsError, data_dir, load_settings, settings_
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
     from .main_window import MainWindow
 
 log = logging.getLogger("desktop_memory.gui")
@@ -44,7 +46,7 @@ def _setup_logging() -> Path | None:
     return path
 
 
-def create_app(argv: list[str] | None = None):
+def create_app(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication  # not at import: `--quick` hands off to a running app without Qt
 
     app = QApplication.instance()
@@ -169,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     if paths:
         QTimer.singleShot(0, lambda: window.add_paths(paths))
-    return app.exec()
+    code: int = app.exec()
+    return code
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ markup around them; only what is *shown* is cleaned: the pasted context block ke
 from __future__ import annotations
 
 import html
+import math
 import os
 import re
 import time
@@ -59,9 +60,9 @@ def human_bytes(n: int | float) -> str:
 
 
 def human_duration(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds < 0:
+    if seconds is None or math.isnan(seconds) or seconds < 0:
         return "–"
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s} s"
     m, s = divmod(s, 60)

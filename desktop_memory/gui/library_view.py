@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
+    QPoint,
     Qt,
     Signal,
+    SignalInstance,
 )
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -37,8 +40,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import DocumentInfo, FileOutcome
+from ..service_api import MemoryApi
 from .formatting import human_bytes, human_date, short_path
 from .style import colors
+from .tasks import TaskRunner
 
 COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
 C_NAME, C_STATUS, C_CHUNKS, C_SEM, C_SIZE, C_MOD, C_IDX, C_REASON = range(len(COLUMNS))
@@ -189,7 +194,7 @@ class LibraryModel(QAbstractItemModel):
     """Two-level tree (folder → files). Sorting and filtering are done here, in plain Python, instead of in a
     QSortFilterProxyModel whose per-comparison data() calls into Python cost far more on big libraries."""
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.watch_states: dict[str, str] = {}  # library folder → watching / paused / missing / error
         self._root = _Node("")
@@ -211,7 +216,7 @@ class LibraryModel(QAbstractItemModel):
         self._outcomes = dict(outcomes)
         self._install(build_tree(self._docs, self._outcomes, self.spec))
 
-    def set_spec(self, **changes) -> None:
+    def set_spec(self, **changes: object) -> None:
         for k, v in changes.items():
             setattr(self.spec, k, v)
         self._install(build_tree(self._docs, self._outcomes, self.spec))
@@ -257,7 +262,7 @@ class LibraryModel(QAbstractItemModel):
 
     # -- helpers -----------------------------------------------------------------------------------------
     def node(self, index: QModelIndex | QPersistentModelIndex) -> _Node:
-        return index.internalPointer() if index.isValid() else self._root  # type: ignore[return-value]
+        return index.internalPointer() if index.isValid() else self._root
 
     def file_paths(self, index: QModelIndex) -> list[str]:
         n = self.node(index)
@@ -296,12 +301,12 @@ class LibraryModel(QAbstractItemModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         n: _Node = index.internalPointer()
@@ -558,7 +563,7 @@ class LibraryView(QWidget):
             out.append(" | ".join([cells[C_NAME], cells[C_STATUS], cells[C_CHUNKS], cells[C_REASON]]))
         return out
 
-    def start_compact(self, svc, runner) -> None:
+    def start_compact(self, svc: MemoryApi, runner: TaskRunner) -> None:
         """Run ``svc.compact()`` on one of ``runner``'s worker threads (it rewrites the whole file: seconds to
         minutes on a big library); the button says so meanwhile and ``compact_finished`` carries the outcome."""
         if not self.compact_btn.isEnabled():
@@ -571,7 +576,7 @@ class LibraryView(QWidget):
             self.compact_btn.setEnabled(True)
             self.compact_finished.emit(message, level)
 
-        def done(result) -> None:
+        def done(result: tuple[int, int]) -> None:
             before, after = result
             finish(f"Compacted the library: {human_bytes(before)} → {human_bytes(after)}. Text removed from the "
                    "index is no longer in the database file.", "info")
@@ -593,7 +598,7 @@ class LibraryView(QWidget):
             b.setEnabled(has)
         self.reveal_btn.setEnabled(self.tree.currentIndex().isValid())
 
-    def _emit_paths(self, sig: Signal) -> None:  # type: ignore[type-arg]
+    def _emit_paths(self, sig: SignalInstance) -> None:
         paths = self.selected_paths()
         if paths:
             sig.emit(paths)
@@ -608,7 +613,7 @@ class LibraryView(QWidget):
         if path and os.path.isfile(path):
             self.open_requested.emit(path)
 
-    def _menu(self, pos) -> None:
+    def _menu(self, pos: QPoint) -> None:
         idx = self.tree.indexAt(pos)
         if not idx.isValid():
             return

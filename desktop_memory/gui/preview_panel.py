@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ..models import SearchResult
@@ -113,8 +113,8 @@ class PreviewPanel(QWidget):
         self.browser.setOpenLinks(False)
         self.browser.setAccessibleName("Passage preview")
         lay.addWidget(self.browser, 1)
-        self.open_btn.clicked.connect(lambda: self._result and self.open_requested.emit(self._result.source))
-        self.reveal_btn.clicked.connect(lambda: self._result and self.reveal_requested.emit(self._result.source))
+        self.open_btn.clicked.connect(lambda: self._emit_source(self.open_requested))
+        self.reveal_btn.clicked.connect(lambda: self._emit_source(self.reveal_requested))
         self.copy_btn.clicked.connect(self.copy_requested)
         self._result: SearchResult | None = None
         self.highlights = 0  # marks applied to the shown passage (tests)
@@ -162,7 +162,11 @@ class PreviewPanel(QWidget):
     def plain_text(self) -> str:
         return self.browser.toPlainText()
 
-    def keyPressEvent(self, e) -> None:
+    def _emit_source(self, sig: SignalInstance) -> None:
+        if self._result is not None:
+            sig.emit(self._result.source)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._result:
             self.open_requested.emit(self._result.source)
             return

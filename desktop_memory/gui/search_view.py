@@ -124,7 +124,7 @@ class SearchBar(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.search_requested)
-        self._last_requested: tuple | None = None
+        self._last_requested: tuple[object, ...] | None = None
         self.box.textChanged.connect(lambda _t: self._timer.start())
         self.path.textChanged.connect(lambda _t: self._timer.start())
         self.backend.currentIndexChanged.connect(lambda _i: self.request_now())
@@ -165,9 +165,9 @@ class SearchBar(QWidget):
         return f
 
     def active_filter_count(self) -> int:
-        return int(bool(self.kind.currentData())) + int(bool(self.path.text().strip())) + int(bool(self.age.currentData()))
+        return sum(map(bool, (self.kind.currentData(), self.path.text().strip(), self.age.currentData())))
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, object]:
         """Persisted in settings.gui so filters survive a restart."""
         return {
             "filters_open": self.filter_btn.isChecked(),
@@ -176,13 +176,14 @@ class SearchBar(QWidget):
             "age_days": int(self.age.currentData() or 0),
         }
 
-    def restore(self, st: dict) -> None:
+    def restore(self, st: dict[str, object]) -> None:
         for w in (self.kind, self.path, self.age):
             w.blockSignals(True)
         i = self.kind.findData(st.get("kind", ""))
         self.kind.setCurrentIndex(max(0, i))
         self.path.setText(str(st.get("path", "")))
-        i = self.age.findData(int(st.get("age_days", 0) or 0))
+        age = st.get("age_days", 0) or 0
+        i = self.age.findData(int(age) if isinstance(age, (int, float, str)) else 0)
         self.age.setCurrentIndex(max(0, i))
         for w in (self.kind, self.path, self.age):
             w.blockSignals(False)

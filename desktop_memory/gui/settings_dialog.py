@@ -437,11 +437,12 @@ class SettingsDialog(QDialog):
                 document_prefix=self.doc_prefix.text(),
             ),
             search=dataclasses.replace(
-                s.search, backend=str(self.backend.currentData()), top_k=self.top_k.value(),
-                keyword_weight=self.kw_weight.value(), dense_weight=self.dense_weight.value(), rrf_k=self.rrf_k.value(),
+                s.search, backend=BACKENDS[max(0, self.backend.currentIndex())], top_k=self.top_k.value(),
+                keyword_weight=self.kw_weight.value(), dense_weight=self.dense_weight.value(),
+                rrf_k=self.rrf_k.value(),
             ),
             context=dataclasses.replace(s.context, budget_tokens=self.budget.value(),
-                                        path_style=str(self.path_style.currentData())),
+                                        path_style=PATH_STYLES[max(0, self.path_style.currentIndex())]),
             desktop=dataclasses.replace(s.desktop, open_with=self.open_with.text().strip(),
                                         open_pdf_with=self.open_pdf_with.text().strip()),
             chunking=dataclasses.replace(

@@ -114,13 +114,13 @@ def run_gui_smoke() -> int:
 
 
 def _gui_checks(tmp: Path) -> bool:
-    from PySide6.QtCore import qInstallMessageHandler
+    from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 
     previous = None
     quiet = os.environ.get("QT_QPA_PLATFORM") == "offscreen"
     if quiet:
         # the offscreen platform warns "does not support propagateSizeHints()" for every window: not a finding
-        def handler(mode, context, message) -> None:
+        def handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
             if "propagateSizeHints" not in message:
                 sys.stderr.write(message + "\n")
 
@@ -139,8 +139,10 @@ def _window_checks(tmp: Path) -> bool:
     try:
         from .app import create_app
     except ImportError:  # a plain QApplication does the same job for this check
-        create_app = None  # type: ignore[assignment]
-    app = create_app([sys.argv[0]]) if create_app else (QApplication.instance() or QApplication([sys.argv[0]]))
+        running = QApplication.instance()
+        app = running if isinstance(running, QApplication) else QApplication([sys.argv[0]])
+    else:
+        app = create_app([sys.argv[0]])
     _say(True, f"Qt started: PySide6 {pyside_version}, platform plugin '{app.platformName()}'")
 
     from .style import app_icon, apply_theme, resource_path
@@ -149,7 +151,8 @@ def _window_checks(tmp: Path) -> bool:
     icon = app_icon()
     pix = icon.pixmap(64, 64)
     icon_ok = not icon.isNull() and not pix.isNull()
-    _say(icon_ok, f"app icon {resource_path('icon.svg').name} rendered at {pix.width()}x{pix.height()} (SVG icon engine)")
+    _say(icon_ok, f"app icon {resource_path('icon.svg').name} rendered at {pix.width()}x{pix.height()} "
+                  "(SVG icon engine)")
     qss_ok = bool(app.styleSheet().strip())
     _say(qss_ok, f"stylesheet {resource_path('style.qss').name} applied ({len(app.styleSheet())} chars)")
     app.setWindowIcon(icon)
@@ -169,7 +172,11 @@ def _window_checks(tmp: Path) -> bool:
     window.search_finished.connect(searched.append)
     window.resize(1100, 720)
     window.show()
-    shown = _wait(app, lambda: window.isVisible() and bool(window.windowHandle()) and window.windowHandle().isExposed(), 10)
+    def exposed() -> bool:
+        handle = window.windowHandle()
+        return window.isVisible() and handle is not None and handle.isExposed()
+
+    shown = _wait(app, exposed, 10)
     _say(shown, f"main window '{window.windowTitle()}' shown ({window.width()}x{window.height()})")
 
     opened = _wait(app, lambda: window.svc is not None, 60)

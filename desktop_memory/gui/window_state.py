@@ -48,6 +48,7 @@ def restore_window_state(w: MainWindow) -> None:
 def window_gui_state(w: MainWindow) -> dict[str, Any]:
     """A new ``gui`` dict: the old entries plus the window's current state."""
     w.search_bar.remember(w.search_bar.query())
-    return {**w.settings.gui, "last_query": w.search_bar.query(), "recent_queries": w.search_bar.recent(), "geometry": _b64(w.saveGeometry()), "split": _b64(w.split.saveState()),
+    return {**w.settings.gui, "last_query": w.search_bar.query(), "recent_queries": w.search_bar.recent(),
+            "geometry": _b64(w.saveGeometry()), "split": _b64(w.split.saveState()),
             "right_split": _b64(w.right_split.saveState()), "search": w.search_bar.state(),
             "backend": w.search_bar.current_backend(), "theme": w.theme}
