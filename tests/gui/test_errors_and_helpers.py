@@ -47,7 +47,7 @@ def test_real_ollama_unreachable_state(qtbot, make_window, hash_factory):
     from desktop_memory.service import MemoryService
 
     s = Settings(embedder=EmbedderSettings(kind="ollama", ollama_url="http://127.0.0.1:9", ollama_timeout_s=2))
-    w = make_window(lambda st: MemoryService(st), settings=s)
+    w = make_window(MemoryService, settings=s)
     qtbot.waitUntil(lambda: w.embedder_state == "error", timeout=30000)
     assert "unreachable" in w.status.embedder.text()
     assert any("Semantic search is off" in t for t in w.banners.texts())
@@ -74,7 +74,7 @@ def test_settings_test_connection_lists_models(qtbot, make_window, hash_factory)
 
 
 def test_changing_the_model_offers_reembedding(qtbot, make_window, docs_dir):
-    w = make_window(lambda s: FakeService(s))
+    w = make_window(FakeService)
     new = Settings(embedder=EmbedderSettings(kind="ollama", ollama_model="all-minilm"))
     w.apply_settings(new)
     qtbot.waitUntil(lambda: any("embedding model changed" in t.lower() for t in w.banners.texts()), timeout=5000)

@@ -7,7 +7,7 @@ from .helpers import drop, search, wait_job
 
 
 def test_fake_drop_and_search(qtbot, make_window, docs_dir):
-    w = make_window(lambda s: FakeService(s))
+    w = make_window(FakeService)
     assert w.results_stack.currentWidget() is w.empty_state
     drop(w, [docs_dir])
     wait_job(qtbot, w)

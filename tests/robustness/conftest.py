@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import apsw
 import pytest
@@ -137,16 +137,15 @@ def cli_cmd(db: Path, *args: str) -> list[str]:
 def run_cli(db: Path, *args: str, config: Path, timeout: float = 240, prefix: list[str] | None = None,
             **env: str) -> subprocess.CompletedProcess:
     return subprocess.run((prefix or []) + cli_cmd(db, *args), capture_output=True, text=True, cwd=REPO,
-                          env=cli_env(config, **env), timeout=timeout)
+                          env=cli_env(config, **env), timeout=timeout, check=False)
 
 
 def spawn_cli(db: Path, *args: str, config: Path, logs: Path, **env: str) -> subprocess.Popen:
     """Start the CLI in the background; stdout/stderr go to files (a full pipe must never block it)."""
     logs.mkdir(parents=True, exist_ok=True)
-    out = open(logs / "stdout", "w")
-    err = open(logs / "stderr", "w")
-    proc = subprocess.Popen(cli_cmd(db, *args), stdout=out, stderr=err, cwd=REPO, env=cli_env(config, **env),
-                            start_new_session=True)
+    with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:  # the child keeps its own copies
+        proc = subprocess.Popen(cli_cmd(db, *args), stdout=out, stderr=err, cwd=REPO, env=cli_env(config, **env),
+                                start_new_session=True)
     proc._logs = (out, err, logs)  # type: ignore[attr-defined]
     return proc
 
@@ -157,7 +156,7 @@ def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str, str]
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(10)
-        raise AssertionError(f"CLI did not finish within {timeout} s")
+        raise AssertionError(f"CLI did not finish within {timeout} s") from None
     out, err, logs = proc._logs  # type: ignore[attr-defined]
     out.close()
     err.close()
@@ -403,8 +402,10 @@ def free_port_url() -> str:
 
 
 class _Audit:
-    EVENTS = {"open", "os.scandir", "os.listdir", "socket.connect", "socket.getaddrinfo", "socket.sendto",
-              "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"}
+    EVENTS: ClassVar[frozenset[str]] = frozenset({
+        "open", "os.scandir", "os.listdir", "socket.connect", "socket.getaddrinfo", "socket.sendto",
+        "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+    })
 
     def __init__(self) -> None:
         self.active = False
@@ -445,7 +446,7 @@ sys.addaudithook(AUDIT.hook)
 
 
 def _mount(*args: str) -> bool:
-    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
 
 
 @contextlib.contextmanager
@@ -459,11 +460,11 @@ def mounted_tmpfs(where: Path, size: str) -> Iterator[Path | None]:
         yield where
     finally:
         for _ in range(20):
-            if subprocess.run(["umount", str(where)], capture_output=True).returncode == 0:
+            if subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode == 0:
                 break
             time.sleep(0.25)
         else:
-            subprocess.run(["umount", "-l", str(where)], capture_output=True)
+            subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
 
 
 def remount_ro(where: Path) -> bool:

@@ -113,7 +113,7 @@ def test_kill9_during_embed_phase_with_the_real_model(tmp_path, local_config, le
     check_nothing_lost(before, state, ledger)
     assert len(state.indexed_paths()) == len(files)
     assert state.embedded and state.pending, "the kill landed in the embed phase"
-    summary, after = rerun_finishes_only_what_was_missing(db, lib, local_config, state, ledger,
+    summary, _ = rerun_finishes_only_what_was_missing(db, lib, local_config, state, ledger,
                                                           files_total=len(files))
     assert summary["indexed"] == 0 and summary["chunks_embedded"] == len(state.pending)
 
@@ -137,7 +137,7 @@ def test_kill9_during_embed_phase_against_a_slow_ollama(tmp_path, ollama, ledger
     assert state.embedded and state.pending
     ollama.delay_s = 0.0
     ollama.clear()
-    summary, after = rerun_finishes_only_what_was_missing(db, lib, config, state, ledger, files_total=len(files))
+    summary, _ = rerun_finishes_only_what_was_missing(db, lib, config, state, ledger, files_total=len(files))
     assert summary["indexed"] == 0
     # what went over the wire the second time is exactly the queue (plus one dimension probe)
     sent = [t for batch in ollama.embed_requests() for t in batch]

@@ -17,9 +17,9 @@ import pytest
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.dedupe import dedupe_within
 from desktop_memory.config import IngestSettings, Settings
-from desktop_memory.ingest.encoding import guess_note
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.ingest import pipeline
+from desktop_memory.ingest.encoding import guess_note
 from desktop_memory.ingest.hashing import hash_file
 from desktop_memory.ingest.readers import read_document
 from desktop_memory.service import MemoryService

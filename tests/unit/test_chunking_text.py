@@ -78,7 +78,7 @@ def test_pdf_chunks_stay_on_their_page(pages: list[str], cfg: ChunkSettings) -> 
     doc = build_pdf_doc({"ok": True, "pages": pages, "title": None, "warnings": []})
     chunks = _check(doc, cfg)
     for c in chunks:
-        number, start, end = doc.pages[c.location.page - 1]
+        _, start, end = doc.pages[c.location.page - 1]
         assert start <= c.location.char_start < c.location.char_end <= end
         assert "\f" not in c.text
 

@@ -255,13 +255,13 @@ def test_custom_model_dir_missing(tmp_path: Path) -> None:
 
 def test_custom_model_dir_without_model(tmp_path: Path) -> None:
     shutil.copy(TOKENIZER, tmp_path / "tokenizer.json")
-    with pytest.raises(EmbedderError, match="model.onnx"):
+    with pytest.raises(EmbedderError, match=r"model\.onnx"):
         LocalOnnxEmbedder(EmbedderSettings(local_model_dir=str(tmp_path))).embed_query("x")
 
 
 def test_custom_model_dir_without_tokenizer(tmp_path: Path) -> None:
     os.symlink(_model_file(), tmp_path / "model.onnx")
-    with pytest.raises(EmbedderError, match="tokenizer.json"):
+    with pytest.raises(EmbedderError, match=r"tokenizer\.json"):
         LocalOnnxEmbedder(EmbedderSettings(local_model_dir=str(tmp_path))).load()
 
 

@@ -102,7 +102,7 @@ def _check_text_doc(doc, row: dict[str, str]) -> None:
     assert doc.kind == "pdf"
     pages = int(row["pages"])
     assert [p[0] for p in doc.pages] == list(range(1, pages + 1))
-    for i, (number, start, end) in enumerate(doc.pages):
+    for i, (_, start, end) in enumerate(doc.pages):
         page_text = doc.text[start:end]
         assert "\f" not in page_text and page_text == page_text.strip()
         if i:
@@ -113,7 +113,7 @@ def _check_text_doc(doc, row: dict[str, str]) -> None:
     assert body_chars >= 0.6 * reference  # at least comparable to what pdfplumber finds
     if row["file"] in PHRASES:
         page, phrase = PHRASES[row["file"]]
-        number, start, end = doc.pages[page - 1]
+        _, start, end = doc.pages[page - 1]
         assert phrase in doc.text[start:end]
     cfg = ChunkSettings()
     chunks = chunk_document(doc, cfg)
@@ -234,7 +234,7 @@ def test_file_level_errors(tmp_path: Path, extractor: PdfExtractor) -> None:
     with pytest.raises(ExtractionError) as info:
         extract_pdf(str(garbage), s, extractor=extractor)
     assert info.value.status == "failed" and info.value.reason.startswith("corrupt PDF: ")
-    with pytest.raises(ExtractionError, match="^file disappeared while indexing$"):
+    with pytest.raises(ExtractionError, match=r"^file disappeared while indexing$"):
         extract_pdf(str(tmp_path / "missing.pdf"), s, extractor=extractor)
     big = PDFS / "tracemonkey.pdf"
     with pytest.raises(ExtractionError, match=r"^too large: 1\.0 MB \(limit 0\.5 MB\)$"):

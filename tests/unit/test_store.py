@@ -99,7 +99,7 @@ def test_vectors_queue_and_model_guard(tmp_path):
     assert s.store_vectors([cid for cid, _ in pending[:2]], _unit(2, 8)) == 2
     assert s.pending_count() == 1
     assert [cid for cid, _ in s.pending_chunks(10)] == [pending[2][0]]
-    with pytest.raises(EmbedderError, match="re-embed|Re-embed"):
+    with pytest.raises(EmbedderError, match=r"re-embed|Re-embed"):
         s.ensure_model("m2", 8)
     s.reset_vectors()
     assert s.pending_count() == 3 and not s.has_vector_table()
