@@ -47,8 +47,9 @@ def test_index_summary_and_reasons(library):
     _, db, summary = library
     by_name = {os.path.basename(o["path"]): o for o in summary["outcomes"]}
     assert by_name["tracemonkey.pdf"]["status"] == "indexed"
-    assert by_name["encrypted-file.pdf"]["status"] == "skipped" and "password" in by_name["encrypted-file.pdf"]["reason"]
-    assert by_name["poppler-742-0-fuzzed.pdf"]["status"] == "failed" and "corrupt" in by_name["poppler-742-0-fuzzed.pdf"]["reason"]
+    encrypted, fuzzed = by_name["encrypted-file.pdf"], by_name["poppler-742-0-fuzzed.pdf"]
+    assert encrypted["status"] == "skipped" and "password" in encrypted["reason"]
+    assert fuzzed["status"] == "failed" and "corrupt" in fuzzed["reason"]
     assert summary["chunks_embedded"] == summary["chunks_added"] > 100
     stats = json.loads(cli(db, "stats", "--json").stdout)
     assert stats["pending_vectors"] == 0 and stats["vectors"] > 100

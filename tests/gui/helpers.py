@@ -13,7 +13,8 @@ def drop(window, paths, target=None) -> None:
     """Simulate dragging ``paths`` over ``target`` (default: the window) and dropping them.
 
     Qt only delivers a Drop through QApplication while a real drag is running, so the DragEnter goes through
-    the event system (over ``target``, so Qt's routing to the window is exercised) and the Drop is handed to the window's handler.
+    the event system (over ``target``, so Qt's routing to the window is exercised) and the Drop is handed to the
+    window's handler.
     """
     target = target or window
     mime = QMimeData()

@@ -96,7 +96,8 @@ def test_copy_puts_exactly_the_context_block_on_clipboard(qtbot, make_window, ha
     assert f"{report.tokens_used:,} / {report.budget:,}" in w.context_panel.meter.text()
     QApplication.clipboard().clear()
     w.results_view.setFocus()
-    qtbot.keyClick(w.results_view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(w.results_view, Qt.Key.Key_C, ctrl_shift)
     qtbot.waitUntil(lambda: QApplication.clipboard().text() != "", timeout=5000)
     assert QApplication.clipboard().text() == report.text
 
@@ -373,8 +374,8 @@ def test_editing_a_file_reembeds_only_what_changed_and_says_so(qtbot, make_windo
                 for t in ("tomatoes", "compost", "irrigation", "pruning")}
 
     def write(changed: dict[str, str]) -> None:
-        note.write_text("# Garden\n\n" + "\n".join(f"## {t}\n\n{changed.get(t, body)}\n" for t, body in sections.items()),
-                        encoding="utf-8")
+        parts = (f"## {t}\n\n{changed.get(t, body)}\n" for t, body in sections.items())
+        note.write_text("# Garden\n\n" + "\n".join(parts), encoding="utf-8")
 
     w = make_window(hash_factory)
     write({})

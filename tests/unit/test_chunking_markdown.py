@@ -210,7 +210,8 @@ def markdown_docs(draw) -> str:
         elif kind == "long":
             blocks.append("https://x.org/" + "y" * draw(st.integers(100, 3000)))
         elif kind == "setext":
-            blocks.append(" ".join(draw(st.lists(WORD, min_size=1, max_size=4))) + "\n" + draw(st.sampled_from(["===", "---"])))
+            title = " ".join(draw(st.lists(WORD, min_size=1, max_size=4)))
+            blocks.append(title + "\n" + draw(st.sampled_from(["===", "---"])))
         elif kind == "list":
             blocks.append("\n".join("- " + w for w in draw(st.lists(WORD, min_size=1, max_size=10))))
         else:

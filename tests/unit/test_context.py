@@ -7,8 +7,8 @@ from desktop_memory.models import LaneHit, Location, SearchResult
 
 
 def _result(rank: int, text: str, **loc) -> SearchResult:
-    return SearchResult(rank=rank, score=1.0 / rank, chunk_id=rank, doc_id=1, source=f"/docs/f{rank}.md", kind="markdown",
-                        text=text, location=Location(**loc), lanes={"fts": LaneHit(rank, 1.0)})
+    return SearchResult(rank=rank, score=1.0 / rank, chunk_id=rank, doc_id=1, source=f"/docs/f{rank}.md",
+                        kind="markdown", text=text, location=Location(**loc), lanes={"fts": LaneHit(rank, 1.0)})
 
 
 def test_source_line_formats_all_parts():

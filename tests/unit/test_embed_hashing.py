@@ -33,7 +33,8 @@ def test_deterministic_across_instances() -> None:
 def test_shared_words_score_higher_than_unrelated() -> None:
     emb = HashEmbedder(dim=256)
     q = emb.embed_query("optional query parameters")
-    docs = emb.embed_documents(["Declaring optional query parameters in FastAPI", "Hugo shortcodes and partial templates"])
+    docs = emb.embed_documents(["Declaring optional query parameters in FastAPI",
+                                "Hugo shortcodes and partial templates"])
     scores = docs @ q
     assert scores[0] > 0.5 > scores[1]
 

@@ -39,7 +39,8 @@ def emb() -> LocalOnnxEmbedder:
 
 def words(n: int, seed: int) -> str:
     rng = np.random.default_rng(seed)
-    vocab = ["river", "mountain", "engine", "protein", "galaxy", "ledger", "violin", "harbour", "circuit", "meadow", "glacier", "lantern"]
+    vocab = ["river", "mountain", "engine", "protein", "galaxy", "ledger", "violin", "harbour", "circuit", "meadow",
+             "glacier", "lantern"]
     return " ".join(rng.choice(vocab, size=n))
 
 
@@ -182,7 +183,8 @@ def test_what_shapes_a_vector_is_part_of_the_model_id(tmp_path: Path) -> None:
     assert LocalOnnxEmbedder(EmbedderSettings(query_prefix="query: ")).model_id == DEFAULT_MODEL_ID  # queries only
     short = LocalOnnxEmbedder(EmbedderSettings(max_tokens=128)).model_id
     prefixed = LocalOnnxEmbedder(EmbedderSettings(document_prefix="passage: ")).model_id
-    assert len({DEFAULT_MODEL_ID, short, prefixed}) == 3 and all(m.startswith(DEFAULT_MODEL_ID) for m in (short, prefixed))
+    assert len({DEFAULT_MODEL_ID, short, prefixed}) == 3
+    assert all(m.startswith(DEFAULT_MODEL_ID) for m in (short, prefixed))
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("# Rivers\n\nRivers carve valleys over thousands of years.\n", encoding="utf-8")
@@ -244,7 +246,8 @@ def test_custom_model_dir_works(tmp_path: Path, emb: LocalOnnxEmbedder) -> None:
     assert custom.model_id.startswith("onnx:my-minilm#")  # the folder's files' digest: see test_model_check.py
     assert not custom.is_loaded
     assert custom.dim == 384 and custom.is_loaded  # dim of a custom model comes from loading it
-    np.testing.assert_allclose(custom.embed_documents([OPTIONAL_PARAMS]), emb.embed_documents([OPTIONAL_PARAMS]), atol=1e-5)
+    np.testing.assert_allclose(custom.embed_documents([OPTIONAL_PARAMS]), emb.embed_documents([OPTIONAL_PARAMS]),
+                               atol=1e-5)
 
 
 def test_custom_model_dir_missing(tmp_path: Path) -> None:

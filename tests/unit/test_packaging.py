@@ -25,7 +25,8 @@ def test_qt_trim_keeps_what_the_app_needs():
                  "plugins/platforms/libqoffscreen.so", "plugins/platforms/qwindows.dll",
                  "plugins/platforms/libqcocoa.dylib", "plugins/imageformats/libqsvg.so",
                  "plugins/iconengines/libqsvgicon.so", "plugins/platformthemes/libqxdgdesktopportal.so",
-                 "plugins/wayland-shell-integration/libxdg-shell.so", "plugins/xcbglintegrations/libqxcb-glx-integration.so"):
+                 "plugins/wayland-shell-integration/libxdg-shell.so",
+                 "plugins/xcbglintegrations/libqxcb-glx-integration.so"):
         assert t.drop_reason(sp + keep) is None, keep
     assert t.drop_reason("/site-packages/numpy/_core/x.so") is None  # only Qt files are judged
 
@@ -36,7 +37,8 @@ def test_qt_trim_drops_unused_qt_parts():
     for drop in ("translations/qtbase_de.qm", "plugins/platforms/libqeglfs.so", "plugins/platforms/libqvnc.so",
                  "plugins/platforms/libqlinuxfb.so", "plugins/imageformats/libqpdf.so",
                  "plugins/imageformats/libqwebp.so", "plugins/platformthemes/libqgtk3.so",
-                 "plugins/egldeviceintegrations/libqeglfs-kms-integration.so", "plugins/generic/libqevdevmouseplugin.so",
+                 "plugins/egldeviceintegrations/libqeglfs-kms-integration.so",
+                 "plugins/generic/libqevdevmouseplugin.so",
                  "plugins/wayland-graphics-integration-client/libqt-plugin-wayland-egl.so",
                  "lib/libQt6Pdf.so.6", "lib/libQt6Qml.so.6", "lib/libQt6Quick.so.6",
                  "lib/libQt6WebEngineCore.so.6", "lib/libQt6OpenGL.so.6", "qml/QtQuick/qmldir"):

@@ -68,7 +68,9 @@ def test_only_the_edited_file_is_reembedded(svc, notes):
     assert summary.indexed == 1
     assert [o.path for o in summary.outcomes if o.status == "indexed"] == [str(target)]
     with svc.reading() as store:
-        assert svc.embedder.embedded_texts - before == summary.chunks_embedded == store.get_document(str(target)).n_chunks
+        doc = store.get_document(str(target))
+        assert doc is not None
+        assert svc.embedder.embedded_texts - before == summary.chunks_embedded == doc.n_chunks
     assert svc.search("oat milk", backend="keyword")[0].source == str(target)
 
 

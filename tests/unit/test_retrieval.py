@@ -30,7 +30,8 @@ def indexed(tmp_path):
     store = Store(tmp_path / "r.db")
     emb = HashEmbedder(64)
     for path, (kind, mtime, texts) in DOCS.items():
-        chunks = [ChunkDraft(t, Location(char_start=0, char_end=len(t), page=1 if kind == "pdf" else None)) for t in texts]
+        page = 1 if kind == "pdf" else None
+        chunks = [ChunkDraft(t, Location(char_start=0, char_end=len(t), page=page)) for t in texts]
         store.write_document(path=path, kind=kind, language=None, title=None, size=1, mtime=mtime, content_hash=path,
                              chunks=chunks, dedupe_keys=[f"{path}{i}" for i in range(len(texts))])
     store.ensure_model(emb.model_id, emb.dim)
@@ -82,7 +83,8 @@ def test_both_fusions_search_end_to_end(indexed, fusion):
 @pytest.mark.parametrize("backend", ["hybrid", "keyword", "bm25", "dense"])
 def test_backends_find_the_passage(indexed, backend):
     store, emb = indexed
-    out = Searcher(SearchSettings()).search(store, emb, "optional query parameters None default", backend=backend, top_k=3)
+    query = "optional query parameters None default"
+    out = Searcher(SearchSettings()).search(store, emb, query, backend=backend, top_k=3)
     assert out.results, backend
     top = out.results[0]
     assert top.source == "/lib/notes/fastapi.md"
@@ -101,7 +103,8 @@ def test_hybrid_results_explain_both_lanes(indexed):
 def test_deterministic(indexed):
     store, emb = indexed
     s = Searcher(SearchSettings())
-    runs = [[(r.chunk_id, r.score) for r in s.search(store, emb, "parameters pages", top_k=10).results] for _ in range(3)]
+    runs = [[(r.chunk_id, r.score) for r in s.search(store, emb, "parameters pages", top_k=10).results]
+            for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
 
 

@@ -15,7 +15,8 @@ from desktop_memory.store.migrations import MIGRATIONS
 def _chunks(*texts: str) -> list[ChunkDraft]:
     out, pos = [], 0
     for t in texts:
-        out.append(ChunkDraft(text=t, location=Location(char_start=pos, char_end=pos + len(t), line_start=1, line_end=1)))
+        loc = Location(char_start=pos, char_end=pos + len(t), line_start=1, line_end=1)
+        out.append(ChunkDraft(text=t, location=loc))
         pos += len(t) + 1
     return out
 
@@ -23,7 +24,8 @@ def _chunks(*texts: str) -> list[ChunkDraft]:
 def _write(store: Store, path: str, *texts: str, keys=None):
     chunks = _chunks(*texts)
     return store.write_document(path=path, kind="text", language=None, title=None, size=10, mtime=1.0,
-                                content_hash="h-" + path, chunks=chunks, dedupe_keys=keys or [f"{path}:{i}" for i in range(len(texts))])
+                                content_hash="h-" + path, chunks=chunks,
+                                dedupe_keys=keys or [f"{path}:{i}" for i in range(len(texts))])
 
 
 def _unit(n: int, dim: int, seed: int = 0) -> np.ndarray:
@@ -131,7 +133,8 @@ def test_duplicates_collapse_and_promote_on_delete(tmp_path):
     assert s.conn.execute("select count(*) from chunks_fts where chunks_fts match 'footer'").fetchone()[0] == 1
     canon = s.conn.execute("select id, embedded from chunks where dedupe_key='K' and dup_of is null").fetchall()
     assert len(canon) == 1 and canon[0][1] == 1
-    assert s.conn.execute("select dup_of from chunks where dedupe_key='K' and dup_of is not null").fetchone()[0] == canon[0][0]
+    dup_of = s.conn.execute("select dup_of from chunks where dedupe_key='K' and dup_of is not null").fetchone()[0]
+    assert dup_of == canon[0][0]
     assert s.check_integrity() == []
 
 

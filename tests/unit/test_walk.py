@@ -149,7 +149,8 @@ def test_order_is_sorted_depth_first_and_deterministic(tree: Path) -> None:
 
 
 def test_explicit_paths_are_never_hidden(tree: Path) -> None:
-    got = rel(list(walk_paths([tree / "notes" / ".hidden.md", tree / ".git", tree / ".secret"], IngestSettings())), tree)
+    named = [tree / "notes" / ".hidden.md", tree / ".git", tree / ".secret"]
+    got = rel(list(walk_paths(named, IngestSettings())), tree)
     assert got == {"notes/.hidden.md": None, ".git/HEAD": None, ".secret/x.md": None}
 
 
