@@ -60,7 +60,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
         window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
         window.resize(1200, 800)
         window.show()
-        if not spin(lambda: window.svc is not None and window.watch.watching_count() == 1
+        if not spin(lambda: window.svc is not None and window.watch.ready and window.watch.watching_count() == 1
                     and window.embedder_state != "loading", 300):
             raise RuntimeError("the window did not open its library and start watching")
         spin(lambda: False, 2.0)  # the start-up catch-up and first refreshes settle
