@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from desktop_memory.config import EmbedderSettings, Settings
 
@@ -49,7 +49,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     with isolated_app_dirs("dm-watch-stall-") as tmp:
         repo = tmp / "repo"
         expect = make_repo(repo, files)
-        kind = "hash" if embedder == "hash" else "local"
+        kind: Literal["local", "hash"] = "hash" if embedder == "hash" else "local"
         settings = Settings(db_path=str(tmp / "bench.db"), embedder=EmbedderSettings(kind=kind))
         svc = MemoryService(settings)
         t = time.perf_counter()
