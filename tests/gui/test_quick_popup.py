@@ -132,7 +132,7 @@ def test_a_second_process_hands_quick_to_the_running_app(qtbot, make_window, has
     assert proc.returncode == 0, proc.communicate()[1]
     assert got == [{"cmd": "quick"}]
 
-    new = docs_dir / "more"
+    new = docs_dir.parent / "more"  # outside the library (whose folders the app watches): only the handoff indexes it
     new.mkdir()
     (new / "note.md").write_text("# Zebra\n\nZebras cross rivers at dawn.\n")
     proc = subprocess.Popen([sys.executable, "-m", "desktop_memory.gui.app", "--db", db, str(new)], env=env,
