@@ -14,6 +14,7 @@ nothing on NTFS), and every function here is a no-op.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging.handlers
 import os
 import stat
@@ -120,9 +121,13 @@ def owner_only_umask() -> Iterator[None]:
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """A rotating log whose files (the current one and every rotated-in new one) are created 0600."""
 
-    def _open(self) -> IO[str]:  # type: ignore[override]
+    def _open(self) -> io.TextIOWrapper:
         make_private_dirs(Path(self.baseFilename).parent)
-        return open_private(self.baseFilename, self.mode if "a" in self.mode else "w", encoding=self.encoding)
+        stream = open_private(self.baseFilename, self.mode if "a" in self.mode else "w", encoding=self.encoding)
+        if isinstance(stream, io.TextIOWrapper):  # always, for a text mode: the type logging's handler expects
+            return stream
+        stream.close()
+        raise OSError(f"Cannot open the log file {self.baseFilename} as text.")
 
 
 __all__ = ["OWNER_DIR", "OWNER_FILE", "PrivateRotatingFileHandler", "create_private_file", "make_private_dirs",

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-
-try:
-    import resource
-except ImportError:  # Windows
-    resource = None  # type: ignore[assignment]
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -62,13 +58,15 @@ def process_peak_rss() -> int:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    if resource is None:
+    if sys.platform == "win32":  # no resource module
         try:
             import psutil
 
             return int(getattr(psutil.Process().memory_info(), "peak_wset", 0))
         except Exception:
             return 0
+    import resource
+
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak) if os.uname().sysname == "Darwin" else int(peak) * 1024
 

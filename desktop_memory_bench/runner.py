@@ -34,7 +34,7 @@ import numpy as np
 from desktop_memory.config import BACKENDS, EmbedderKind, Settings, data_dir
 from desktop_memory.embed import make_embedder
 from desktop_memory.embed.base import Embedder
-from desktop_memory.embed.local_onnx import MIN_TOKENS
+from desktop_memory.embed.local_onnx import MIN_TOKENS, LocalOnnxEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import IndexProgress
 
@@ -157,14 +157,15 @@ def naive_fixed_padding_tokens_per_s(embedder: Embedder, texts: list[str]) -> di
 
     Returns real tokens/s of both on the same sample, or None for embedders without an ONNX session.
     """
-    tok = getattr(embedder, "_tokenizer", None)
-    session = getattr(embedder, "_session", None)
+    if not isinstance(embedder, LocalOnnxEmbedder):
+        return None
+    tok, session = embedder._tokenizer, embedder._session
     if tok is None or session is None or not texts:
         return None
-    width = int(embedder.settings.max_tokens)  # type: ignore[attr-defined]
-    batch = max(1, int(embedder.settings.batch_size or 32))  # type: ignore[attr-defined]
-    names = embedder._input_names  # type: ignore[attr-defined]
-    pad = embedder._pad_id  # type: ignore[attr-defined]
+    width = int(embedder.settings.max_tokens)
+    batch = max(1, int(embedder.settings.batch_size or 32))
+    names = embedder._input_names
+    pad = embedder._pad_id
     real_tokens = sum(embedder.count_tokens(texts))
 
     t0 = time.perf_counter()

@@ -26,8 +26,10 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from ..errors import UserError
 from ..models import DocumentInfo, FileOutcome, Stats
 from ..service_api import ChangeStamp, MemoryApi
-from .library_view import LibraryView, TreeSpec, build_tree
+from .library_view import LibraryView, TreeSpec, _Node, build_tree
 from .tasks import TaskRunner
+
+_Listing = tuple[list[DocumentInfo], dict[str, FileOutcome], TreeSpec, _Node | None]  # documents, outcomes, spec, tree
 
 log = logging.getLogger(__name__)
 
@@ -137,18 +139,18 @@ class LibraryController(QObject):
         spec = dataclasses.replace(self.view.model.spec)
         outcomes = dict(self._outcomes())
 
-        def documents() -> tuple[list[DocumentInfo], dict[str, FileOutcome], TreeSpec, object]:
+        def documents() -> _Listing:
             docs = svc.documents()
             return docs, outcomes, spec, build_tree(docs, outcomes, spec)  # grouping/sorting off the UI thread
 
         self._runner.submit(documents, name="documents", channel="library", on_done=self._documents_arrived,
                             on_error=self._quiet_error)
 
-    def _documents_arrived(self, res: tuple[list[DocumentInfo], dict[str, FileOutcome], TreeSpec, object]) -> None:
+    def _documents_arrived(self, res: _Listing) -> None:
         docs, outcomes, spec, tree = res
         if spec != self.view.model.spec:  # the user re-sorted or filtered meanwhile
             tree = None
-        self.view.set_documents(docs, outcomes, tree)  # type: ignore[arg-type]
+        self.view.set_documents(docs, outcomes, tree)
         self.library_refreshed.emit()
 
     def _quiet_error(self, exc: BaseException, tb: str) -> None:

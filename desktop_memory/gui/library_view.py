@@ -284,6 +284,8 @@ class LibraryModel(QAbstractItemModel):
             return self.createIndex(row, column, p.children[row])
         return QModelIndex()
 
+    # [override]: PySide6's stub declares QAbstractItemModel.parent() as QObject.parent()'s overload set, which no
+    # Python override can match; Qt calls this one with an index. B008: Qt's own default argument.
     def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
         if not index.isValid():
             return QModelIndex()

@@ -92,12 +92,14 @@ class _Runnable(QRunnable):
         self.setAutoDelete(True)
         self._relay = relay
         self._ctx = ctx
-        self._fn = fn
+        self._fn: Callable[..., Any] | None = fn  # dropped once run: the task's closure is not kept alive
         self._with_context = with_context
 
     def run(self) -> None:  # worker thread
         ctx, fn, relay = self._ctx, self._fn, self._relay
-        self._fn = None  # type: ignore[assignment]
+        self._fn = None
+        if fn is None:  # a QRunnable runs once; nothing to do if Qt ever ran it again
+            return
         if ctx._is_stale():
             relay.dropped.emit(ctx._id)
             return

@@ -13,6 +13,7 @@ Result dicts:  {"ok": True, "pages": [str, ...], "title": str | None, "engine": 
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -428,8 +429,8 @@ def worker_main(conn: Any, parent_pid: int | None = None) -> None:
     """Child-process entry point: import the engines once, then serve requests until EOF or "exit"."""
     exit_with_parent(parent_pid if parent_pid is not None else os.getppid())
     try:
-        import pdfplumber  # noqa: F401  (warm imports so the first PDF pays no import cost)
-        import pypdfium2  # noqa: F401
+        for engine in ("pdfplumber", "pypdfium2"):  # warm imports so the first PDF pays no import cost
+            importlib.import_module(engine)
     except Exception as exc:  # reported per request instead
         conn.send({"ok": False, "status": "failed", "reason": f"PDF support is not installed: {exc}"})
     else:
