@@ -3,7 +3,7 @@
 Usage::
 
     with OllamaStub(dim=32) as stub:
-        settings.ollama_url = stub.url
+        settings = EmbedderSettings(kind="ollama", ollama_url=stub.url)
         stub.fail_next_n, stub.fail_status = 2, 500   # fault switches, settable at any time
         ...
         assert stub.embed_inputs() == [["a", "b"], ["c"]]
