@@ -509,7 +509,7 @@ class LibraryView(QWidget):
         self._saved = (self._expanded_paths(), self._selected_row_paths(), self._current_path())
 
     def _restore_view_state(self) -> None:
-        expanded, selected, current = getattr(self, "_saved", (set(), set(), None))
+        expanded, selected, current = self._saved
         self._restore_expanded(expanded, expand_all=self._expand_all_next or bool(self.model.spec.needle)
                                or self.model.spec.problems_only)
         self._expand_all_next = False

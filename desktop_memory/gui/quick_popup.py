@@ -46,6 +46,7 @@ class QuickPopup(QFrame):
         super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
                          | Qt.WindowType.WindowStaysOnTopHint)
         self.setObjectName("QuickPopup")
+        self._notes: list[str] = []
         self.setWindowTitle("Desktop Memory quick search")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         # frameless: its own edge, so it stands out from the window behind it in both themes
@@ -183,7 +184,7 @@ class QuickPopup(QFrame):
             rep = self.context.report
             tokens = f" · {rep.tokens_used:,} tokens" if rep is not None and not self.context.pending else ""
             text = f"{n} result{'s' if n != 1 else ''} · {inc} in the context block{tokens}"
-        notes = getattr(self, "_notes", [])
+        notes = self._notes
         if notes:
             text += " · " + "; ".join(notes)
         self.status.setText(text)

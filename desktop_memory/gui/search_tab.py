@@ -33,6 +33,7 @@ class LibraryState:
 class SearchTab(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._backend = "hybrid"  # the backend of the results shown
         st = QVBoxLayout(self)
         st.setContentsMargins(0, 6, 0, 0)
         self.split = QSplitter(Qt.Orientation.Horizontal)
@@ -126,7 +127,7 @@ class SearchTab(QWidget):
     def render_notes(self, stats: Stats | None, busy: bool) -> None:
         """The shown search's lane notes plus the semantic coverage, from the latest stats (so the header and
         the status bar always tell the same count)."""
-        extra = semantic_note(stats, busy, getattr(self, "_backend", "hybrid")) if self.shown_query else ""
+        extra = semantic_note(stats, busy, self._backend) if self.shown_query else ""
         notes = [*self._search_notes, *([extra] if extra else [])]
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))

@@ -125,9 +125,7 @@ def probe_ollama(es: EmbedderSettings) -> tuple[str, list[str]]:
             status = f"Server reachable, but: {exc}"
         return status, models
     finally:
-        close = getattr(emb, "close", None)
-        if close:
-            close()
+        emb.close()
 
 
 def _spin(lo: int, hi: int, val: int, step: int = 1, suffix: str = "") -> QSpinBox:

@@ -42,6 +42,7 @@ class DesktopShell(QObject):
         self.server = server
         self.popup: QuickPopup | None = None
         self._quitting = False
+        self._told = False  # the "still running in the tray" message is shown once
         self.tray: Tray | None = None
         if tray and QSystemTrayIcon.isSystemTrayAvailable():
             watcher = watch_controller(window)
@@ -136,7 +137,7 @@ class DesktopShell(QObject):
                 e.ignore()
                 window.save_state()
                 window.hide()
-                if not getattr(self, "_told", False) and self.tray is not None:
+                if not self._told and self.tray is not None:
                     self._told = True
                     self.tray.notify("Desktop Memory is still running",
                                      "Quick search and the window are in the tray menu; Quit there to stop it.")

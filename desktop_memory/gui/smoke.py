@@ -163,10 +163,11 @@ def _window_checks(tmp: Path) -> bool:
         _say(False, f"main window not importable: {exc}")
         return False
     from ..config import Settings
+    from ..models import IndexSummary
 
     settings = Settings(db_path=str(tmp / "gui.db"))
     window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
-    finished: list[Any] = []
+    finished: list[IndexSummary | None] = []  # None: the job failed
     searched: list[str] = []
     window.job_finished.connect(finished.append)
     window.search_finished.connect(searched.append)
@@ -191,12 +192,12 @@ def _window_checks(tmp: Path) -> bool:
     window.add_paths([str(docs)])
     done_indexing = _wait(app, lambda: bool(finished) and not window.is_indexing(), 180)
     summary = finished[-1] if finished else None
-    n_indexed = getattr(summary, "indexed", 0)
-    problems = [f"{Path(o.path).name}: {o.status} ({o.reason})" for o in getattr(summary, "outcomes", [])
+    n_indexed = summary.indexed if summary else 0
+    problems = [f"{Path(o.path).name}: {o.status} ({o.reason})" for o in (summary.outcomes if summary else [])
                 if o.status != "indexed"]
     indexed = done_indexing and n_indexed == 2
     _say(indexed, f"window indexed a note and a PDF (PDF helper process): {n_indexed} file(s), "
-                  f"{getattr(summary, 'chunks_embedded', 0)} chunk(s) embedded"
+                  f"{summary.chunks_embedded if summary else 0} chunk(s) embedded"
                   + (f"; {'; '.join(problems)}" if problems else ""))
 
     window.search_bar.box.setText(QUERY)
