@@ -12,6 +12,7 @@ Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import multiprocessing
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from . import APP_NAME, __version__
 from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
+from .context.paths import PATH_STYLES
 from .errors import UserError
 from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
 
@@ -130,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_search_args(p)
     p.add_argument("--budget", type=_bounded_int(16, 10_000_000), default=None, help="token budget (default 2048)")
+    p.add_argument("--include-weak", action="store_true",
+                   help="pack weak matches too (left out by default: a query with no strong match packs nothing)")
+    p.add_argument("--path-style", choices=PATH_STYLES, default=None,
+                   help="how [Source: ...] names files: relative to the indexed folder (default), absolute, name")
 
     p = sub.add_parser("stats", help="documents, chunks, vectors")
     p.add_argument("--json", action="store_true")
@@ -290,6 +296,9 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
     if args.command == "bench":
         return args.bench_func(args)
+    if getattr(args, "path_style", None):
+        settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
+                                                                             path_style=args.path_style))
     if args.command == "mcp":  # opens the database itself, lazily: a missing one is reported per call
         from .mcp_server.server import serve
 
@@ -354,9 +363,11 @@ def _dispatch(svc, args) -> int:
         return 0
     if cmd == "context":
         report, outcome = svc.context_outcome(args.query, args.budget, backend=args.backend, top_k=args.top_k,
-                                              filters=_filters(args))
+                                              filters=_filters(args), include_weak=args.include_weak)
         for note in outcome.notes:
             print(f"note: {note}", file=sys.stderr)
+        if not report.items and outcome.results and outcome.weak and not args.include_weak:
+            print("note: no strong matches; nothing packed (--include-weak packs the weak ones)", file=sys.stderr)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         else:

@@ -132,6 +132,15 @@ class ContextSettings:
 
 
 @dataclass(frozen=True)
+class DesktopSettings:
+    # how "Open" shows a hit at its place: a command with {path}, {line}, {page} placeholders, run without a shell
+    # (e.g. "code --goto {path}:{line}", "okular --page {page} {path}"); empty = a per-platform default
+    # (gui/desktop.py), falling back to the system's default app
+    open_with: str = ""  # text, Markdown and code files
+    open_pdf_with: str = ""  # PDFs ({page})
+
+
+@dataclass(frozen=True)
 class WatchSettings:
     """Live folders (desktop_memory/watch/): which watches are paused, and how an event storm becomes one update."""
 
@@ -158,6 +167,7 @@ class Settings:
     embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    desktop: DesktopSettings = field(default_factory=DesktopSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     tray: TraySettings = field(default_factory=TraySettings)
     gui: dict[str, Any] = field(default_factory=dict)  # window geometry, splitter state, last filters (UI-owned)

@@ -140,7 +140,11 @@ def secure_store_files(db_path: Path) -> list[str]:
     if logs.is_dir():
         changed += tighten_all([logs, *sorted(p for p in logs.iterdir() if p.is_file())])
     files = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm"), settings_path()]
-    changed += tighten_all(files + sorted(db_path.parent.glob(f"{db_path.name}.bak-v*")))
+    # migration backups by name (no listing of the folder: it may be one the person chose, ~/Documents)
+    from .migrations import SCHEMA_VERSION
+
+    backups = [db_path.with_name(f"{db_path.name}.bak-v{v}") for v in range(1, SCHEMA_VERSION)]
+    changed += tighten_all(files + backups)
     return tightened_notice(changed)
 
 
