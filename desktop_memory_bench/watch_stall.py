@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderSettings, Settings
 
 from .table import render_table
 from .watch_bench import _git, make_repo
@@ -49,9 +49,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     with isolated_app_dirs("dm-watch-stall-") as tmp:
         repo = tmp / "repo"
         expect = make_repo(repo, files)
-        settings = Settings()
-        settings.db_path = str(tmp / "bench.db")
-        settings.embedder.kind = embedder
+        settings = Settings(db_path=str(tmp / "bench.db"), embedder=EmbedderSettings(kind=embedder))
         svc = MemoryService(settings)
         t = time.perf_counter()
         svc.index_paths([repo])
