@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from desktop_memory.config import EmbedderSettings, Settings
 
@@ -49,7 +49,8 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     with isolated_app_dirs("dm-watch-stall-") as tmp:
         repo = tmp / "repo"
         expect = make_repo(repo, files)
-        settings = Settings(db_path=str(tmp / "bench.db"), embedder=EmbedderSettings(kind=embedder))
+        kind: Literal["local", "hash"] = "hash" if embedder == "hash" else "local"
+        settings = Settings(db_path=str(tmp / "bench.db"), embedder=EmbedderSettings(kind=kind))
         svc = MemoryService(settings)
         t = time.perf_counter()
         svc.index_paths([repo])
@@ -58,7 +59,7 @@ def run(files: int, embedder: str) -> dict[str, Any]:
         window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
         window.resize(1200, 800)
         window.show()
-        if not spin(lambda: window.svc is not None and window.watch.watching_count() == 1
+        if not spin(lambda: window.svc is not None and window.watch.ready and window.watch.watching_count() == 1
                     and window.embedder_state != "loading", 300):
             raise RuntimeError("the window did not open its library and start watching")
         spin(lambda: False, 2.0)  # the start-up catch-up and first refreshes settle

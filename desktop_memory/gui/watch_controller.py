@@ -50,6 +50,11 @@ class WatchController(QObject):
     def running(self) -> bool:
         return self._watcher is not None and self._watcher.running
 
+    @property
+    def ready(self) -> bool:
+        """The start-up catch-up is done: from now on a change arrives as a "change" update."""
+        return self._watcher is not None and self._watcher.ready.is_set()
+
     def refresh(self) -> None:
         """The library's folders changed (a folder added or removed): watch what is there now."""
         if self._watcher is not None:

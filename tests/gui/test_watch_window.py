@@ -11,7 +11,7 @@ from desktop_memory.config import Settings, settings_path
 
 def _window_with_watch(make_window, factory, qtbot):
     w = make_window(factory, Settings())
-    qtbot.waitUntil(lambda: w.watch.running and w.watch.watching_count() == 1, timeout=20000)
+    qtbot.waitUntil(lambda: w.watch.ready and w.watch.watching_count() == 1, timeout=20000)
     return w
 
 
