@@ -299,6 +299,7 @@ class ContextItem:
     text: str
     tokens: int
     chunk_id: int
+    shown_source: str = ""  # the source as the [Source: ...] line names it (context/paths.py path style)
 
 
 @dataclass

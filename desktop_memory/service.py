@@ -34,11 +34,13 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
-from .ingest.encoding import valid_text
 from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.filters import clean_filters, clean_query, clean_top_k
+from .retrieve.highlight import marked_texts
+from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
 from .store import Store
 from .store.connection import translate_error
@@ -98,6 +100,12 @@ class ReaderPool:
             store.close()
 
 
+def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
+    """The results that go into a prompt context by default: weak matches are left out (``include_weak`` keeps
+    them). Ranks are kept as searched, so the [Source] order matches the result list."""
+    return list(results) if include_weak else _strong_only(results)
+
+
 class MemoryService:
     def __init__(self, settings: Settings | None = None, db_path: Path | str | None = None,
                  embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
@@ -115,6 +123,9 @@ class MemoryService:
         # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
         self._writer: Store | None = self._open_store()
         self._readers = ReaderPool(self._open_store, readers)
+        # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
+        # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
+        self.read_only_note: str = self._writer.mode_note
 
     # ---------- plumbing ----------
     @contextlib.contextmanager
@@ -249,7 +260,10 @@ class MemoryService:
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None) -> SearchOutcome:
-        query = valid_text(query or "")
+        # the one entry for outside text: query and filters made valid for SQLite, top_k bounded (UserError if not)
+        query = clean_query(query)
+        top_k = clean_top_k(top_k, self.settings.search.top_k)
+        filters = clean_filters(filters)
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
         with self.reading() as store:
@@ -259,19 +273,35 @@ class MemoryService:
                filters: SearchFilters | None = None) -> list[SearchResult]:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
 
-    def build_context(self, results: Sequence[SearchResult], budget: int | None = None) -> ContextReport:
-        return _pack(results, self.settings.context.budget_tokens if budget is None else budget)
+    def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """{chunk id: text with the keyword lane's matched tokens marked} for the shown results
+        (retrieve/highlight.py); a semantic-only hit is absent."""
+        with self.reading() as store:
+            return marked_texts(store, clean_query(query), chunk_ids)
+
+    def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
+                      extra_roots: Sequence[str] = ()) -> ContextReport:
+        """Pack ``results`` (the caller chose which); sources named by ``[context] path_style``. ``extra_roots``:
+        folders being indexed right now (a folder becomes a root only once it has been read)."""
+        with self.reading() as store:
+            roots = [*store.roots(), *extra_roots]
+        return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
+                     roots=roots, path_style=self.settings.context.path_style)
 
     def context(self, query: str, budget: int | None = None, backend: str | None = None, top_k: int | None = None,
-                filters: SearchFilters | None = None) -> ContextReport:
-        return self.build_context(self.search(query, backend=backend, top_k=top_k, filters=filters), budget)
+                filters: SearchFilters | None = None, include_weak: bool = False) -> ContextReport:
+        """Search and pack; weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
+        results = self.search(query, backend=backend, top_k=top_k, filters=filters)
+        return self.build_context(strong_only(results, include_weak), budget)
 
     def context_outcome(self, query: str, budget: int | None = None, backend: str | None = None,
                         top_k: int | None = None,
-                        filters: SearchFilters | None = None) -> tuple[ContextReport, SearchOutcome]:
-        """The packed context and the search outcome it came from (its notes: why a lane was off, ...)."""
+                        filters: SearchFilters | None = None,
+                        include_weak: bool = False) -> tuple[ContextReport, SearchOutcome]:
+        """The packed context and the search outcome it came from (its notes: why a lane was off, ...). Weak
+        matches stay out unless ``include_weak``."""
         outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
-        return self.build_context(outcome.results, budget), outcome
+        return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 
     # ---------- library ----------
     def stats(self) -> Stats:
@@ -322,7 +352,7 @@ class MemoryService:
             return read_passage(store, chunk_id, neighbours)
 
 
-__all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError"]
+__all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError", "strong_only"]
 
 
 def _implements_api(svc: MemoryService) -> MemoryApi:

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Save PNGs of each main GUI state into a folder, for review and docs.
+"""Save PNGs of every screen of the window, at two window sizes and in both themes, for review and docs.
 
-    python scripts/screenshots.py OUT_DIR [--real-model] [--fake] [--eval PATH]
+    python scripts/screenshots.py OUT_DIR [--real-model] [--fake] [--eval PATH] [--sizes 1280x720,1600x1000]
+                                          [--themes light,dark] [--only results,library] [--small]
 
-States: 01-empty, 02-indexing, 03-results-context, 04-library-failed, 05-settings, 06-dark, 07-scale-200
-(07 runs in a child process with QT_SCALE_FACTOR=2, because the scale factor is read at QApplication start).
+Screens: empty, indexing, done (the summary with a failed PDF first), results (with the prompt context),
+preview-markdown (a rendered Markdown passage), weak (a nonsense query), library (the folder tree), settings
+(every tab), about. Files are named ``<screen>-<W>x<H>-<theme>.png``. ``--small`` re-encodes each PNG with a
+256-colour palette (Pillow) so the set can live in docs/screenshots/.
 
-Uses the real MemoryService with the fast HashEmbedder by default (``--real-model`` for the bundled MiniLM,
-``--fake`` for the in-memory test fake when the core is not importable). Runs offscreen unless DISPLAY is set
-and ``--onscreen`` is given. Config and data go to a temp folder: your own library is never touched.
+Uses the real MemoryService with the fast HashEmbedder by default (``--real-model``: the bundled MiniLM, so
+semantic results and weak-match calibration are real; ``--fake``: the in-memory test fake). Runs offscreen unless
+``--onscreen`` (then on $DISPLAY). Config and data go to a temp folder: your own library is never touched.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+SCREENS = ("empty", "indexing", "done", "results", "preview-markdown", "weak", "library", "settings", "about")
 
 
 def parse() -> argparse.Namespace:
@@ -33,9 +37,21 @@ def parse() -> argparse.Namespace:
     p.add_argument("--fake", action="store_true", help="use the in-memory fake service (tests/gui/fake_service.py)")
     p.add_argument("--eval", type=Path, default=ROOT.parent / "shared" / "eval", help="shared eval data folder")
     p.add_argument("--onscreen", action="store_true", help="use the real display instead of offscreen")
-    p.add_argument("--only", default="", help="comma-separated subset, e.g. 07 (used for the child process)")
-    p.add_argument("--theme", default="light")
+    p.add_argument("--only", default="", help="comma-separated subset of: " + ", ".join(SCREENS))
+    p.add_argument("--sizes", default="1280x720,1600x1000")
+    p.add_argument("--themes", default="light,dark")
+    p.add_argument("--small", action="store_true", help="palette-compress the PNGs (needs Pillow)")
     return p.parse_args()
+
+
+def compress(path: Path) -> None:
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    q.save(path, optimize=True)
 
 
 def main() -> int:
@@ -47,17 +63,18 @@ def main() -> int:
     os.environ["DESKTOP_MEMORY_DATA_DIR"] = str(tmp / "data")
     args.out.mkdir(parents=True, exist_ok=True)
     only = {s.strip() for s in args.only.split(",") if s.strip()}
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s]
+    themes = [t for t in args.themes.split(",") if t]
 
     from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
 
     from desktop_memory.config import Settings
     from desktop_memory.gui.app import create_app
     from desktop_memory.gui.event_pump import pump_events
     from desktop_memory.gui.main_window import MainWindow
-    from desktop_memory.gui.style import apply_theme
 
     app = create_app([sys.argv[0]])
-    apply_theme(app, args.theme)
 
     def spin(ms: int) -> None:
         loop = QEventLoop()
@@ -87,99 +104,110 @@ def main() -> int:
 
         return lambda s: MemoryService(s, embedder=HashEmbedder(64))
 
-    def shot(widget, name: str) -> None:
-        spin(150)
-        path = args.out / f"{name}.png"
-        widget.grab().save(str(path))
-        print(f"saved {path}")
+    saved: list[Path] = []
 
-    # a corpus: some FastAPI docs + PDFs incl. a broken one
+    def shot(widget, name: str, size: tuple[int, int], theme: str) -> None:
+        spin(200)
+        path = args.out / f"{name}-{size[0]}x{size[1]}-{theme}.png"
+        widget.grab().save(str(path))
+        if args.small:
+            compress(path)
+        saved.append(path)
+        print(f"saved {path} ({path.stat().st_size // 1024} KB)")
+
+    # a corpus: FastAPI docs in two folders (a tree in the Library) + PDFs incl. a broken one
     corpus = tmp / "corpus"
-    (corpus / "fastapi").mkdir(parents=True)
+    (corpus / "fastapi" / "advanced").mkdir(parents=True)
     (corpus / "pdfs").mkdir()
     fastapi = args.eval / "mddocs" / "fastapi"
-    for md in sorted(fastapi.rglob("*.md"))[:40]:
+    for md in sorted(fastapi.glob("*.md"))[:30]:
         shutil.copy(md, corpus / "fastapi" / md.name)
+    for md in sorted((fastapi / "advanced").glob("*.md"))[:10]:
+        shutil.copy(md, corpus / "fastapi" / "advanced" / md.name)
     for pdf in ("crazyones.pdf", "poppler-742-0-fuzzed.pdf", "encrypted-file.pdf", "tracemonkey.pdf"):
-        shutil.copy(args.eval / "pdfs" / pdf, corpus / "pdfs" / pdf)
+        if (args.eval / "pdfs" / pdf).exists():
+            shutil.copy(args.eval / "pdfs" / pdf, corpus / "pdfs" / pdf)
 
-    def new_window(factory, db: str) -> MainWindow:
+    def new_window(factory, db: str, size: tuple[int, int]) -> MainWindow:
         s = Settings()
         s.db_path = str(tmp / "data" / db)
         w = MainWindow(s, service_factory=factory)
-        w.resize(1280, 800)
+        w.resize(*size)
         w.show()
         wait(lambda: w.svc is not None and w.stats is not None, 60)
+        wait(lambda: w.embedder_state != "loading", 120)
         return w
 
-    want = (lambda k: not only or k in only)
+    def want(k: str) -> bool:
+        return not only or k in only
 
-    if want("01") or want("02"):
-        w = new_window(factory_for(file_delay=0.05 if args.fake else 0.0), "a.db")
-        if want("01"):
-            shot(w, "01-empty")
-        if want("02"):
-            big = args.eval / "mddocs" / "hugo"
-            w.add_paths([str(big)])
-            wait(lambda: w.progress.bar.maximum() > 0 and w.progress.bar.value() > 30, 120)
-            w.search_bar.box.setText("template")
-            wait(lambda: w.results_model.rowCount() > 0 or not w.is_indexing(), 30)
-            shot(w, "02-indexing")
-            w.cancel_job()
-            wait(lambda: not w.is_indexing(), 60)
-        w.close()
+    def set_query(w: MainWindow, q: str) -> None:
+        w.search_bar.box.setText(q)
+        w.search_bar.request_now()
+        wait(lambda: w.results_model.query == q and w.context_panel.report is not None and not w._context_pending,
+             60)
 
-    if any(want(k) for k in ("03", "04", "05", "06")):
-        w = new_window(factory_for(), "b.db")
-        w.add_paths([str(corpus)])
-        wait(lambda: not w.is_indexing() and w.last_summary is not None, 300)
-        wait(lambda: w.library.model.document_count() > 0, 30)
-        if want("03"):
-            w.progress.hide()
-            w.search_bar.box.setText("environment variables settings")
-            wait(lambda: w.results_model.rowCount() > 0 and w.context_panel.report is not None, 30)
-            shot(w, "03-results-context")
-        if want("04"):
-            w.progress.finish(w.last_summary)
-            w.tabs.setCurrentIndex(1)
-            w.library.filter_box.setText("pdf")
-            shot(w, "04-library-failed")
-            w.library.filter_box.clear()
-            w.tabs.setCurrentIndex(0)
-            w.progress.hide()
-        if want("05"):
-            dlg = w.show_settings()
-            dlg.resize(620, 560)
-            spin(200)
-            shot(dlg, "05-settings")
-            dlg.reject()
-        if want("06"):
-            w.set_theme("dark")
-            w.search_bar.box.setText("async await")
-            wait(lambda: w.results_model.query == "async await" and w.context_panel.report is not None, 30)
-            shot(w, "06-dark")
-            w.set_theme(args.theme)
-        w.close()
-
-    if want("07"):
-        if os.environ.get("QT_SCALE_FACTOR") == "2":
-            w = new_window(factory_for(), "c.db")
-            w.resize(1280, 800)
-            w.add_paths([str(corpus / "fastapi")])
-            wait(lambda: not w.is_indexing() and w.last_summary is not None, 300)
-            w.progress.hide()
-            w.search_bar.box.setText("dependency injection")
-            wait(lambda: w.results_model.rowCount() > 0 and w.context_panel.report is not None, 30)
-            shot(w, "07-scale-200")
+    indexed_db = "lib.db"
+    first_summary = None
+    for theme in themes:
+        for size in sizes:
+            w = new_window(factory_for(), f"empty-{theme}-{size[0]}.db", size)
+            w.set_theme(theme)
+            if want("empty"):
+                shot(w, "empty", size, theme)
+            if want("indexing"):
+                w.add_paths([str(args.eval / "mddocs" / "hugo")])
+                wait(lambda w=w: w.progress.bar.maximum() > 0 and w.progress.bar.value() > 50, 120)
+                w.search_bar.box.setText("template")
+                wait(lambda w=w: w.results_model.rowCount() > 0 or not w.is_indexing(), 30)
+                shot(w, "indexing", size, theme)
+                w.cancel_job()
+                wait(lambda w=w: not w.is_indexing(), 60)
             w.close()
-        else:
-            env = dict(os.environ, QT_SCALE_FACTOR="2")
-            cmd = [sys.executable, __file__, str(args.out), "--only", "07", "--eval", str(args.eval)]
-            cmd += ["--fake"] if args.fake else []
-            cmd += ["--real-model"] if args.real_model else []
-            subprocess.run(cmd, env=env, check=False)
+
+            w = new_window(factory_for(), indexed_db, size)
+            w.set_theme(theme)
+            if first_summary is None:
+                w.add_paths([str(corpus)])
+                wait(lambda w=w: not w.is_indexing() and w.last_summary is not None, 600)
+                first_summary = w.last_summary
+            wait(lambda w=w: w.library.model.document_count() > 0, 30)
+            if want("done") and first_summary is not None:
+                set_query(w, "environment variables settings")
+                w.progress.finish(first_summary)  # the first run's summary (later windows reuse its database)
+                shot(w, "done", size, theme)
+            w.progress.hide()
+            if want("results"):
+                set_query(w, "environment variables settings")
+                shot(w, "results", size, theme)
+            if want("preview-markdown"):
+                set_query(w, "async await concurrency")
+                shot(w, "preview-markdown", size, theme)
+            if want("weak"):
+                set_query(w, "zebra marmalade quasar")
+                shot(w, "weak", size, theme)
+            if want("library"):
+                w.tabs.setCurrentIndex(1)
+                w.library.tree.expandAll()
+                shot(w, "library", size, theme)
+                w.tabs.setCurrentIndex(0)
+            if want("settings"):
+                dlg = w.show_settings()
+                dlg.resize(min(680, size[0] - 40), min(600, size[1] - 40))
+                for i in range(dlg.tabs.count()):
+                    dlg.tabs.setCurrentIndex(i)
+                    shot(dlg, f"settings-{i + 1}", size, theme)
+                dlg.reject()
+            if want("about"):
+                dlg = w.show_about()
+                spin(100)
+                shot(dlg, "about", size, theme)
+                dlg.close()
+            w.close()
     pump_events()
+    QApplication.processEvents()
     shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{len(saved)} screenshots, largest {max((p.stat().st_size for p in saved), default=0) // 1024} KB")
     return 0
 
 

@@ -1,14 +1,26 @@
-"""Pack ranked passages into a prompt block under a token budget, each introduced by a [Source: ...] line."""
+"""Pack ranked passages into a prompt block under a token budget, each introduced by a [Source: ...] line.
+
+The [Source: ...] line names the file as ``path_style`` says (context/paths.py): by default relative to the
+indexed folder, so a pasted block does not carry ``/home/<user>/…`` into a cloud chat. ``ContextItem.source``
+keeps the absolute path for the app's own use (open, reveal, JSON).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ntpath
+import posixpath
+from collections.abc import Iterable, Sequence
 
 from ..models import ContextItem, ContextReport, Location, SearchResult
+from .paths import display_path
 from .tokens import estimate_tokens
 
 SEPARATOR = "\n\n"
 HEADING_SEP = " › "
+
+
+def _absolute(path: str) -> bool:
+    return posixpath.isabs(path) or ntpath.isabs(path)
 
 
 def source_line(source: str, loc: Location) -> str:
@@ -31,8 +43,12 @@ def passage_body(text: str, loc: Location) -> str:
     return text.strip()
 
 
-def build_context(results: Sequence[SearchResult], budget: int) -> ContextReport:
-    """Greedy in rank order: take each passage that still fits, skip (and report) each that does not."""
+def build_context(results: Sequence[SearchResult], budget: int, roots: Iterable[str] = (),
+                  path_style: str = "relative") -> ContextReport:
+    """Greedy in rank order: take each passage that still fits, skip (and report) each that does not.
+
+    ``roots`` are the indexed folders (for the relative style); ``path_style`` is relative/absolute/name."""
+    roots = tuple(roots)
     budget = max(0, int(budget))
     items: list[ContextItem] = []
     dropped: list[ContextItem] = []
@@ -40,12 +56,14 @@ def build_context(results: Sequence[SearchResult], budget: int) -> ContextReport
     used = 0
     sep_tokens = estimate_tokens(SEPARATOR)
     for r in results:
-        header = source_line(r.source, r.location)
+        # a source already shown the caller's way (not absolute, e.g. the MCP server's) is kept as it is
+        shown = display_path(r.source, roots, path_style) if _absolute(r.source) else r.source
+        header = source_line(shown, r.location)
         body = passage_body(r.text, r.location)
         block = f"{header}\n{body}"
         cost = estimate_tokens(block) + (sep_tokens if parts else 0)
         item = ContextItem(rank=r.rank, source=r.source, location=r.location, header=header, text=body,
-                           tokens=estimate_tokens(block), chunk_id=r.chunk_id)
+                           tokens=estimate_tokens(block), chunk_id=r.chunk_id, shown_source=shown)
         if used + cost <= budget:
             parts.append(block)
             items.append(item)

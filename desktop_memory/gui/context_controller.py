@@ -6,7 +6,9 @@ The controller reads "included" from the results model and nowhere else; it neve
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 
@@ -35,6 +37,8 @@ class ContextController(QObject):
         self.report: ContextReport | None = None
         self.pending = False
         self._copy_when_ready = False
+        # folders being read right now: roots for the relative [Source] paths before they are recorded as roots
+        self.roots_in_flight: Callable[[], list[str]] = list
         model.modelReset.connect(self.repack)
         model.dataChanged.connect(self._data_changed)
 
@@ -61,8 +65,11 @@ class ContextController(QObject):
             self._set(None)
             return
         included, budget = self.model.included_results(), self.budget
+        busy = self.roots_in_flight()
+        extra = {"extra_roots": busy} if busy and "extra_roots" in inspect.signature(svc.build_context).parameters \
+            else {}
         self.pending = True
-        self._runner.submit(lambda: svc.build_context(included, budget), name="context", channel="context",
+        self._runner.submit(lambda: svc.build_context(included, budget, **extra), name="context", channel="context",
                             on_done=self._done, on_error=self._failed)
 
     def copy(self) -> None:

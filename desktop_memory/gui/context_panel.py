@@ -60,7 +60,8 @@ class ContextRows(QIdentityProxyModel):
         n = self.rowCount()
         if n:
             self.dataChanged.emit(self.index(0, 0), self.index(n - 1, 0),
-                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole])
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole,
+                                   Qt.ItemDataRole.CheckStateRole])
 
     def _state(self, r: SearchResult, included: bool) -> tuple[int | None, str | None]:
         cid = r.chunk_id
@@ -72,16 +73,33 @@ class ContextRows(QIdentityProxyModel):
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         return super().flags(index) | Qt.ItemFlag.ItemIsUserCheckable
 
+    def _did_not_fit(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+        r = super().data(index, _RESULT_ROLE)
+        return (isinstance(r, SearchResult) and r.chunk_id in self._dropped
+                and is_checked(super().data(index, Qt.ItemDataRole.CheckStateRole)))
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: object,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        # a half-ticked row ("did not fit") turns Checked in Qt's click cycle: the person meant "leave it out"
+        if role == Qt.ItemDataRole.CheckStateRole and self._did_not_fit(index):
+            value = Qt.CheckState.Unchecked
+        return super().setData(index, value, role)
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role == Qt.ItemDataRole.CheckStateRole and self._did_not_fit(index):
+            return Qt.CheckState.PartiallyChecked  # included, but not in the block: not a full tick
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole):
             return super().data(index, role)
         r = super().data(index, _RESULT_ROLE)
         if not isinstance(r, SearchResult):
             return super().data(index, role)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return r.source
         included = is_checked(super().data(index, Qt.ItemDataRole.CheckStateRole))
         tokens, state = self._state(r, included)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if state == "did not fit":
+                return (f"{r.source}\nIncluded, but it did not fit the token budget: raise the budget or exclude a "
+                        "passage above it.")
+            return r.source
         if role == Qt.ItemDataRole.FontRole:
             f = QFont()
             f.setItalic(state == "did not fit")
@@ -92,6 +110,7 @@ class ContextRows(QIdentityProxyModel):
 class ContextPanel(QWidget):
     budget_changed = Signal(int)
     copy_requested = Signal()
+    include_weak_requested = Signal()  # "Include weak matches": tick every weak result at once
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -141,6 +160,13 @@ class ContextPanel(QWidget):
         lay.addWidget(split, 1)
 
         foot = QHBoxLayout()
+        self.weak_btn = QPushButton("Include weak matches")
+        self.weak_btn.setToolTip("Weak matches probably do not answer the query, so they start excluded. "
+                                 "Include them all (or tick single ones above).")
+        self.weak_btn.setAutoDefault(False)
+        self.weak_btn.clicked.connect(self.include_weak_requested)
+        self.weak_btn.hide()
+        foot.addWidget(self.weak_btn)
         self.dropped = QLabel("")
         self.dropped.setObjectName("Muted")
         self.dropped.setWordWrap(True)
@@ -166,18 +192,39 @@ class ContextPanel(QWidget):
     def set_results_model(self, model: QAbstractItemModel) -> None:
         """Show one checkbox row per row of ``model`` (the results model, owner of CheckStateRole)."""
         self.rows.setSourceModel(model)
+        model.modelReset.connect(self._update_weak)
+        model.dataChanged.connect(lambda *_: self._update_weak())
+
+    def weak_left_out(self) -> int:
+        """Weak results that are not included (the *Include weak matches* button shows while there are any)."""
+        n = 0
+        for row in range(self.rows.rowCount()):
+            idx = self.rows.index(row, 0)
+            r = idx.data(_RESULT_ROLE)
+            if isinstance(r, SearchResult) and r.strength == "weak" and \
+                    idx.data(Qt.ItemDataRole.CheckStateRole) in (Qt.CheckState.Unchecked, 0):
+                n += 1
+        return n
+
+    def _update_weak(self) -> None:
+        self.weak_btn.setVisible(self.weak_left_out() > 0)
 
     def set_report(self, report: ContextReport | None) -> None:
         self.report = report
         if report is None:
             self.rows.set_report(None)
             self.block.setPlainText("")
+            self.block.setPlaceholderText(
+                "Search, then copy the passages that fit the budget as one block for your chat.")
             self.meter.setText(f"0 / {self.budget.value():,} tokens")
             self.dropped.setText("")
             self.copy_btn.setEnabled(False)
             return
         self.rows.set_report(report)
         self.block.setPlainText(report.text)
+        if not report.text and self.weak_left_out():
+            self.block.setPlaceholderText("No strong matches: weak passages are left out of the context. "
+                                          "Tick one above, or Include weak matches, to paste it anyway.")
         self.meter.setText(f"{report.tokens_used:,} / {report.budget:,} tokens")
         self.meter.setProperty("over", "true" if report.tokens_used > report.budget else "false")
         self.meter.style().unpolish(self.meter)
@@ -206,5 +253,7 @@ class ContextPanel(QWidget):
             bits.append(f"{tokens:,} tok")
         if state and state != "fits":
             bits.append(state.upper() if state == "did not fit" else state)
+        if r.strength == "weak":
+            bits.append("weak")
         bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])

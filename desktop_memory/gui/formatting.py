@@ -1,4 +1,9 @@
-"""Small, Qt-free text helpers for the GUI: sizes, durations, dates, snippets with highlighted terms."""
+"""Small, Qt-free text helpers for the GUI: sizes, durations, dates, snippets with highlighted terms.
+
+Highlights come marked in the text itself: MARK_START/MARK_END (two private-use characters, the same ones
+retrieve/highlight.py asks FTS5 to put around each token the keyword lane matched). Snippets strip Markdown/HTML
+markup around them; only what is *shown* is cleaned: the pasted context block keeps the exact text.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,38 @@ from datetime import datetime
 
 _FTS_NOISE = re.compile(r'["*^():{}\[\]]|\b(?:AND|OR|NOT|NEAR)\b')
 _WORD = re.compile(r"\w[\w\-']*", re.UNICODE)
+
+MARK_START = "\ue000"  # == retrieve.highlight.MARK_START (the GUI does not import the core for two constants)
+MARK_END = "\ue001"
+_MARKS = MARK_START + MARK_END
+# the query's words a person does not expect to see lit up (FTS5 ignores them too: retrieve/query_text.py)
+_STOP_TEXT = (
+    "a about above after again against all am an and any are as at be because been before being below between "
+    "both but by can could did do does doing down during each few for from further had has have having he her "
+    "here hers him his how i if in into is it its just me more most my no nor not now of off on once only or "
+    "other our out over own same she should so some such than that the their them then there these they this "
+    "those through to too under until up very was we were what when where which while who whom why will with "
+    "would you your"
+)
+STOPWORDS = frozenset(_STOP_TEXT.split())
+
+# Markdown / HTML markup that reads as noise in a one-paragraph snippet
+_FENCE = re.compile(r"^\s*(```+|~~~+)[^\n]*$", re.MULTILINE)
+_INCLUDE = re.compile(r"\{\*.*?\*\}", re.DOTALL)  # mkdocs/fastapi "{* ../src/file.py hl[3] *}"
+_ATTRS = re.compile(r"\{\s*[#.][^{}\n]*\}")  # heading attributes "{ #anchor }"
+_ADMONITION = re.compile(r"^\s*///\s*(\w+)?(?:\s*\|\s*([^\n]*))?[^\n]*$", re.MULTILINE)  # "/// tip | Title" … "///"
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_QUOTE = re.compile(r"^\s{0,3}>\s?", re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")  # "[text][]", "[text][ref]"
+_LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*\S+.*$", re.MULTILINE)  # "[ref]: https://…"
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])")
+_CODE = re.compile(r"`+")
 
 
 def human_bytes(n: int | float) -> str:
@@ -62,10 +99,61 @@ def short_path(path: str, max_len: int = 60) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a query worth highlighting (FTS operators and 1-letter words removed), longest first."""
+    """The words of a query worth highlighting when the keyword lane's own marks are not available (FTS
+    operators, 1-letter words and stop words removed), longest first."""
     cleaned = _FTS_NOISE.sub(" ", query or "")
     terms = {w.lower() for w in _WORD.findall(cleaned) if len(w) > 1}
-    return sorted(terms, key=len, reverse=True)
+    content = {t for t in terms if t not in STOPWORDS}
+    return sorted(content or terms, key=len, reverse=True)
+
+
+def strip_markup(text: str, kind: str = "markdown") -> str:
+    """Markdown/HTML markup removed for display (code keeps every character: it is the content).
+
+    Highlight marks survive. Only for what a snippet shows; never for what gets copied."""
+    if kind == "code" or not text:
+        return text or ""
+    t = _INCLUDE.sub(" ", text)
+    t = _ATTRS.sub("", t)
+    t = _FENCE.sub("", t)
+    t = _ADMONITION.sub(
+        lambda m: (m.group(1).capitalize() + ":" + (" " + m.group(2).strip() if m.group(2) else "")) if m.group(1)
+        else "", t)
+    t = _TABLE_RULE.sub("", t)
+    t = _HEADING.sub("", t)
+    t = _QUOTE.sub("", t)
+    t = _BULLET.sub("", t)
+    t = _IMAGE.sub(r"\1", t)
+    t = _LINK_DEF.sub("", t)
+    t = _LINK.sub(r"\1", t)
+    t = _REF_LINK.sub(r"\1", t)
+    t = _TAG.sub("", t)
+    t = _STRONG.sub(r"\2", t)
+    t = _EM.sub(r"\1", t)
+    t = _CODE.sub("", t)
+    return html.unescape(t)
+
+
+def mark_terms(text: str, terms: list[str]) -> str:
+    """Fallback marking (no keyword-lane marks, e.g. a semantic-only service): whole query words and their
+    word-start extensions, stop words never."""
+    rx = _term_regex(terms)
+    if not rx or MARK_START in text:
+        return text
+    return rx.sub(lambda m: MARK_START + m.group(0) + MARK_END, text)
+
+
+def unmark(text: str) -> str:
+    return text.translate({ord(MARK_START): None, ord(MARK_END): None})
+
+
+def marked_html(text: str, style: str = "font-weight:600;") -> str:
+    """HTML-escape ``text`` and turn its highlight marks into ``<span style=...>``."""
+    out = html.escape(text)
+    out = out.replace(MARK_START, f'<span style="{style}">').replace(MARK_END, "</span>")
+    if out.count("<span") > out.count("</span>"):  # a window cut between a start and its end mark
+        out += "</span>"
+    return out
 
 
 def _term_regex(terms: list[str]) -> re.Pattern[str] | None:
@@ -76,13 +164,18 @@ def _term_regex(terms: list[str]) -> re.Pattern[str] | None:
 
 
 def snippet(text: str, terms: list[str], max_chars: int = 320) -> str:
-    """A window of ``text`` around the first query term, whitespace collapsed, with … at cut ends."""
+    """A window of ``text`` around the first highlight mark (or query term), whitespace collapsed, with … at cut
+    ends. Marks do not count towards ``max_chars``."""
     flat = " ".join((text or "").split())
-    if len(flat) <= max_chars:
+    if len(unmark(flat)) <= max_chars:
         return flat
+    max_chars += flat.count(MARK_START) * 2  # roughly: marks are invisible
     rx = _term_regex(terms)
     start = 0
-    if rx:
+    first = flat.find(MARK_START)
+    if first >= 0:
+        start = max(0, first - max_chars // 4)
+    elif rx:
         m = rx.search(flat)
         if m:
             start = max(0, m.start() - max_chars // 4)

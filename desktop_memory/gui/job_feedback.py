@@ -48,10 +48,16 @@ class JobFeedback(QObject):
             self.progress.cancelling()
 
     def _started(self, job: Job) -> None:
-        self.progress.start(len(job.paths))
-        self.progress.set_queued(len(self.jobs.pending))
-        if job.kind == "embed":
-            self.progress.title.setText("Re-embedding the library…")
+        read = self.jobs.burst_read
+        continuing = job.kind == "embed" and job.auto and read is not None
+        self.progress.start(len(job.paths), keep_bar=continuing)  # the embedding after a read carries the bar on
+        self.progress.set_queued(self.jobs.queued_reads())
+        if continuing and read is not None:
+            self.progress.searchable_files = read.indexed + read.unchanged
+            self.progress.title.setText(f"Embedding · {counted(self.progress.searchable_files, 'file')} "
+                                        "searchable by keyword")
+        elif job.kind == "embed":
+            self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
 
     def _queue_changed(self, n: int) -> None:
         if n and not self.jobs.is_running() and not self.progress.isVisible():
@@ -66,7 +72,7 @@ class JobFeedback(QObject):
     def _done(self, summary: IndexSummary) -> None:
         self.progress.finish(summary)
         job = self.jobs.current
-        if job is not None and job.kind == "embed":
+        if job is not None and job.kind == "embed" and not job.auto:
             self.progress.title.setText(f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}"
                                         + (" (cancelled)" if summary.cancelled else ""))
         if summary.embed_error:

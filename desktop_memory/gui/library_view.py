@@ -2,12 +2,14 @@
 
 Why a hand-written tree model: a library of thousands of files is rebuilt in one beginResetModel/endResetModel
 with plain Python lists (no per-cell QStandardItem allocation), so refreshing during indexing stays cheap.
-Files are grouped by their folder (one level), which matches how people drop folders.
+Files are grouped by folder as a real tree: a folder sits under the nearest folder above it that holds files
+(named relative to it, e.g. ``advanced/security``), with its counts rolled up into every folder above.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QMessageBox,
     QPushButton,
     QStackedWidget,
     QTreeView,
@@ -84,8 +87,21 @@ class TreeSpec:
     descending: bool = False
 
 
+def _folder_parent(folder: str, folders: set[str]) -> str | None:
+    """The nearest proper ancestor of ``folder`` that is itself a folder of the tree (None: top level)."""
+    cur = os.path.dirname(folder)
+    while cur and cur != folder:
+        if cur in folders:
+            return cur
+        nxt = os.path.dirname(cur)
+        if nxt == cur:
+            break
+        cur = nxt
+    return None
+
+
 def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec: TreeSpec) -> _Node:
-    """Group, filter and sort documents into a two-level tree. Pure Python (no Qt): safe on a worker thread,
+    """Group, filter and sort documents into a folder tree. Pure Python (no Qt): safe on a worker thread,
     and fast enough (a few ms per thousand files) to run on the UI thread for a sort or filter change."""
     root = _Node("")
     folders: dict[str, _Node] = {}
@@ -106,35 +122,67 @@ def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec:
         folder = os.path.dirname(d.path)
         fnode = folders.get(folder)
         if fnode is None:
-            fnode = folders[folder] = _Node(folder, parent=root)
-            root.children.append(fnode)
-        n = _Node(d.path, d, fnode, status=status, reason=reason, chunks=d.chunks, vectors=d.vectors,
-                  size=d.size, mtime=d.mtime, indexed_at=d.indexed_at, problems=int(problem))
-        fnode.children.append(n)
-        fnode.chunks += n.chunks
-        fnode.vectors += n.vectors
-        fnode.size += n.size
-        fnode.mtime = max(fnode.mtime, n.mtime)
-        fnode.indexed_at = max(fnode.indexed_at, n.indexed_at)
-        fnode.problems += n.problems
+            fnode = folders[folder] = _Node(folder)
+        fnode.children.append(_Node(d.path, d, fnode, status=status, reason=reason, chunks=d.chunks,
+                                    vectors=d.vectors, size=d.size, mtime=d.mtime, indexed_at=d.indexed_at,
+                                    problems=int(problem)))
+    names = set(folders)
+    counts: dict[str, list[int]] = {f: [0, 0, 0] for f in folders}  # files, failed, skipped (rolled up)
+    for path in sorted(folders, key=len):  # parents before children
+        fnode = folders[path]
+        parent_path = _folder_parent(path, names)
+        fnode.parent = folders[parent_path] if parent_path else root
+        fnode.parent.children.append(fnode)
+    for path, fnode in sorted(folders.items(), key=lambda kv: -len(kv[0])):  # deepest first: roll up
+        files = [c for c in fnode.children if c.doc is not None]
+        c = counts[path]
+        c[0] += len(files)
+        c[1] += sum(1 for f in files if f.status == "failed")
+        c[2] += sum(1 for f in files if f.status == "skipped")
+        for f in files:
+            fnode.chunks += f.chunks
+            fnode.vectors += f.vectors
+            fnode.size += f.size
+            fnode.mtime = max(fnode.mtime, f.mtime)
+            fnode.indexed_at = max(fnode.indexed_at, f.indexed_at)
+            fnode.problems += f.problems
+        bits = [f"{c[0]:,} file{'s' if c[0] != 1 else ''}"]
+        if c[1]:
+            bits.append(f"{c[1]} failed")
+        if c[2]:
+            bits.append(f"{c[2]} skipped")
+        fnode.status = " · ".join(bits)
+        up = fnode.parent
+        if up is not None and up is not root:
+            pc = counts[up.path]
+            pc[0], pc[1], pc[2] = pc[0] + c[0], pc[1] + c[1], pc[2] + c[2]
+            up.chunks += fnode.chunks
+            up.vectors += fnode.vectors
+            up.size += fnode.size
+            up.mtime = max(up.mtime, fnode.mtime)
+            up.indexed_at = max(up.indexed_at, fnode.indexed_at)
+            up.problems += fnode.problems
     key = _SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(_SORT_KEYS) else _SORT_KEYS[0]
-    for f in root.children:
-        n = len(f.children)
-        failed = sum(1 for c in f.children if c.status == "failed")
-        skipped = sum(1 for c in f.children if c.status == "skipped")
-        bits = [f"{n:,} file{'s' if n != 1 else ''}"]
-        if failed:
-            bits.append(f"{failed} failed")
-        if skipped:
-            bits.append(f"{skipped} skipped")
-        f.status = " · ".join(bits)
-        f.children.sort(key=key, reverse=spec.descending)
-        for i, c in enumerate(f.children):
+
+    def order(node: _Node) -> None:  # folders first, then files; each group in the chosen order
+        subs = sorted((c for c in node.children if c.doc is None), key=key, reverse=spec.descending)
+        files = sorted((c for c in node.children if c.doc is not None), key=key, reverse=spec.descending)
+        node.children = subs + files
+        for i, c in enumerate(node.children):
             c.row = i
-    root.children.sort(key=key, reverse=spec.descending)
-    for i, f in enumerate(root.children):
-        f.row = i
+        for c in subs:
+            order(c)
+
+    order(root)
     return root
+
+
+def walk(node: _Node) -> Iterator[_Node]:
+    """Every node below ``node``, depth first."""
+    for c in node.children:
+        yield c
+        if c.doc is None:
+            yield from walk(c)
 
 
 class LibraryModel(QAbstractItemModel):
@@ -178,10 +226,10 @@ class LibraryModel(QAbstractItemModel):
         self.beginResetModel()
         old, self._root = self._root, root
         self.endResetModel()
-        for f in old.children:  # break parent<->child cycles so the old tree is freed now, not by a GC pause
-            for c in f.children:
-                c.parent = None
-            f.children = []
+        for n in list(walk(old)):  # break parent<->child cycles so the old tree is freed now, not by a GC pause
+            n.parent = None
+        for n in [old, *walk(old)]:
+            n.children = []
 
     def watch_root(self, path: str) -> str | None:
         """The innermost library folder holding ``path`` (whose watch state applies to it), or None."""
@@ -213,7 +261,16 @@ class LibraryModel(QAbstractItemModel):
 
     def file_paths(self, index: QModelIndex) -> list[str]:
         n = self.node(index)
-        return [c.path for c in n.children] if n.doc is None else [n.path]
+        return [c.path for c in walk(n) if c.doc is not None] if n.doc is None else [n.path]
+
+    def indexes(self, parent: QModelIndex | None = None) -> Iterator[QModelIndex]:
+        """Every column-0 index below ``parent``, depth first (folders and files)."""
+        parent = parent if parent is not None else QModelIndex()
+        for r in range(self.rowCount(parent)):
+            idx = self.index(r, 0, parent)
+            yield idx
+            if self.node(idx).doc is None:
+                yield from self.indexes(idx)
 
     # -- Qt model API ------------------------------------------------------------------------------------
     def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
@@ -252,7 +309,11 @@ class LibraryModel(QAbstractItemModel):
         is_file = n.doc is not None
         if role == Qt.ItemDataRole.DisplayRole:
             if col == C_NAME:
-                return os.path.basename(n.path) if is_file else short_path(n.path, 70)
+                if is_file:
+                    return os.path.basename(n.path)
+                if n.parent is not None and n.parent.path:  # a subfolder: relative to the folder above
+                    return os.path.relpath(n.path, n.parent.path)
+                return short_path(n.path, 70)
             if col == C_STATUS:
                 watch = "" if is_file else self.watch_state(n.path)
                 return f"{n.status} · {watch}" if watch else n.status
@@ -276,6 +337,10 @@ class LibraryModel(QAbstractItemModel):
         if role == ProblemRole:
             return n.problems > 0
         if role == Qt.ItemDataRole.ToolTipRole:
+            if col == C_STATUS:  # the status column is narrow: its tooltip is the whole status
+                return n.status + (f": {n.reason}" if n.reason else "")
+            if col == C_REASON and n.reason:
+                return n.reason
             return n.path + (f"\n{n.status}: {n.reason}" if n.reason else "")
         if role == Qt.ItemDataRole.ForegroundRole and col in (C_STATUS, C_REASON):
             if n.status == "failed" or (not is_file and "failed" in n.status):
@@ -305,12 +370,18 @@ class LibraryView(QWidget):
         self.filter_box = QLineEdit()
         self.filter_box.setPlaceholderText("Filter library by name, status or reason…")
         self.filter_box.setClearButtonEnabled(True)
+        self.filter_box.setAccessibleName("Filter the library")
+        esc = QAction("Clear filter", self.filter_box)
+        esc.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        esc.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        esc.triggered.connect(self.filter_box.clear)
+        self.filter_box.addAction(esc)
         bar.addWidget(self.filter_box, 1)
         self.problems_only = QCheckBox("Problems only")
         bar.addWidget(self.problems_only)
         self.reindex_btn = QPushButton("Re-index")
         self.reindex_btn.setToolTip("Read the selected files again, even if unchanged (F5)")
-        self.remove_btn = QPushButton("Remove from index")
+        self.remove_btn = QPushButton("Remove from index…")
         self.remove_btn.setToolTip("Forget the selected files (Delete); the files on disk are not touched")
         self.reveal_btn = QPushButton("Reveal")
         self.reveal_btn.setToolTip("Show in the file manager")
@@ -344,6 +415,7 @@ class LibraryView(QWidget):
             hdr.resizeSection(c, w)
 
         self.empty = QLabel("Nothing indexed yet. Drop files or folders anywhere on this window.")
+        self.empty.setWordWrap(True)
         self.empty.setObjectName("EmptyHint")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.stack = QStackedWidget()
@@ -358,33 +430,73 @@ class LibraryView(QWidget):
         self.filter_box.textChanged.connect(self._filter_changed)
         self.problems_only.toggled.connect(self._problems_toggled)
         self.reindex_btn.clicked.connect(lambda: self._emit_paths(self.reindex_requested))
-        self.remove_btn.clicked.connect(lambda: self._emit_paths(self.remove_requested))
+        self.remove_btn.clicked.connect(self.ask_remove)
         self.reveal_btn.clicked.connect(self._reveal_current)
         self.compact_btn.clicked.connect(self.compact_requested.emit)
         self.tree.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.tree.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
 
         # keyboard: Delete removes, F5 re-indexes (while the tree has focus)
-        for text, key, sig in (("Remove from index", QKeySequence(QKeySequence.StandardKey.Delete), self.remove_requested),
-                               ("Re-index", QKeySequence("F5"), self.reindex_requested)):
+        for text, key, slot in (("Remove from index", QKeySequence(QKeySequence.StandardKey.Delete), self.ask_remove),
+                                ("Re-index", QKeySequence("F5"), lambda: self._emit_paths(self.reindex_requested))):
             a = QAction(text, self.tree)
             a.setShortcut(key)
             a.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            a.triggered.connect(lambda _=False, sig=sig: self._emit_paths(sig))
+            a.triggered.connect(lambda _=False, slot=slot: slot())
             self.tree.addAction(a)
+        self.confirm_box: QMessageBox | None = None
         self._update_buttons()
+
+    def ask_remove(self) -> None:
+        """Removing throws away chunks and vectors that take minutes to rebuild: ask first (Enter confirms,
+        Esc keeps them). Window-modal and non-blocking, so the event loop (and indexing) goes on meanwhile."""
+        paths = self.selected_paths()
+        if not paths:
+            return
+        n = len(paths)
+        what = f"“{os.path.basename(paths[0])}”" if n == 1 else f"{n:,} files"
+        box = QMessageBox(QMessageBox.Icon.Question, "Remove from index?",
+                          f"Remove {what} from the index?", QMessageBox.StandardButton.NoButton, self)
+        box.setInformativeText("The files on disk are not touched. Searching will no longer find them until "
+                               "you add them again (which reads and embeds them again).")
+        remove = box.addButton("&Remove from index", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(remove)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        def finished(_result: int) -> None:
+            self.confirm_box = None
+            if box.clickedButton() is remove:
+                self.remove_requested.emit(paths)
+
+        box.finished.connect(finished)
+        self.confirm_box = box
+        box.open()
 
     def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None,
                       tree: _Node | None = None) -> None:
         self._expand_all_next = self.model.document_count() == 0 and len(docs) <= 300
         self.model.set_documents(docs, outcomes, tree)
-        self.stack.setCurrentWidget(self.tree if docs else self.empty)
+        self._update_empty()
+
+    def _update_empty(self) -> None:
+        """The tree, or a sentence saying why it is empty (nothing indexed, or nothing matches the filter)."""
+        spec = self.model.spec
+        if not self.model.document_count():
+            self.empty.setText("Nothing indexed yet. Drop files or folders anywhere on this window.")
+        elif self.model.rowCount() == 0:
+            if spec.needle.strip() and spec.problems_only:
+                self.empty.setText(f"No problem files match “{spec.needle.strip()}”.")
+            elif spec.needle.strip():
+                self.empty.setText(f"No files match “{spec.needle.strip()}”. Clear the filter (Esc) to see all.")
+            else:
+                self.empty.setText("No problems: every file was indexed.")
+        self.stack.setCurrentWidget(self.tree if self.model.rowCount() else self.empty)
 
     def set_outcomes(self, outcomes: dict[str, FileOutcome]) -> None:
         self.model.set_outcomes(outcomes)
 
     def row_count_visible(self) -> int:
-        return sum(self.model.rowCount(self.model.index(r, 0)) for r in range(self.model.rowCount()))
+        return sum(1 for idx in self.model.indexes() if self.model.node(idx).doc is not None)
 
     def _save_view_state(self) -> None:
         self._saved = (self._expanded_paths(), self._selected_row_paths(), self._current_path())
@@ -410,27 +522,21 @@ class LibraryView(QWidget):
             return
         sm = self.tree.selectionModel()
         flags = sm.SelectionFlag.Select | sm.SelectionFlag.Rows
-        for r in range(self.proxy.rowCount()):
-            folder = self.proxy.index(r, 0)
-            rows = [folder] + [self.proxy.index(c, 0, folder) for c in range(self.proxy.rowCount(folder))]
-            for idx in rows:
-                p = idx.data(PathRole)
-                if p == current:
-                    sm.setCurrentIndex(idx, sm.SelectionFlag.NoUpdate)
-                if p in paths:
-                    sm.select(idx, flags)
+        for idx in self.model.indexes():
+            p = idx.data(PathRole)
+            if p == current:
+                sm.setCurrentIndex(idx, sm.SelectionFlag.NoUpdate)
+            if p in paths:
+                sm.select(idx, flags)
+
+    def _folders(self) -> Iterator[QModelIndex]:
+        return (idx for idx in self.model.indexes() if self.model.node(idx).doc is None)
 
     def _expanded_paths(self) -> set[str]:
-        out = set()
-        for r in range(self.proxy.rowCount()):
-            idx = self.proxy.index(r, 0)
-            if self.tree.isExpanded(idx):
-                out.add(idx.data(PathRole))
-        return out
+        return {idx.data(PathRole) for idx in self._folders() if self.tree.isExpanded(idx)}
 
     def _restore_expanded(self, paths: set[str], expand_all: bool = False) -> None:
-        for r in range(self.proxy.rowCount()):
-            idx = self.proxy.index(r, 0)
+        for idx in self._folders():
             if expand_all or idx.data(PathRole) in paths:
                 self.tree.expand(idx)
 
@@ -445,11 +551,11 @@ class LibraryView(QWidget):
     def row_texts(self) -> list[str]:
         """Every visible file row as "name | status | reason" (tests and accessibility dumps)."""
         out = []
-        for r in range(self.proxy.rowCount()):
-            folder = self.proxy.index(r, 0)
-            for c in range(self.proxy.rowCount(folder)):
-                cells = [self.proxy.index(c, col, folder).data() or "" for col in range(len(COLUMNS))]
-                out.append(" | ".join([cells[C_NAME], cells[C_STATUS], cells[C_CHUNKS], cells[C_REASON]]))
+        for idx in self.model.indexes():
+            if self.model.node(idx).doc is None:
+                continue
+            cells = [idx.sibling(idx.row(), col).data() or "" for col in range(len(COLUMNS))]
+            out.append(" | ".join([cells[C_NAME], cells[C_STATUS], cells[C_CHUNKS], cells[C_REASON]]))
         return out
 
     def start_compact(self, svc, runner) -> None:
@@ -475,9 +581,11 @@ class LibraryView(QWidget):
 
     def _filter_changed(self, text: str) -> None:
         self.model.set_spec(needle=text)
+        self._update_empty()
 
     def _problems_toggled(self, on: bool) -> None:
         self.model.set_spec(problems_only=on)
+        self._update_empty()
 
     def _update_buttons(self) -> None:
         has = bool(self.tree.selectionModel().selectedRows(0))
@@ -511,7 +619,7 @@ class LibraryView(QWidget):
         m.addAction("Reveal in file manager", lambda: self.reveal_requested.emit(path))
         m.addSeparator()
         m.addAction("Re-index", lambda: self._emit_paths(self.reindex_requested))
-        m.addAction("Remove from index", lambda: self._emit_paths(self.remove_requested))
+        m.addAction("Remove from index…", self.ask_remove)
         root = self.model.watch_root(path)
         if root is not None:
             paused = self.model.watch_states[root] == "paused"

@@ -30,12 +30,14 @@ from ..config import Settings
 from ..errors import EmbedderError, UserError
 from ..models import ContextReport, IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
+from .about import AboutDialog
 from .banner import BannerArea
 from .context_controller import ContextController
 from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
 from .formatting import counted
 from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback
+from .keys import install_escape, set_tab_order
 from .library_sync import LibraryController
 from .library_view import LibraryView
 from .messages import error_text
@@ -49,6 +51,7 @@ from .settings_dialog import ProbeFn, SettingsDialog
 from .status_bar import StatusBar
 from .style import THEMES, app_icon, apply_theme
 from .tasks import TaskRunner
+from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus
 from .window_state import restore_window_state, window_gui_state
 
@@ -88,9 +91,11 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.feedback = JobFeedback(self.index_jobs, self.progress, self.status, self.banners,
                                     reembed=self.reembed_library, settings=self.show_settings, parent=self)
         self.actions_ = ResultActions(self.results_model, self.results_view, banners=self.banners, status=self.status,
-                                      copy_context=self.copy_context, parent=self)
+                                      copy_context=self.copy_context, settings=lambda: self.settings, parent=self)
+        self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
+        self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
         restore_window_state(self)
         route_drops_to(self)
         QTimer.singleShot(0, self.open_service)
@@ -129,7 +134,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.progress = ProgressPanel()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for w, stretch in ((self.search_bar, 0), (self.banners, 0), (self.progress, 0), (self.tabs, 1)):
+        # banners go below the tabs: one appearing never moves the results under the mouse
+        for w, stretch in ((self.search_bar, 0), (self.progress, 0), (self.tabs, 1), (self.banners, 0)):
             outer.addWidget(w, stretch)
         self.search_tab = t = SearchTab()
         self.tabs.addTab(t, "&Search")
@@ -141,6 +147,11 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.results_info, self.notes, self.preview = t.results_info, t.notes, t.preview
         self.context_panel, self.split, self.right_split = t.context_panel, t.split, t.right_split
         self.context_panel.set_budget(self.settings.context.budget_tokens)
+        sb, cp, pv = self.search_bar, self.context_panel, self.preview
+        install_escape([self.results_view, cp.items, cp.block, pv.browser], self.focus_search)
+        set_tab_order([sb.box, sb.recent_btn, sb.backend, sb.filter_btn, sb.kind, sb.path, sb.age, self.results_view,
+                       pv.open_btn, pv.reveal_btn, pv.copy_btn, pv.browser, cp.budget, cp.items, cp.block,
+                       cp.weak_btn, cp.copy_btn])
         self.setCentralWidget(central)
         self.status = StatusBar()
         self.setStatusBar(self.status)
@@ -150,15 +161,16 @@ class MainWindow(FileDropTarget, QMainWindow):
         sb, lib, a = self.search_bar, self.library, self.actions_
         sb.search_requested.connect(self.run_search)
         sb.navigate.connect(self.search_tab.navigate)
-        sb.accept_current.connect(lambda: a.open_row(a.current_row()) if a.current_row() >= 0 else None)
+        self.results_view.open_requested.connect(lambda _row: sb.remember(sb.query()))
         sb.box.textEdited.connect(lambda _t: self.tabs.setCurrentIndex(0))
         self.empty_state.add_files.connect(self.choose_files)
         self.empty_state.add_folder.connect(self.choose_folder)
-        self.preview.open_requested.connect(a.open_file)
+        self.preview.open_requested.connect(lambda _p: a.open_row(a.current_row()))  # at the passage's place
         self.preview.reveal_requested.connect(a.reveal_file)
         self.preview.copy_requested.connect(lambda: a.copy_passage(a.current_row()))
         self.context_panel.budget_changed.connect(self.context.set_budget)
         self.context_panel.copy_requested.connect(self.copy_context)
+        self.context_panel.include_weak_requested.connect(self.include_weak)
         lib.reindex_requested.connect(lambda paths: self.add_paths(paths, force=True))
         lib.remove_requested.connect(self.remove_paths)
         lib.reveal_requested.connect(a.reveal_file)
@@ -207,12 +219,16 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def _service_opened(self, svc: MemoryApi) -> None:
         self.banners.dismiss("store")
+        if getattr(svc, "read_only_note", ""):  # read-only file/media or a full disk: search works, said once
+            self.banners.show_message(svc.read_only_note, "warning", key="read-only")
         for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
             self.banners.show_message(notice, "info", key="privacy")
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(svc)
         self._show_state()
         self.service_ready.emit()
+        if self.search_bar.query():  # the query restored from the last session
+            self.run_search()
 
     def _service_failed(self, exc: BaseException, _tb: str) -> None:
         self.status.counts.setText("No library open")
@@ -230,6 +246,7 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
+        self.watch.stop()  # it indexes through the old service: stop before that one closes
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
         self.cancel_job()
@@ -269,6 +286,9 @@ class MainWindow(FileDropTarget, QMainWindow):
     def _stats_arrived(self, s: Stats) -> None:
         self.stats = s
         self.status.set_stats(s)
+        self.search_tab.render_notes(s, self.is_busy())  # the header tells the status bar's very count
+        if not self.is_indexing():
+            self.progress.set_unembedded(s.pending_vectors)
         self._show_state()
         self.stats_refreshed.emit()
         self.index_jobs.maybe_resume(s, embedder_ok=self.host.state != "error")
@@ -296,7 +316,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self._show_state()
 
     def _search_done(self, resp: SearchResponse) -> None:
-        self.search_tab.show_response(resp, self.stats)
+        self.search_tab.show_response(resp, self.stats, self.is_busy())
         self._show_state()
         self.search_finished.emit(resp.query)
 
@@ -317,8 +337,37 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.tabs.setCurrentIndex(0)
         self.search_bar.focus_query()
 
+    def focus_context_list(self) -> None:
+        """Ctrl+E: the context's passage list, with a current row so ↓ and Space work at once."""
+        self.tabs.setCurrentIndex(0)
+        items = self.context_panel.items
+        if items.model() is not None and items.model().rowCount() and not items.currentIndex().isValid():
+            items.setCurrentIndex(items.model().index(0, 0))
+        items.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def include_weak(self) -> None:
+        """Tick every weak result (they start excluded from the context)."""
+        for row in range(self.results_model.rowCount()):
+            r = self.results_model.result(row)
+            if r is not None and r.strength == "weak" and not self.results_model.is_included(row):
+                self.results_model.set_included(row, True)
+
+    def show_about(self) -> AboutDialog:
+        model_id = ""
+        if self.svc is not None and self.host.state == "ready":
+            try:
+                model_id = self.svc.embedder_model_id()
+            except Exception:  # the About box never fails over a model it cannot name
+                model_id = ""
+        dlg = AboutDialog(self.settings, self.stats, model_id, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        self._about = dlg
+        return dlg
+
     # ----------------------------------------------------------------------------------------- context
     def copy_context(self) -> None:
+        self.search_bar.remember(self.search_bar.query())
         self.context.copy()
 
     def _context_report(self, report: ContextReport | None) -> None:
@@ -365,7 +414,9 @@ class MainWindow(FileDropTarget, QMainWindow):
         if theme in self.theme_actions:
             self.theme_actions[theme].setChecked(True)
         self.results_view.viewport().update()
-        self.preview.show_result(self.preview.result, self.results_model.terms)
+        row = self.actions_.current_row()
+        self.preview.show_result(self.preview.result, self.results_model.terms,
+                                 self.results_model.marked_text(row) or None)
         self.host.update(gui={"theme": theme})
 
     def resizeEvent(self, e: QResizeEvent) -> None:
@@ -385,6 +436,7 @@ class MainWindow(FileDropTarget, QMainWindow):
     def shutdown(self, wait_ms: int = 15000) -> None:
         """Cancel work, wait for workers (they stop between files), close the database."""
         self.host.closing = True
+        self.watch.stop()
         self.library_ctl.stop()
         self.index_jobs.shutdown()
         self.jobs.cancel_all()

@@ -26,6 +26,37 @@ from PySide6.QtWidgets import (
 from ..models import IndexProgress, IndexSummary
 from .formatting import counted, human_duration, short_path
 
+# One bar for the whole job, so it never falls back from 100 % to 0 % when embedding starts: reading files
+# fills the first EXTRACT_SHARE of it, making vectors the rest. Units are per-mille.
+EXTRACT_SHARE = 0.4
+BAR_MAX = 1000
+RESUME_HINT = "resume with Library → Embed missing vectors"
+
+
+def problem_order(o) -> tuple[int, str, str]:
+    """Failures first (the ones to act on), then by file name ignoring case, then by full path."""
+    return (0 if o.status == "failed" else 1, os.path.basename(o.path).casefold(), o.path.casefold())
+
+
+def bar_value(p: IndexProgress) -> int:
+    """Where the job stands on the 0..BAR_MAX bar (see EXTRACT_SHARE)."""
+    if p.phase == "scan":
+        return 0
+    files = (p.files_done / p.files_total) if p.files_total else 1.0
+    if p.phase == "extract" or not p.chunks_to_embed:
+        return int(BAR_MAX * EXTRACT_SHARE * min(1.0, files))
+    embedded = min(1.0, p.chunks_embedded / p.chunks_to_embed)
+    return int(BAR_MAX * (EXTRACT_SHARE + (1 - EXTRACT_SHARE) * embedded))
+
+
+def unembedded(p: IndexProgress | None) -> int:
+    """Passages this job wrote that still have no vector (as far as its last progress report knows)."""
+    if p is None:
+        return 0
+    if p.chunks_to_embed:
+        return max(0, p.chunks_to_embed - p.chunks_embedded)
+    return max(0, p.chunks_written - p.chunks_embedded)
+
 
 class ElidedLabel(QLabel):
     """A one-line label that elides in the middle instead of growing the window (long file paths)."""
@@ -33,6 +64,7 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = text
+        self.elide_mode = Qt.TextElideMode.ElideMiddle  # ElideRight where the start matters most
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
@@ -51,7 +83,7 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         fm = self.fontMetrics()
         w = max(40, self.width())
-        super().setText(fm.elidedText(self._full, Qt.TextElideMode.ElideMiddle, w))
+        super().setText(fm.elidedText(self._full, self.elide_mode, w))
 
 
 class ProgressPanel(QFrame):
@@ -104,6 +136,7 @@ class ProgressPanel(QFrame):
         self.problems.hide()
         lay.addWidget(self.problems)
         self.summary: IndexSummary | None = None
+        self.searchable_files = 0  # files read by the job before this embedding (the title says so)
         # the core reports per file / per embedding batch; a batch can take seconds on a slow machine, so the
         # elapsed time ticks here to show the job is alive
         self._clock = QElapsedTimer()
@@ -114,19 +147,26 @@ class ProgressPanel(QFrame):
         self.hide()
 
     # -- running -----------------------------------------------------------------------------------------
-    def start(self, n_paths: int) -> None:
+    def start(self, n_paths: int, keep_bar: bool = False) -> None:
+        """A new job. ``keep_bar``: it continues the previous one (the embedding after a read), so the bar
+        stays where it is instead of starting over."""
         self.summary = None
         self.title.setText("Preparing…")
-        self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
+        if not keep_bar:
+            self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
         self.detail.setText("")
-        self.bar.setRange(0, 0)  # busy until the scan knows the total
+        self.detail.show()  # finish() hides it when there is nothing to say; every new job shows it again
+        if not keep_bar or self.bar.maximum() == 0:
+            self.bar.setRange(0, 0)  # busy until the scan knows the total
         self.cancel_btn.show()
         self.cancel_btn.setEnabled(True)
         self.close_btn.hide()
         self.problems_btn.hide()
         self.problems_btn.setChecked(False)
         self.problems.hide()
-        self._last = None
+        self._last = self._last if keep_bar else None
+        if not keep_bar:
+            self.searchable_files = 0
         self._clock.start()
         self._ticker.start()
         self.show()
@@ -138,14 +178,18 @@ class ProgressPanel(QFrame):
         if p.phase == "scan":
             self.title.setText(f"Scanning… {counted(p.files_total, 'file')} found")
             self.bar.setRange(0, 0)
-        elif p.phase in ("extract", "embed") and p.files_done < p.files_total:
-            self.title.setText(f"Indexing {p.files_done:,} / {p.files_total:,} files")
-            self.bar.setRange(0, max(1, p.files_total))
-            self.bar.setValue(p.files_done)
-        else:  # all files extracted; only vectors remain
-            self.title.setText(f"Embedding · {p.files_done:,} / {p.files_total:,} files searchable by keyword")
-            self.bar.setRange(0, max(1, p.chunks_to_embed))
-            self.bar.setValue(p.chunks_embedded)
+        else:
+            if p.phase in ("extract", "embed") and p.files_done < p.files_total:
+                self.title.setText(f"Reading {p.files_done:,} / {p.files_total:,} files")
+            elif p.files_total:  # all files read; only vectors remain
+                self.title.setText(f"Embedding · {p.files_done:,} / {p.files_total:,} files searchable by keyword")
+            elif self.searchable_files:  # the embedding job after a read
+                self.title.setText(f"Embedding · {counted(self.searchable_files, 'file')} searchable by keyword")
+            else:
+                self.title.setText("Embedding")
+            self.bar.setRange(0, BAR_MAX)
+            # monotonic within a job: a later report that knows of more chunks to embed never moves it back
+            self.bar.setValue(max(self.bar.value() if self._last is not None else 0, bar_value(p)))
         if p.current:
             self.current.setText(p.current)
         self._last = p
@@ -155,7 +199,8 @@ class ProgressPanel(QFrame):
         p = self._last
         if p is None:
             return
-        bits = [f"{counted(p.chunks_written, 'chunk')} written"]
+        bits = [f"{counted(p.chunks_written, 'chunk')} written this run"] if p.chunks_written or p.phase != "embed" \
+            else []
         if p.chunks_to_embed:
             bits.append(f"semantic: {p.chunks_embedded:,}/{p.chunks_to_embed:,} chunks embedded")
         if p.chunks_per_s:
@@ -175,9 +220,14 @@ class ProgressPanel(QFrame):
         self._ticker.stop()
         self.summary = s
         head = "Cancelled" if s.cancelled else "Done"
-        self.title.setText(f"{head} in {human_duration(s.elapsed_s)}")
-        self.bar.setRange(0, 1)
-        self.bar.setValue(1)
+        self.title.setText(f"{head} after {human_duration(s.elapsed_s)}" if s.cancelled
+                           else f"{head} in {human_duration(s.elapsed_s)}")
+        if not s.cancelled:  # a cancelled job keeps the bar where it stopped: it did not finish
+            self.bar.setRange(0, BAR_MAX)
+            self.bar.setValue(BAR_MAX)
+        elif self.bar.maximum() == 0:
+            self.bar.setRange(0, BAR_MAX)
+            self.bar.setValue(0)
         parts = [f"{s.indexed:,} indexed", f"{s.unchanged:,} unchanged", f"{s.skipped:,} skipped", f"{s.failed:,} failed"]
         if s.removed:
             parts.append(f"{s.removed:,} removed")
@@ -185,13 +235,19 @@ class ProgressPanel(QFrame):
         if s.vectors_reused:  # edited files: unchanged passages were not embedded again
             tail += f" ({s.vectors_reused:,} unchanged kept their vectors)"
         self.current.setText(" · ".join(parts) + tail)
-        self.detail.setText(
-            f"Semantic search unavailable for these files: {s.embed_error}" if s.embed_error else ""
-        )
-        self.detail.setVisible(bool(s.embed_error))
+        missing = unembedded(self._last) if s.cancelled else 0
+        if s.embed_error:
+            detail = f"Semantic search unavailable for these files: {s.embed_error}"
+        elif missing:
+            detail = (f"{counted(missing, 'passage')} without vectors (keyword search finds them; semantic search "
+                      f"does not yet) — {RESUME_HINT}.")
+        else:
+            detail = ""
+        self.detail.setText(detail)
+        self.detail.setVisible(bool(detail))
         self.cancel_btn.hide()
         self.close_btn.show()
-        problems = s.problems()
+        problems = sorted(s.problems(), key=problem_order)
         self.problems.clear()
         for o in problems:
             it = QTreeWidgetItem([os.path.basename(o.path) or o.path, o.status, o.reason or "—"])
@@ -210,6 +266,15 @@ class ProgressPanel(QFrame):
         # failures are the interesting part: show them right away
         self.problems_btn.setChecked(any(o.status == "failed" for o in problems))
         self.show()
+
+    def set_unembedded(self, n: int) -> None:
+        """The library's real count of passages without vectors, once known (after a cancel)."""
+        if self.summary is None or not self.summary.cancelled or self.summary.embed_error:
+            return
+        self.detail.setText(
+            f"{counted(n, 'passage')} without vectors (keyword search finds them; semantic search does not yet) "
+            f"— {RESUME_HINT}." if n else "Every passage has its vector.")
+        self.detail.show()
 
     def fail(self, message: str) -> None:
         self._ticker.stop()

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtWidgets import QMenu, QWidget
 
+from ..config import Settings
+from ..models import SearchResult
 from . import desktop
 from .banner import BannerArea
 from .context_panel import COPY_SHORTCUT_TEXT
@@ -21,10 +23,12 @@ from .status_bar import StatusBar
 
 class ResultActions(QObject):
     def __init__(self, model: ResultsModel, view: ResultsView, *, banners: BannerArea, status: StatusBar,
-                 copy_context: Callable[[], None], parent: QWidget) -> None:
+                 copy_context: Callable[[], None], parent: QWidget,
+                 settings: Callable[[], Settings] | None = None) -> None:
         super().__init__(parent)
         self.model, self.view, self.banners, self.status = model, view, banners, status
         self._copy_context = copy_context
+        self._settings = settings
         self._menu_parent = parent
         view.open_requested.connect(self.open_row)
         view.toggle_requested.connect(self.toggle_row)
@@ -37,14 +41,23 @@ class ResultActions(QObject):
     def open_row(self, row: int) -> None:
         r = self.model.result(row)
         if r:
-            self.open_file(r.source)
+            self.open_file(r.source, r)
 
-    def open_file(self, path: str) -> None:
+    def open_file(self, path: str, at: SearchResult | None = None) -> None:
+        """Open ``path``; with a result ``at``, at its line or page (gui/desktop.py: the "open with" setting, a
+        known editor/viewer on PATH, or the default app)."""
         if not os.path.exists(path):
             self.banners.show_message(f"{path} no longer exists. Re-index its folder to update the library.",
                                       "warning", key="open")
             return
-        if not desktop.open_path(path):
+        if at is not None:
+            ds = getattr(self._settings(), "desktop", None) if self._settings else None
+            command = str(getattr(ds, "open_pdf_with" if at.kind == "pdf" else "open_with", "") or "")
+            loc = at.location
+            how = desktop.open_at(path, at.kind, None if at.kind == "pdf" else loc.line_start, loc.page, command)
+        else:
+            how = "default" if desktop.open_path(path) else ""
+        if not how:
             self.banners.show_message(
                 f"No application is set up to open {os.path.basename(path)}. "
                 "Associate one with this file type in your system settings, or use Reveal.", "warning", key="open",

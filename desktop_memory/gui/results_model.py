@@ -36,12 +36,13 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import SearchResult
-from .formatting import highlight_html, human_date, short_path, snippet
+from .formatting import human_date, mark_terms, marked_html, short_path, snippet, strip_markup
 from .style import colors
 
 ResultRole = Qt.ItemDataRole.UserRole + 1
 IncludedRole = Qt.ItemDataRole.UserRole + 2
 SnippetRole = Qt.ItemDataRole.UserRole + 3
+MarkedRole = Qt.ItemDataRole.UserRole + 4  # the full text with highlight marks (formatting.MARK_START/END)
 
 SNIPPET_LINES = 3
 
@@ -65,17 +66,28 @@ class ResultsModel(QAbstractListModel):
         self._results: list[SearchResult] = []
         self._included: list[bool] = []
         self._snippets: list[str] = []
+        self._marked: list[str] = []
         self.terms: list[str] = []
         self.query = ""
 
-    def set_results(self, query: str, terms: list[str], results: list[SearchResult]) -> None:
+    def set_results(self, query: str, terms: list[str], results: list[SearchResult],
+                    marked: dict[int, str] | None = None) -> None:
+        """``marked``: {chunk id: text with the keyword lane's matches marked} (service.highlights); a result
+        absent from it shows no highlight (a semantic-only hit). None = not available: query words are marked."""
         self.beginResetModel()
         self.query = query
         self.terms = terms
         self._results = list(results)
-        self._included = [True] * len(results)
-        self._snippets = [snippet(r.text, terms) for r in results]
+        self._included = [r.strength != "weak" for r in results]  # weak matches stay out of the context
+        if marked is None:
+            self._marked = [mark_terms(r.text, terms) for r in results]
+        else:
+            self._marked = [marked.get(r.chunk_id, r.text) for r in results]
+        self._snippets = [snippet(strip_markup(m, r.kind), terms) for m, r in zip(self._marked, results)]
         self.endResetModel()
+
+    def marked_text(self, row: int) -> str:
+        return self._marked[row] if 0 <= row < len(self._marked) else ""
 
     def clear(self) -> None:
         self.set_results("", [], [])
@@ -135,6 +147,8 @@ class ResultsModel(QAbstractListModel):
             return Qt.CheckState.Checked if self._included[index.row()] else Qt.CheckState.Unchecked
         if role == SnippetRole:
             return self._snippets[index.row()]
+        if role == MarkedRole:
+            return self._marked[index.row()]
         return None
 
 
@@ -166,7 +180,6 @@ class ResultDelegate(QStyledItemDelegate):
         if r is None:
             return super().paint(painter, option, index)
         included: bool = bool(index.data(IncludedRole))
-        terms = index.model().terms if hasattr(index.model(), "terms") else []
         pal = option.palette
         cols = colors(pal)
         painter.save()
@@ -230,13 +243,21 @@ class ResultDelegate(QStyledItemDelegate):
             painter.setPen(cols["badge_text"])
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
             x += w + 4
+        if r.strength == "weak":  # calibrated by retrieve/: a match that probably does not answer the query
+            label = "weak match"
+            w = fm_s.horizontalAdvance(label) + 12
+            badge = QRectF(x, y, w, fm_s.height() + 2)
+            painter.setPen(muted)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(badge, 4, 4)
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         y += fm_s.height() + 6
 
         # snippet (rich text, clipped to SNIPPET_LINES)
         snip = index.data(SnippetRole) or ""
         hl = "background-color:%s; font-weight:600;" % cols["term_bg"].name() if not selected else "font-weight:700; text-decoration: underline;"
         self._doc.setDefaultFont(base)
-        self._doc.setHtml(f'<span style="color:{(muted if not included else text_col).name()}">{highlight_html(snip, terms, hl)}</span>')
+        self._doc.setHtml(f'<span style="color:{(muted if not included else text_col).name()}">{marked_html(snip, hl)}</span>')
         text_w = rect.width() - rank_w - 4
         self._doc.setTextWidth(text_w)
         clip_h = QFontMetrics(base).lineSpacing() * SNIPPET_LINES
@@ -245,6 +266,18 @@ class ResultDelegate(QStyledItemDelegate):
         ctx.clip = QRectF(0, 0, text_w, clip_h)
         painter.setClipRect(ctx.clip)
         self._doc.documentLayout().draw(painter, ctx)
+        if self._doc.size().height() > clip_h + 1:  # cut: say so with an ellipsis on the last visible line
+            fm = QFontMetrics(base)
+            ell_w = fm.horizontalAdvance(" …") + 2
+            last = QRectF(text_w - ell_w, clip_h - fm.lineSpacing(), ell_w, fm.lineSpacing())
+            alternate = bool(opt.features & QStyleOptionViewItem.ViewItemFeature.Alternate)
+            role = (QPalette.ColorRole.Highlight if selected
+                    else QPalette.ColorRole.AlternateBase if alternate else QPalette.ColorRole.Base)
+            bg = pal.color(role)
+            painter.fillRect(last, bg)
+            painter.setPen(muted if not included else text_col)
+            painter.setFont(base)
+            painter.drawText(last, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop, "…")
         painter.restore()
 
 

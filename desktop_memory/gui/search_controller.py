@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..models import SearchFilters, SearchResult
 from ..service_api import MemoryApi
+from .search_shown import keyword_marks
 from .tasks import TaskRunner
 
 LOADING_NOTE = "Semantic model still loading: showing keyword results; they will refresh when it is ready."
@@ -43,6 +44,7 @@ class SearchResponse:
     elapsed_ms: float = 0.0
     backend: str = ""  # the backend that really ran (keyword while the model loads)
     weak: bool = False
+    marked: dict[int, str] | None = None  # {chunk id: text with the keyword lane's matches marked} (highlights)
 
     @property
     def query(self) -> str:
@@ -103,8 +105,10 @@ class SearchController(QObject):
 
         def run() -> SearchResponse:  # worker thread
             out = svc.search_outcome(request.query, backend=backend, top_k=request.top_k, filters=request.filters)
+            weak = out.weak or (bool(out.results) and all(r.strength == "weak" for r in out.results))
             return SearchResponse(request, gen, out.results, notes + list(out.notes),
-                                  (time.perf_counter() - started) * 1000, backend, out.weak)
+                                  (time.perf_counter() - started) * 1000, backend, weak,
+                                  keyword_marks(svc, request.query, backend, out.results))
 
         self._runner.submit(run, name="search", channel=self._channel, on_done=self._deliver,
                             on_error=lambda exc, tb: self._failed(gen, request, exc, tb))

@@ -18,6 +18,7 @@ from .formatting import query_terms
 from .preview_panel import PreviewPanel
 from .results_model import ResultDelegate, ResultsModel, ResultsView
 from .search_controller import SearchResponse
+from .search_shown import results_header, semantic_note
 
 
 @dataclass(frozen=True)
@@ -75,17 +76,21 @@ class SearchTab(QWidget):
         self.split.setStretchFactor(1, 4)
         st.addWidget(self.split)
         self.shown_query: str | None = None
+        self._search_notes: list[str] = []
         self.results_view.selectionModel().currentRowChanged.connect(self._current_changed)
 
     def _current_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
-        self.preview.show_result(self.results_model.result(cur.row()), self.results_model.terms)
+        self.preview.show_result(self.results_model.result(cur.row()), self.results_model.terms,
+                                 self.results_model.marked_text(cur.row()) or None)
 
     def navigate(self, key: int) -> None:
-        """Up/Down/PageUp/PageDown typed in the search box move through the results."""
+        """Up/Down/PageUp/PageDown typed in the search box move through the results *and into the list*, so the
+        next Space toggles the result (instead of typing a space into the query) and Enter opens it."""
         n = self.results_model.rowCount()
         if not n:
             return
         view = self.results_view
+        view.setFocus(Qt.FocusReason.OtherFocusReason)
         page = max(1, view.viewport().height() // max(1, view.sizeHintForRow(0)))
         delta = {Qt.Key.Key_Down: 1, Qt.Key.Key_Up: -1, Qt.Key.Key_PageDown: page, Qt.Key.Key_PageUp: -page}.get(
             Qt.Key(key), 0)
@@ -99,21 +104,17 @@ class SearchTab(QWidget):
         self.shown_query = None
         self.preview.show_result(None)
         self.results_info.setText("")
+        self._search_notes = []
         self.notes.hide()
 
-    def show_response(self, resp: SearchResponse, stats: Stats | None) -> None:
+    def show_response(self, resp: SearchResponse, stats: Stats | None, busy: bool = False) -> None:
         q = resp.query
-        self.results_model.set_results(q, query_terms(q), resp.results)
+        self.results_model.set_results(q, query_terms(q), resp.results, resp.marked)
         self.shown_query = q
-        n = len(resp.results)
-        self.results_info.setText(f"{n} result{'s' if n != 1 else ''} · {resp.request.backend} · "
-                                  f"{resp.elapsed_ms:.0f} ms")
-        notes = [n_[:1].upper() + n_[1:] for n_ in resp.notes if n_]
-        if stats and stats.pending_vectors and resp.request.backend in ("hybrid", "dense"):
-            notes.append(f"semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded — semantic results join "
-                         "as vectors arrive.")
-        self.notes.setText("\n".join(notes))
-        self.notes.setVisible(bool(notes))
+        self.results_info.setText(results_header(resp.results, resp.weak, resp.request.backend, resp.elapsed_ms))
+        self._search_notes = [n_[:1].upper() + n_[1:] for n_ in resp.notes if n_]
+        self._backend = resp.request.backend
+        self.render_notes(stats, busy)
         if resp.results:
             keep = resp.request.keep_chunk
             row = max(0, self.results_model.row_of_chunk(keep) if keep is not None else 0)
@@ -121,6 +122,14 @@ class SearchTab(QWidget):
             self.results_view.scrollTo(self.results_model.index(row))
         else:
             self.preview.show_result(None)
+
+    def render_notes(self, stats: Stats | None, busy: bool) -> None:
+        """The shown search's lane notes plus the semantic coverage, from the latest stats (so the header and
+        the status bar always tell the same count)."""
+        extra = semantic_note(stats, busy, getattr(self, "_backend", "hybrid")) if self.shown_query else ""
+        notes = [*self._search_notes, *([extra] if extra else [])]
+        self.notes.setText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
 
     def show_failure(self, query: str, text: str) -> None:
         self.results_model.clear()

@@ -10,12 +10,13 @@ import os
 import time
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -34,12 +35,23 @@ KIND_LABELS = [("", "All kinds"), ("markdown", "Markdown"), ("text", "Text"), ("
                ("document", "Word / ODF / RTF"), ("slides", "Slides"), ("ebook", "E-books"), ("html", "Web pages")]
 AGE_CHOICES = [(0, "Any time"), (1, "Past day"), (7, "Past week"), (31, "Past month"), (365, "Past year")]
 DEBOUNCE_MS = 220
+MAX_RECENT = 12
+# keys the query box keeps for itself; every other Ctrl/Alt combination goes to the window's shortcuts
+EDITING_KEYS = (
+    QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut, QKeySequence.StandardKey.Paste,
+    QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo, QKeySequence.StandardKey.SelectAll,
+    QKeySequence.StandardKey.MoveToNextWord, QKeySequence.StandardKey.MoveToPreviousWord,
+    QKeySequence.StandardKey.SelectNextWord, QKeySequence.StandardKey.SelectPreviousWord,
+    QKeySequence.StandardKey.DeleteEndOfWord, QKeySequence.StandardKey.DeleteStartOfWord,
+    QKeySequence.StandardKey.MoveToStartOfLine, QKeySequence.StandardKey.MoveToEndOfLine,
+    QKeySequence.StandardKey.SelectStartOfLine, QKeySequence.StandardKey.SelectEndOfLine,
+)
 
 
 class SearchBar(QWidget):
     search_requested = Signal()  # debounced, or immediate on Enter / filter change
     navigate = Signal(int)  # a Qt.Key the results list should handle (Up/Down/PageUp/PageDown)
-    accept_current = Signal()  # Enter pressed while the query is unchanged → open the current result
+    accept_current = Signal()  # kept for compatibility: Enter in the box searches, it never opens a file
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +67,17 @@ class SearchBar(QWidget):
         self.box.setAccessibleName("Search query")
         self.box.installEventFilter(self)
         row.addWidget(self.box, 1)
+        # recent queries: a menu on this button, or ↓ in the empty search box
+        self.recent_btn = QToolButton()
+        self.recent_btn.setText("Recent")
+        self.recent_btn.setToolTip("Recent searches (↓ in the empty search box)")
+        self.recent_btn.setAccessibleName("Recent searches")
+        self.recent_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.recent_menu = QMenu(self.recent_btn)
+        self.recent_btn.setMenu(self.recent_menu)
+        self._recent: list[str] = []
+        self._rebuild_recent()
+        row.addWidget(self.recent_btn)
         self.backend = QComboBox()
         self.backend.setAccessibleName("Search backend")
         self.backend.setToolTip("Search backend (Ctrl+B cycles)")
@@ -166,6 +189,39 @@ class SearchBar(QWidget):
         self.filter_btn.setChecked(bool(st.get("filters_open")) or self.active_filter_count() > 0)
         self._update_filter_label()
 
+    # -- recent queries ----------------------------------------------------------------------------------
+    def recent(self) -> list[str]:
+        return list(self._recent)
+
+    def set_recent(self, queries: list[str]) -> None:
+        self._recent = [q for q in dict.fromkeys(str(q).strip() for q in queries) if q][:MAX_RECENT]
+        self._rebuild_recent()
+
+    def remember(self, query: str) -> None:
+        """A query whose results were shown goes to the top of the recent list (once)."""
+        q = query.strip()
+        if q:
+            self.set_recent([q, *[r for r in self._recent if r != q]])
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        for q in self._recent:
+            a = self.recent_menu.addAction(q if len(q) <= 60 else q[:59] + "…")
+            a.triggered.connect(lambda _=False, q=q: self.use_query(q))
+        if self._recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear recent searches", lambda: self.set_recent([]))
+        self.recent_btn.setEnabled(bool(self._recent))
+
+    def use_query(self, q: str) -> None:
+        self.box.setText(q)
+        self.box.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.request_now()
+
+    def show_recent(self) -> None:
+        if self._recent:
+            self.recent_menu.popup(self.box.mapToGlobal(self.box.rect().bottomLeft()))
+
     # -- behaviour ---------------------------------------------------------------------------------------
     def request_now(self) -> None:
         self._timer.stop()
@@ -192,16 +248,28 @@ class SearchBar(QWidget):
         if obj is self.box and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
             key = event.key()
+            if key == Qt.Key.Key_Down and not self.box.text() and self._recent:
+                self.show_recent()
+                return True
             if key in (Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_PageDown, Qt.Key.Key_PageUp):
                 self.navigate.emit(key)
                 return True
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self._timer.isActive():
-                    self.request_now()
-                else:
-                    self.accept_current.emit()
+                # a person pressing Enter "to search" must never launch an app: Enter searches now (the
+                # results list's own Enter opens the selected file)
+                self.remember(self.query())
+                self.request_now()
                 return True
             if key == Qt.Key.Key_Escape and self.box.text():
                 self.box.clear()
+                return True
+        if obj is self.box and event.type() == QEvent.Type.ShortcutOverride:
+            # QLineEdit claims Ctrl+K (delete to end of line), Ctrl+E (end of line)… on X11 before the window's
+            # shortcuts see them: let the window's shortcuts win, except for real editing keys
+            assert isinstance(event, QKeyEvent)
+            mods = event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                                        | Qt.KeyboardModifier.MetaModifier)
+            if mods and not any(event.matches(k) for k in EDITING_KEYS):
+                event.ignore()
                 return True
         return super().eventFilter(obj, event)

@@ -46,8 +46,8 @@ class StatusBar(QStatusBar):
 
     def set_semantic_progress(self, embedded: int, total: int) -> None:
         """Live counter while a job embeds (more frequent than stats refreshes)."""
-        if total:
-            self.semantic.setText(f"semantic: {embedded:,}/{total:,} chunks embedded")
+        if total:  # this job's own counts: labelled so, to never contradict the library-wide figure
+            self.semantic.setText(f"embedding: {embedded:,}/{total:,} chunks of this run")
 
     def set_embedder(self, state: str, text: str, tooltip: str = "") -> None:
         self.embedder_state = state

@@ -8,6 +8,7 @@ native styles on some platforms ignore a custom palette.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -182,6 +183,27 @@ def apply_theme(app: QApplication, theme: str = "system") -> None:
         elif _native_palette is not None:
             app.setPalette(_native_palette)
     app.setStyleSheet(stylesheet(app.palette()))
+    install_emoji_fallback(app)
+
+
+# Colour emoji fonts per platform. Docs are full of them (✅, 🌐, 🚀); without one installed they draw as boxes.
+# Qt already falls back to an installed one per glyph (fontconfig on Linux); do NOT register them as family
+# substitutes: an emoji font has digit, '#', '*' and space glyphs (keycaps) and would then draw ordinary text.
+EMOJI_FAMILIES = ("Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", "Twemoji", "EmojiOne Color", "Symbola")
+_emoji_checked: list[bool] = []  # logged once per process
+
+
+def install_emoji_fallback(app: QApplication) -> list[str]:
+    """The emoji families installed; logs once, with the fix, when there is none (emoji would show as boxes)."""
+    from PySide6.QtGui import QFontDatabase
+
+    found = [f for f in EMOJI_FAMILIES if f in set(QFontDatabase.families())]
+    if not found and not _emoji_checked:
+        logging.getLogger(__name__).info(
+            "no colour emoji font installed: emoji in documents show as boxes (Debian/Ubuntu: apt install "
+            "fonts-noto-color-emoji)")
+    _emoji_checked.append(True)
+    return found
 
 
 def _set_scheme(hints, scheme) -> None:

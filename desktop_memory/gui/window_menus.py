@@ -9,17 +9,19 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from .context_panel import COPY_SHORTCUT_TEXT
+from .keys import unique_shortcuts
 from .style import THEMES
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 SHORTCUTS_HTML = (
-    "<b>Keyboard</b>: Ctrl+K / Ctrl+F focus search · ↑/↓ move through results (also from the search box) · "
-    "Enter opens the file · Space or Ctrl+I includes/excludes a result · "
+    "<b>Keyboard</b>: Ctrl+K / Ctrl+F focus search · Enter searches · ↓/↑ move into and through the results · "
+    "Enter (in the list) opens the file at the passage · Space or Ctrl+I includes/excludes a result · "
+    "Esc back to the search box · "
     f"{COPY_SHORTCUT_TEXT} copies the prompt context · Ctrl+Alt+C copies the passage · Ctrl+B next backend · "
     "Ctrl+Shift+F filters · Ctrl+1 / Ctrl+2 Search / Library · Ctrl+E context list · Ctrl+O / Ctrl+Shift+O add "
-    "files / folder · Ctrl+, settings · F5 / Delete re-index / remove in the Library"
+    "files / folder · Ctrl+, settings · F5 / Delete re-index / remove in the Library · Ctrl+Q quit"
 )
 
 Shortcut = str | QKeySequence | QKeySequence.StandardKey
@@ -32,7 +34,8 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     def act(menu: QMenu, text: str, slot: Callable[[], object], shortcuts: tuple[Shortcut, ...] = ()) -> QAction:
         a = QAction(text, w)
         if shortcuts:
-            a.setShortcuts([QKeySequence(s) for s in shortcuts])
+            # each key once: a key bound twice (StandardKey.Quit *and* "Ctrl+Q" on X11) is "ambiguous" to Qt
+            a.setShortcuts(unique_shortcuts(shortcuts))
         a.triggered.connect(lambda _=False: slot())
         menu.addAction(a)
         w.addAction(a)  # shortcuts work even with the menu bar hidden
@@ -56,13 +59,14 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     e.addSeparator()
     act(e, "&Find…", w.focus_search, ("Ctrl+K", "Ctrl+F", "Ctrl+L"))
     act(e, "&Include/exclude current result", lambda: w.actions_.toggle_row(row()), ("Ctrl+I",))
+    act(e, "Include &weak matches", w.include_weak)
 
     v = mb.addMenu("&View")
     act(v, "&Search", lambda: w.tabs.setCurrentIndex(0), ("Ctrl+1",))
     act(v, "&Library", lambda: w.tabs.setCurrentIndex(1), ("Ctrl+2",))
     act(v, "Show &filters", w.search_bar.filter_btn.toggle, ("Ctrl+Shift+F",))
     act(v, "Next search &backend", w.search_bar.cycle_backend, ("Ctrl+B",))
-    act(v, "Focus prompt conte&xt", w.context_panel.items.setFocus, ("Ctrl+E",))
+    act(v, "Focus prompt conte&xt", w.focus_context_list, ("Ctrl+E",))
     appearance = v.addMenu("&Appearance")
     grp = QActionGroup(w)
     theme_actions: dict[str, QAction] = {}
@@ -83,6 +87,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),
         (QKeySequence.StandardKey.HelpContents, "F1"))
     act(h, "Use in chat apps (&MCP)…", lambda: show_mcp_setup(w))
+    act(h, "&About Desktop Memory", w.show_about)
     return theme_actions
 
 

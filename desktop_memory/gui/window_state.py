@@ -1,4 +1,5 @@
-"""The window's own state in ``settings.gui``: geometry, splitters, search bar, backend, theme.
+"""The window's own state in ``settings.gui``: geometry, splitters, search bar, backend, theme, the last query and
+the recent ones.
 
 Saving builds a new ``gui`` dict (and a new settings object, see ServiceHost.replace): nothing is edited in place.
 """
@@ -35,10 +36,18 @@ def restore_window_state(w: MainWindow) -> None:
         w.search_bar.restore(g["search"])
     if g.get("backend") in ("hybrid", "keyword", "bm25", "dense"):
         w.search_bar.set_backend(g["backend"])
+    recent = g.get("recent_queries")
+    w.search_bar.set_recent([str(q) for q in recent] if isinstance(recent, list) else [])
+    last = g.get("last_query")
+    if isinstance(last, str) and last.strip():  # the last search comes back; it runs once the library is open
+        w.search_bar.box.blockSignals(True)
+        w.search_bar.box.setText(last)
+        w.search_bar.box.blockSignals(False)
 
 
 def window_gui_state(w: MainWindow) -> dict[str, Any]:
     """A new ``gui`` dict: the old entries plus the window's current state."""
-    return {**w.settings.gui, "geometry": _b64(w.saveGeometry()), "split": _b64(w.split.saveState()),
+    w.search_bar.remember(w.search_bar.query())
+    return {**w.settings.gui, "last_query": w.search_bar.query(), "recent_queries": w.search_bar.recent(), "geometry": _b64(w.saveGeometry()), "split": _b64(w.split.saveState()),
             "right_split": _b64(w.right_split.saveState()), "search": w.search_bar.state(),
             "backend": w.search_bar.current_backend(), "theme": w.theme}

@@ -95,7 +95,9 @@ class Searcher:
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
         scale = lane_scale(store, query, lanes)
-        out.results, out.files = _hydrate(store, fused, top_k, filters, scale, semantic="dense" in lanes)
+        # judged by meaning only when the semantic lane found something: right after a read (no vectors yet) every
+        # result would otherwise be "weak" for want of a cosine, and the context would stay empty
+        out.results, out.files = _hydrate(store, fused, top_k, filters, scale, semantic=bool(lanes.get("dense")))
         out.weak = not any(r.strength == STRONG for r in out.results)
         out.timings_ms["fetch"] = (time.perf_counter() - ts) * 1000
         out.timings_ms["total"] = (time.perf_counter() - t0) * 1000

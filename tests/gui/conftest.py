@@ -46,6 +46,8 @@ def opened(monkeypatch):
 
     monkeypatch.setattr(desktop, "open_path", lambda p: calls.append(("open", p)) or True)
     monkeypatch.setattr(desktop, "reveal_path", lambda p: calls.append(("reveal", p)) or True)
+    monkeypatch.setattr(desktop, "start_detached", lambda prog, args: calls.append(("start", [prog, *args])) or True)
+    monkeypatch.setattr(desktop, "default_command", lambda kind: "")  # no editor on PATH: the default app
     return calls
 
 

@@ -100,10 +100,11 @@ def test_index_jobs_merge_cancel_and_resume_once(qtbot, tmp_path, docs_dir):
     ctl.started.connect(started.append)
     for name in ("async.md", "benchmarks.md", "alternatives.md"):
         ctl.add_paths([str(docs_dir / name)])  # queued: no service yet
-    assert not ctl.is_running() and len(ctl.pending) == 3
+    assert not ctl.is_running() and len(ctl.pending) == 1 and len(ctl.pending[0].paths) == 3  # merged as queued
     ctl.set_service(svc)
     qtbot.waitUntil(lambda: not ctl.is_running() and not ctl.pending, timeout=10000)
-    assert len(started) == 1 and len(started[0].paths) == 3  # three drops, one job
+    # three drops, one read; then one embedding job behind it (read first, then embed)
+    assert [j.kind for j in started] == ["index", "embed"] and len(started[0].paths) == 3
     assert ctl.last_summary is not None and ctl.last_summary.indexed == 3
 
     ctl.add_paths([str(docs_dir)], force=True)

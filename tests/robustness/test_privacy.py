@@ -102,8 +102,8 @@ def test_ollama_traffic_goes_only_to_the_configured_url(tmp_path, ollama, monkey
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
     ledger.fault("system-wide proxy variables set")
-    settings = Settings()
-    settings.embedder = EmbedderSettings(kind="ollama", ollama_url=ollama.url, ollama_model="nomic-embed-text")
+    settings = Settings(embedder=EmbedderSettings(kind="ollama", ollama_url=ollama.url,
+                                                  ollama_model="nomic-embed-text"))
     svc = MemoryService(settings, db_path=tmp_path / "o.db")
     try:
         with AUDIT.recording() as events:
@@ -185,7 +185,7 @@ def _drive_cli(run: Run) -> None:
 
 
 WINDOW_DRIVER = """
-import sys, time
+import dataclasses, sys, time
 from pathlib import Path
 from desktop_memory.config import load_settings, settings_path
 from desktop_memory.gui.app import _setup_logging, create_app
@@ -201,8 +201,7 @@ def wait(cond, limit):
 
 _setup_logging()  # the window's own log file, as in the app
 app = create_app()
-settings = load_settings()
-settings.db_path = sys.argv[1]
+settings = dataclasses.replace(load_settings(), db_path=sys.argv[1])
 window = MainWindow(settings, settings_path=settings_path())
 finished, searched = [], []
 window.job_finished.connect(finished.append)

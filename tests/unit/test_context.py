@@ -28,7 +28,7 @@ def test_source_line_formats_all_parts():
 
 def test_breadcrumb_is_not_repeated_in_the_passage():
     r = _result(1, "Tutorial › Query\n\nBody text here.", heading_path=("Tutorial", "Query"))
-    rep = build_context([r], 500)
+    rep = build_context([r], 500, path_style="absolute")
     assert rep.text == "[Source: /docs/f1.md § Tutorial › Query]\nBody text here."
 
 
@@ -54,3 +54,12 @@ def test_token_estimate_counts_non_ascii_heavier():
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("日本語") == 2
     assert estimate_tokens("") == 0
+
+
+def test_source_lines_are_relative_to_the_indexed_folder_by_default():
+    r = _result(1, "Body.", heading_path=("Intro",))
+    rep = build_context([r], 500, roots=["/docs"])
+    assert rep.text.startswith("[Source: docs/f1.md § Intro]")
+    assert rep.items[0].source == "/docs/f1.md" and rep.items[0].shown_source == "docs/f1.md"
+    assert build_context([r], 500, roots=["/docs"], path_style="name").text.startswith("[Source: f1.md § Intro]")
+    assert build_context([r], 500, roots=["/docs"], path_style="absolute").text.startswith("[Source: /docs/f1.md")

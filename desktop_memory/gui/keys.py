@@ -1,0 +1,58 @@
+"""Keyboard plumbing for the window: shortcuts without duplicates, Esc back to the search box, tab order.
+
+Why dedupe: Qt treats one key bound twice (``StandardKey.Quit`` *and* "Ctrl+Q" are the same key on X11, and
+``HelpContents`` is F1) as an "Ambiguous shortcut overload" and then does nothing at all on that key.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
+
+
+def unique_shortcuts(shortcuts: Iterable[str | QKeySequence | QKeySequence.StandardKey]) -> list[QKeySequence]:
+    """The key sequences for ``shortcuts`` (standard keys expanded for this platform), each once, in order."""
+    out: list[QKeySequence] = []
+    seen: set[str] = set()
+    for sc in shortcuts:
+        seqs = QKeySequence.keyBindings(sc) if isinstance(sc, QKeySequence.StandardKey) else [QKeySequence(sc)]
+        for seq in seqs:
+            text = seq.toString(QKeySequence.SequenceFormat.PortableText)
+            if text and text not in seen:
+                seen.add(text)
+                out.append(seq)
+    return out
+
+
+def shortcut_clashes(owner: QWidget) -> dict[str, list[str]]:
+    """{key: [action texts]} for every key bound to more than one of ``owner``'s window-wide actions."""
+    by_key: dict[str, list[str]] = {}
+    for a in owner.findChildren(QAction):
+        if a.shortcutContext() not in (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut):
+            continue
+        if a.parent() is not owner:
+            continue
+        for seq in a.shortcuts():
+            by_key.setdefault(seq.toString(QKeySequence.SequenceFormat.PortableText), []).append(a.text())
+    return {k: v for k, v in by_key.items() if len(v) > 1}
+
+
+def install_escape(widgets: Sequence[QWidget], back: Callable[[], None]) -> None:
+    """Esc in any of ``widgets`` goes back to the search box (one predictable way out)."""
+    for w in widgets:
+        a = QAction("Back to search", w)
+        a.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        a.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        a.triggered.connect(lambda _=False: back())
+        w.addAction(a)
+
+
+def set_tab_order(chain: Sequence[QObject]) -> None:
+    """Tab visits ``chain`` in order (left to right, top to bottom as the window reads)."""
+    widgets = [w for w in chain if isinstance(w, QWidget)]
+    for a, b in itertools.pairwise(widgets):
+        QWidget.setTabOrder(a, b)

@@ -1,0 +1,55 @@
+"""The words around a result list, and its highlights (Qt-free).
+
+What the list must be honest about: whether nothing matched strongly (``weak``: "No strong matches", weak
+passages left out of the context), how much of the library has vectors (the very figures of the status bar),
+and what the keyword lane really matched in each shown passage (``keyword_marks``, from a highlight query run
+on the search's worker, separate from the ranked search: retrieve/highlight.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..models import SearchResult, Stats
+from .formatting import counted
+
+log = logging.getLogger(__name__)
+
+
+def keyword_marks(svc: Any, query: str, backend: str, results: list[SearchResult]) -> dict[int, str] | None:
+    """On a worker, after a search: {chunk id: text with what the keyword lane matched marked} for the shown
+    results (service.highlights, a separate small FTS5 query). None when the service cannot tell (the window then
+    marks the query's words); empty for a semantic-only search (nothing was matched word for word)."""
+    if backend == "dense":
+        return {}
+    highlights = getattr(svc, "highlights", None)
+    if highlights is None or not results:
+        return None
+    try:
+        return dict(highlights(query, [r.chunk_id for r in results]))
+    except Exception:  # highlighting is a nicety: results without it beat no results
+        log.warning("highlighting the results failed", exc_info=True)
+        return None
+
+
+def results_header(results: list[SearchResult], weak: bool, backend: str, ms: float) -> str:
+    """``10 results · hybrid · 42 ms``; a weak outcome says so first: "No strong matches · 10 weak results …"."""
+    n = len(results)
+    if weak and n:
+        return f"No strong matches · {counted(n, 'weak result')} (left out of the context) · {backend} · {ms:.0f} ms"
+    n_weak = sum(1 for r in results if r.strength == "weak")
+    tail = f" ({n_weak} weak, left out of the context)" if n_weak else ""
+    return f"{counted(n, 'result')}{tail} · {backend} · {ms:.0f} ms"
+
+
+def semantic_note(stats: Stats | None, job_running: bool, backend: str) -> str:
+    """What the results header says about vectors, from the same Stats the status bar shows."""
+    if stats is None or not stats.pending_vectors or backend not in ("hybrid", "dense") or not stats.chunks:
+        return ""
+    # the very figures of the status bar's "semantic: x/y chunks embedded"
+    if job_running:
+        return (f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded — semantic results join as "
+                "vectors arrive.")
+    return (f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded; the rest are found by keyword only — "
+            "Library → Embed missing vectors adds them.")
