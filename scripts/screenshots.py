@@ -121,7 +121,8 @@ def main() -> int:
     (corpus / "pdfs").mkdir()
     fastapi = args.eval / "mddocs" / "fastapi"
     for md in sorted(fastapi.glob("*.md"))[:30]:
-        shutil.copy(md, corpus / "fastapi" / md.name)
+        if md.name != "release-notes.md":  # 1,300 chunks of changelog: minutes of embedding for nothing shown
+            shutil.copy(md, corpus / "fastapi" / md.name)
     for md in sorted((fastapi / "advanced").glob("*.md"))[:10]:
         shutil.copy(md, corpus / "fastapi" / "advanced" / md.name)
     for pdf in ("crazyones.pdf", "poppler-742-0-fuzzed.pdf", "encrypted-file.pdf", "tracemonkey.pdf"):
