@@ -145,7 +145,7 @@ def main() -> int:
     def set_query(w: MainWindow, q: str) -> None:
         w.search_bar.box.setText(q)
         w.search_bar.request_now()
-        wait(lambda: w.results_model.query == q and w.context_panel.report is not None and not w._context_pending,
+        wait(lambda: w.results_model.query == q and w.context_panel.report is not None and not w.context.pending,
              60)
 
     indexed_db = "lib.db"
