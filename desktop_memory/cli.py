@@ -2,6 +2,10 @@
 
     desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | watch | ...
 
+A query that starts with "-" goes after "--" (``desktop-memory search -- -hugo``), as for any Unix command.
+Numbers and dates are checked here with messages that say what is allowed; the query and filters are made valid
+for SQLite in ``retrieve/filters.py`` (the one place for outside text).
+
 Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage, 130 interrupted.
 """
 
@@ -12,38 +16,92 @@ import dataclasses
 import datetime as dt
 import json
 import multiprocessing
+import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from . import APP_NAME, __version__
-from .config import BACKENDS, load_settings
+from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
 from .context.paths import PATH_STYLES
 from .errors import UserError
 from .models import DOC_KINDS, IndexProgress, IndexSummary, SearchFilters
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from .service import MemoryService
+
+MAX_AGE_DAYS = 100 * 366  # relative dates reach back a century at most
+SEARCH_EPILOG = "A query that starts with '-' goes after --, e.g.: desktop-memory search -- -hugo"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a hint when a query that starts with '-' was taken for an option."""
+
+    def error(self, message: str) -> NoReturn:
+        if self.prog.split()[-1] in ("search", "context") and (
+            "unrecognized arguments: -" in message or "required: query" in message
+            or "expected one argument" in message or "ignored explicit argument" in message
+        ):
+            message += (f"\n  a query that starts with '-' goes after --, e.g.: {self.prog} -- -hugo")
+        super().error(message)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        super()._print_message(valid_arg(message), file)  # an undecodable argument is echoed, not a crash
 
 
 def _parse_when(text: str) -> float:
-    """``2024-05-01``, ``2024-05-01T10:00`` or a relative ``7d`` / ``12h`` → unix seconds."""
-    text = text.strip()
+    """``2024-05-01``, ``2024-05-01T10:00`` or a relative ``7d`` / ``12h`` / ``2w`` → unix seconds."""
+    text = valid_arg(text).strip()
     units = {"d": 86400, "h": 3600, "w": 604800}
     if text[:-1].isdigit() and text[-1:] in units:
-        return time.time() - int(text[:-1]) * units[text[-1]]
+        digits = text[:-1]
+        if len(digits) > 9 or int(digits) * units[text[-1]] > MAX_AGE_DAYS * 86400:
+            raise argparse.ArgumentTypeError(f"{_short(text)} reaches back more than 100 years; use a smaller number "
+                                             "or a date like 2024-05-01")
+        return time.time() - int(digits) * units[text[-1]]
     try:
         return dt.datetime.fromisoformat(text).timestamp()
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use 2024-05-01 or 7d)") from exc
+    except (ValueError, OverflowError, OSError) as exc:
+        raise argparse.ArgumentTypeError(f"not a date: {_short(text)} (use 2024-05-01 or 7d)") from exc
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
+
+
+def valid_arg(text: str) -> str:
+    """An argument with bytes the terminal's encoding could not decode shown as U+FFFD (for messages/dates)."""
+    return text.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in text) else text
+
+
+def _bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number within lo..hi, or a message saying the range."""
+
+    def parse(text: str) -> int:
+        text = valid_arg(text).strip()
+        if not re.fullmatch(r"[+-]?\d{1,18}", text):
+            if re.fullmatch(r"[+-]?\d+", text):
+                raise argparse.ArgumentTypeError(f"{_short(text)} is too large (at most {hi:,})")
+            raise argparse.ArgumentTypeError(f"not a whole number: {_short(text)}")
+        value = int(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value:,} is out of range ({lo:,} to {hi:,})")
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", help="what to look for (free text; quotes and operators are just text)")
-    p.add_argument("--top-k", "-k", type=int, default=None, help="how many passages (default from settings: 10)")
+    p.add_argument("query", help="what to look for (free text; quotes and operators are just text; a query that "
+                   "starts with '-' goes after --)")
+    p.add_argument("--top-k", "-k", type=_bounded_int(1, MAX_TOP_K), default=None,
+                   help=f"how many passages, 1 to {MAX_TOP_K} (default from settings: 10)")
     p.add_argument("--backend", choices=BACKENDS, default=None, help="retrieval backend (default: hybrid)")
     p.add_argument("--path", dest="path_prefix", default=None, help="only files under this folder/path prefix")
     p.add_argument("--glob", dest="path_glob", default=None, help="only files whose path matches this glob")
@@ -54,7 +112,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=APP_NAME, description="A private, searchable memory of your files.")
+    parser = _Parser(prog=APP_NAME, description="A private, searchable memory of your files.", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     parser.add_argument("--db", default=None, help="database file (default: in your user data folder)")
     parser.add_argument("--smoke", action="store_true", help="self-check: store, sqlite-vec, model, one search")
@@ -67,10 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    _add_search_args(sub.add_parser("search", help="search the index"))
-    p = sub.add_parser("context", help="build a prompt-context block under a token budget")
+    _add_search_args(sub.add_parser("search", help="search the index", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter))
+    p = sub.add_parser("context", help="build a prompt-context block under a token budget", epilog=SEARCH_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_search_args(p)
-    p.add_argument("--budget", type=int, default=None, help="token budget (default 2048)")
+    p.add_argument("--budget", type=_bounded_int(16, 10_000_000), default=None, help="token budget (default 2048)")
     p.add_argument("--include-weak", action="store_true",
                    help="pack weak matches too (left out by default: a query with no strong match packs nothing)")
     p.add_argument("--path-style", choices=PATH_STYLES, default=None,
@@ -106,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=argparse.SUPPRESS, help="database file (default: the app's)")
     p.add_argument("--allow-indexing", action="store_true",
                    help="also offer index_path, limited to folders already in the library")
+
+    p = sub.add_parser("settings", help="check the settings file, or reset it (keeping a dated backup)")
+    p.add_argument("--reset", action="store_true", help="move the settings file aside; the defaults apply")
 
     try:
         from desktop_memory_bench.command import add_bench_parser
@@ -211,10 +275,25 @@ def _run_with_cancel(fn):
         signal.signal(signal.SIGINT, old)
 
 
+def _settings_command(args: argparse.Namespace) -> int:
+    path = settings_path()
+    if args.reset:
+        backup = reset_settings(path)
+        print(f"settings reset to the defaults; the old file was kept as {backup}" if backup
+              else f"no settings file at {path}: the defaults are in use")
+        return 0
+    load_settings(path)  # a problem raises SettingsError: printed by main(), exit 1
+    print(f"{path}: ok" if path.exists() else f"no settings file at {path}: the defaults are in use")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from .service import MemoryService
+    from .store.migrations import DatabaseDamaged
 
-    settings = load_settings()
+    if args.command == "settings":
+        return _settings_command(args)
+    settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
     if args.command == "bench":
         return args.bench_func(args)
     if getattr(args, "path_style", None):
@@ -224,10 +303,21 @@ def run(args: argparse.Namespace) -> int:
         from .mcp_server.server import serve
 
         return serve(settings, args.db, allow_indexing=args.allow_indexing)
-    svc = MemoryService(settings, db_path=args.db)
-    for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
-        print(f"note: {notice}", file=sys.stderr)
     try:
+        svc = MemoryService(settings, db_path=args.db)
+    except DatabaseDamaged as exc:
+        if args.command != "check":
+            raise
+        for problem in exc.problems:
+            print(f"schema: {problem}")
+        print(f"the database is damaged: {len(exc.problems)} problem(s)")
+        print(str(exc).split(". Run `desktop-memory check` for details, or ", 1)[-1], file=sys.stderr)
+        return 1
+    try:
+        for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
+            print(f"note: {notice}", file=sys.stderr)
+        if svc.read_only_note and args.command not in ("index", "embed", "reembed", "remove", "watch", "compact"):
+            print(f"note: {svc.read_only_note}", file=sys.stderr)  # once per run; writes say why they are refused
         return _dispatch(svc, args)
     finally:
         svc.close()
@@ -317,7 +407,8 @@ def _dispatch(svc, args) -> int:
         problems = svc.check()
         for p in problems:
             print(p)
-        print("ok" if not problems else f"{len(problems)} problem(s)")
+        skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
+        print(("ok" + (skipped if svc.read_only_note else "")) if not problems else f"{len(problems)} problem(s)")
         return 0 if not problems else 1
     if cmd == "compact":
         before, after = svc.compact()
@@ -378,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {valid_arg(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

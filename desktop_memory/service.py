@@ -34,11 +34,11 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
-from .ingest.encoding import valid_text
 from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.filters import clean_filters, clean_query, clean_top_k
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
@@ -123,6 +123,9 @@ class MemoryService:
         # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
         self._writer: Store | None = self._open_store()
         self._readers = ReaderPool(self._open_store, readers)
+        # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
+        # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
+        self.read_only_note: str = self._writer.mode_note
 
     # ---------- plumbing ----------
     @contextlib.contextmanager
@@ -257,7 +260,10 @@ class MemoryService:
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None) -> SearchOutcome:
-        query = valid_text(query or "")
+        # the one entry for outside text: query and filters made valid for SQLite, top_k bounded (UserError if not)
+        query = clean_query(query)
+        top_k = clean_top_k(top_k, self.settings.search.top_k)
+        filters = clean_filters(filters)
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
         with self.reading() as store:
@@ -271,7 +277,7 @@ class MemoryService:
         """{chunk id: text with the keyword lane's matched tokens marked} for the shown results
         (retrieve/highlight.py); a semantic-only hit is absent."""
         with self.reading() as store:
-            return marked_texts(store, valid_text(query or ""), chunk_ids)
+            return marked_texts(store, clean_query(query), chunk_ids)
 
     def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
                       extra_roots: Sequence[str] = ()) -> ContextReport:

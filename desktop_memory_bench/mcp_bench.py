@@ -82,6 +82,24 @@ async def _session(db: Path, queries: list[str], backend: str, top_k: int, embed
     return out
 
 
+def _in_process(settings: Any, db: Path, embedder: Any, queries: list[str], backend: str, top_k: int) -> dict[str, Any]:
+    """The same searches without the protocol (the service in this process, warm): the MCP overhead's baseline."""
+    from desktop_memory.service import MemoryService
+
+    svc = MemoryService(settings, db_path=db, embedder=embedder)
+    try:
+        svc.search_outcome(queries[0], backend=backend, top_k=top_k)
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            svc.search_outcome(q, backend=backend, top_k=top_k)
+            times.append((time.perf_counter() - t) * 1000)
+    finally:
+        svc.close()
+    return {"n": len(times), "errors": 0, "p50": percentile(times, 50), "p90": percentile(times, 90),
+            "p99": percentile(times, 99), "max": max(times), "notes": []}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m desktop_memory_bench.mcp_bench", description=__doc__.split("\n")[0])
     p.add_argument("dataset", type=Path, help="BEIR folder, e.g. ../shared/eval/scifact")
@@ -101,8 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr)
 
-    db, index = open_or_build(ds, opts, settings, make_embedder(settings.embedder), log)
-    report = anyio.run(_session, db, list(ds.queries.values()), args.backend, args.top_k, args.embedder)
+    embedder = make_embedder(settings.embedder)
+    db, index = open_or_build(ds, opts, settings, embedder, log)
+    queries = list(ds.queries.values())
+    report = anyio.run(_session, db, queries, args.backend, args.top_k, args.embedder)
+    report["in_process"] = _in_process(settings, db, embedder, queries, args.backend, args.top_k)
     report.update(dataset=ds.name, queries=len(ds.queries), backend=args.backend, top_k=args.top_k, db=str(db),
                   chunks=index.get("chunks"))
     if args.json:
@@ -116,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [[tool, str(report[tool]["n"]), f"{report[tool]['p50']:.1f}", f"{report[tool]['p90']:.1f}",
              f"{report[tool]['p99']:.1f}", f"{report[tool]['max']:.1f}", str(report[tool]["errors"])]
             for tool in ("search", "get_context")]
+    ip = report["in_process"]
+    rows.append(["(service.search_outcome, in process)", str(ip["n"]), f"{ip['p50']:.1f}", f"{ip['p90']:.1f}",
+                 f"{ip['p99']:.1f}", f"{ip['max']:.1f}", "-"])
     print(render_table(["tool (warm)", "calls", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"], rows))
     for tool in ("search", "get_context"):
         for note in report[tool]["notes"]:

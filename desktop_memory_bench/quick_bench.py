@@ -17,6 +17,7 @@ Run it under a real X server (`DISPLAY=:N`) for honest paint times; with QT_QPA_
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -54,8 +55,7 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
     from desktop_memory.gui.shell import install_shell
 
     app = create_app()
-    settings = load_settings()
-    settings.db_path = str(db.resolve())
+    settings = dataclasses.replace(load_settings(), db_path=str(db.resolve()))
     window = MainWindow(settings, settings_path=settings_path())
     shell = install_shell(app, window)
     window.show()
@@ -114,13 +114,13 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
     popup.summon()
     started: list[float] = []
     shown: list[float] = []
-    search = popup.engine.search
+    search = popup.searcher.search
 
-    def timed_search(query: str, done: Any, failed: Any) -> None:
+    def timed_search(request: Any) -> int:  # the debounce fired: the search starts now
         started.append(time.perf_counter())
-        search(query, done, failed)
+        return search(request)
 
-    popup.engine.search = timed_search  # type: ignore[method-assign]
+    popup.searcher.search = timed_search  # type: ignore[method-assign]
     popup.results_shown.connect(lambda _q: shown.append(time.perf_counter()))
     after_key, after_debounce = [], []
     for q in queries:

@@ -72,20 +72,22 @@ class BenchOptions:
 def bench_settings(opts: BenchOptions) -> Settings:
     """The app's defaults (not the user's config: figures must be reproducible), plus explicit overrides."""
     s = Settings()
-    s.embedder.kind = opts.embedder
-    s.embedder.threads = 0
+    embedder = dataclasses.replace(s.embedder, kind=opts.embedder, threads=0)
     if opts.max_tokens is not None:
         if opts.max_tokens < MIN_TOKENS:
             raise UserError(f"--max-tokens must be at least {MIN_TOKENS}")
-        s.embedder.max_tokens = int(opts.max_tokens)
+        embedder = dataclasses.replace(embedder, max_tokens=int(opts.max_tokens))
+    search = s.search
     for key, value in opts.search_overrides.items():
-        if not hasattr(s.search, key):
+        if not hasattr(search, key):
             raise UserError(f"unknown search setting {key!r}")
-        setattr(s.search, key, type(getattr(s.search, key))(value))
+        search = dataclasses.replace(search, **{key: type(getattr(search, key))(value)})
+    chunking = s.chunking
     for key, value in opts.chunk_overrides.items():
-        if not hasattr(s.chunking, key):
+        if not hasattr(chunking, key):
             raise UserError(f"unknown chunk setting {key!r}")
-        setattr(s.chunking, key, type(getattr(s.chunking, key))(value))
+        chunking = dataclasses.replace(chunking, **{key: type(getattr(chunking, key))(value)})
+    s = dataclasses.replace(s, embedder=embedder, search=search, chunking=chunking)
     return s
 
 

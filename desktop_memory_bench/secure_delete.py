@@ -131,8 +131,7 @@ def _left(db: Path) -> int:
 
 def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n_small: int) -> dict[str, float]:
     pragma, fts, checkpoint, bulk = MODES[mode]
-    settings = Settings()
-    settings.embedder = EmbedderSettings(kind="hash")
+    settings = Settings(embedder=EmbedderSettings(kind="hash"))
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
     saved_bulk = erase.BULK_ERASE
     try:

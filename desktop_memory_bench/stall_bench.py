@@ -111,7 +111,7 @@ def _run(app: Any, tmp: Path, folder: Path, *, embedder: str, type_every_s: floa
     from desktop_memory.gui.event_pump import pump_events
     from desktop_memory.gui.main_window import MainWindow
 
-    settings = dataclasses.replace(Settings(), db_path=str(tmp / "bench.db"))
+    settings = Settings(db_path=str(tmp / "bench.db"))
     factory = None
     if embedder == "hash":
         def factory(st: Settings) -> Any:

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
 from desktop_memory.service import MemoryService
@@ -111,7 +111,8 @@ class Updates:
 def run(files: int, trials: int, idle_s: float, embedder: str) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="dm-watch-bench-"))
     out: dict[str, Any] = {"files": files, "trials": trials, "idle_s": idle_s, "embedder": embedder}
-    settings = Settings(embedder=EmbedderSettings(kind=embedder), watch=WatchSettings())
+    kind: Literal["local", "hash"] = "hash" if embedder == "hash" else "local"
+    settings = Settings(embedder=EmbedderSettings(kind=kind), watch=WatchSettings())
     db = work / "memory.db"
     svc = MemoryService(settings, db_path=db)
     reader = MemoryService(settings, db_path=db)  # searches on their own connection, as the window's would

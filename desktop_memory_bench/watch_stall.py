@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderSettings, Settings
 
 from .table import render_table
 from .watch_bench import _git, make_repo
@@ -47,9 +49,8 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     with isolated_app_dirs("dm-watch-stall-") as tmp:
         repo = tmp / "repo"
         expect = make_repo(repo, files)
-        settings = Settings()
-        settings.db_path = str(tmp / "bench.db")
-        settings.embedder.kind = embedder
+        kind: Literal["local", "hash"] = "hash" if embedder == "hash" else "local"
+        settings = Settings(db_path=str(tmp / "bench.db"), embedder=EmbedderSettings(kind=kind))
         svc = MemoryService(settings)
         t = time.perf_counter()
         svc.index_paths([repo])
@@ -58,11 +59,11 @@ def run(files: int, embedder: str) -> dict[str, Any]:
         window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
         window.resize(1200, 800)
         window.show()
-        watch: Any = window.watch  # type: ignore[attr-defined]  # until the window's wiring lands
-        if not spin(lambda: window.svc is not None and watch.watching_count() == 1
+        if not spin(lambda: window.svc is not None and window.watch.ready and window.watch.watching_count() == 1
                     and window.embedder_state != "loading", 300):
             raise RuntimeError("the window did not open its library and start watching")
         spin(lambda: False, 2.0)  # the start-up catch-up and first refreshes settle
+        out["phases"].append(_idle(window, spin, 10.0))
         for branch, tab in (("b", "Search"), ("a", "Library")):
             out["phases"].append(_switch(window, repo, branch, tab, expect, spin))
         window.close()
@@ -73,10 +74,25 @@ def run(files: int, embedder: str) -> dict[str, Any]:
     return out
 
 
+def _idle(window: Any, spin: Callable[[Callable[[], bool], float], bool], seconds: float) -> dict[str, Any]:
+    """The baseline: the same window, watching, nothing changing (what the machine itself costs the event loop)."""
+    from .stall_meter import StallMeter
+
+    window.tabs.setCurrentIndex(0)
+    meter = StallMeter(interval_ms=10)
+    meter.start()
+    spin(lambda: False, seconds)
+    report = meter.stop()
+    return {"switch": "idle baseline, nothing changes", "absorbed": True, "git_s": float("nan"),
+            "update_after_s": float("nan"), "updates": 0, "seconds": report.duration_ms / 1000,
+            "ticks": report.ticks, "max_stall_ms": report.max_stall_ms, "over_50": report.count_over(50),
+            "over_100": report.count_over(100)}
+
+
 def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int],
             spin: Callable[[Callable[[], bool], float], bool]) -> dict[str, Any]:
     """One branch switch under the stall meter, from the checkout until the refresh it triggers has landed."""
-    from desktop_memory.gui.stall_meter import StallMeter
+    from .stall_meter import StallMeter
 
     window.tabs.setCurrentIndex(0 if tab == "Search" else 1)
     spin(lambda: False, 1.5)
@@ -93,9 +109,16 @@ def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int
     meter = StallMeter(interval_ms=10)
     meter.start()
     t0 = time.perf_counter()
-    _git(repo, "checkout", "-q", branch)
-    git_s = time.perf_counter() - t0
+    git_done: list[float] = []
+
+    def checkout() -> None:  # off the UI thread: the meter must see the window, not this script, waiting
+        _git(repo, "checkout", "-q", branch)
+        git_done.append(time.perf_counter() - t0)
+
+    threading.Thread(target=checkout, daemon=True).start()
     ok = spin(absorbed, 900)
+    spin(lambda: bool(git_done), 60)
+    git_s = git_done[0] if git_done else float("nan")
     t_update = time.perf_counter()
     spin(lambda: any(r >= t_update for r in refreshed), 60)
     spin(lambda: False, 1.0)
@@ -110,8 +133,12 @@ def _switch(window: Any, repo: Any, branch: str, tab: str, expect: dict[str, int
     }
 
 
+def _f(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.1f}"  # NaN: not applicable
+
+
 def render(r: dict[str, Any]) -> str:
-    rows = [[p["switch"], f"{p['git_s']:.1f}", f"{p['update_after_s']:.1f}", str(p["updates"]),
+    rows = [[p["switch"], _f(p["git_s"]), _f(p["update_after_s"]), str(p["updates"]),
              f"{p['seconds']:.1f}", f"{p['ticks']:,}", f"{p['max_stall_ms']:.0f}", str(p["over_50"]),
              str(p["over_100"])] for p in r["phases"]]
     head = (f"UI stalls while the window's watcher absorbs a {r['files']:,}-file branch switch "

@@ -4,7 +4,7 @@
 space, digits and punctuation kept. For Markdown chunks the breadcrumb line (the first line, followed by a blank
 line) and the ATX heading lines inside the body are left out, so the same boilerplate ("/// note ... ///",
 licence footers, "Edit this page on GitHub") placed under different headings in many files still gets one key.
-The store counts keys across files (ChunkSettings.dedupe_min_files) to collapse repeated boilerplate.
+The store collapses a chunk whose key another file already holds (see store/repository.py).
 
 ``dedupe_within`` drops exact repeats inside one document (same key; the first occurrence is kept).
 """

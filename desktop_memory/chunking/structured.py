@@ -59,6 +59,7 @@ def chunk_structured(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDr
         if slides:
             levels, path = {}, ()  # a slide's title belongs to that slide only
         sections, path = split_sections(text, headings, start, end, path=path, levels=levels)
+        before = len(out)
         for g in group_sections(text, sections, lim):
             crumb = format_breadcrumb(g.crumb)
             spans = [trim(text, g.start, g.end)] if len(g.members) > 1 else window_spans(text, g.start, g.end, lim)
@@ -66,6 +67,13 @@ def chunk_structured(doc: ExtractedDoc, settings: ChunkSettings) -> list[ChunkDr
                 if ce <= cs:
                     continue
                 loc = Location(heading_path=tuple(g.crumb), char_start=cs, char_end=ce,
+                               page=None if slides else number, slide=number if slides else None)
+                out.append(ChunkDraft(text=with_breadcrumb(crumb, text[cs:ce]), location=loc))
+        if len(out) == before and number is not None and text[start:end].strip():
+            # a page or slide of headings only (a title slide): its text is the chunk, under its own path
+            crumb = format_breadcrumb(path)
+            for cs, ce in window_spans(text, start, end, lim):
+                loc = Location(heading_path=path, char_start=cs, char_end=ce,
                                page=None if slides else number, slide=number if slides else None)
                 out.append(ChunkDraft(text=with_breadcrumb(crumb, text[cs:ce]), location=loc))
     if not out and text.strip():  # headings only: still findable

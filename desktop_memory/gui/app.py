@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .. import APP_NAME, __version__
-from ..config import data_dir, load_settings, settings_path
+from ..config import Settings, SettingsError, data_dir, load_settings, settings_path
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 
 if TYPE_CHECKING:
@@ -125,7 +125,20 @@ def main(argv: list[str] | None = None) -> int:
         from .smoke import run_gui_smoke
 
         return run_gui_smoke()
-    settings = load_settings()
+    try:
+        loaded: Settings | None = load_settings()
+    except SettingsError:
+        loaded = None
+    app = None
+    if loaded is None:  # a broken settings file: say so, offer to open or reset it (it is never overwritten)
+        _setup_logging()
+        app = create_app()
+        from .settings_problem import load_settings_or_ask
+
+        loaded = load_settings_or_ask()
+        if loaded is None:
+            return 1
+    settings = loaded
     if args.db:
         settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
@@ -133,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = [str(Path(p).resolve()) for p in args.paths]
     if hand_off(settings.resolved_db_path(), {"cmd": "quick"} if args.quick else {"cmd": "show", "paths": paths}):
         return 0
-    _setup_logging()
-    app = create_app()
+    if app is None:
+        _setup_logging()
+        app = create_app()
     from PySide6.QtCore import QTimer
 
     from .main_window import MainWindow

@@ -51,6 +51,7 @@ from .settings_dialog import ProbeFn, SettingsDialog
 from .status_bar import StatusBar
 from .style import THEMES, app_icon, apply_theme
 from .tasks import TaskRunner
+from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus
 from .window_state import restore_window_state, window_gui_state
 
@@ -94,6 +95,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
+        self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
         restore_window_state(self)
         route_drops_to(self)
         QTimer.singleShot(0, self.open_service)
@@ -217,6 +219,8 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def _service_opened(self, svc: MemoryApi) -> None:
         self.banners.dismiss("store")
+        if getattr(svc, "read_only_note", ""):  # read-only file/media or a full disk: search works, said once
+            self.banners.show_message(svc.read_only_note, "warning", key="read-only")
         for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
             self.banners.show_message(notice, "info", key="privacy")
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
@@ -242,6 +246,7 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
+        self.watch.stop()  # it indexes through the old service: stop before that one closes
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
         self.cancel_job()
@@ -431,6 +436,7 @@ class MainWindow(FileDropTarget, QMainWindow):
     def shutdown(self, wait_ms: int = 15000) -> None:
         """Cancel work, wait for workers (they stop between files), close the database."""
         self.host.closing = True
+        self.watch.stop()
         self.library_ctl.stop()
         self.index_jobs.shutdown()
         self.jobs.cancel_all()

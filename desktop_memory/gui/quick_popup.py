@@ -9,41 +9,40 @@ A small frameless window on top of everything, in the upper third of the screen 
 - Shift+Enter copies the picked passage and hides the popup;
 - Esc hides it (so does clicking elsewhere).
 
-The popup never calls the service itself: a ``QuickEngine`` (gui/shell.py) runs searches and context packing on
-the window's worker threads and calls back on the UI thread.
+It is built from the same parts as the window's search tab: a :class:`SearchController` (debounce, latest query
+wins, keyword-only while the model loads) and a :class:`ContextController` (re-packs the included results under
+the budget, copies exactly that block) over its own results model, on a worker runner of its own, with the
+window's service (gui/shell.py hands it over).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
-from ..models import SearchResult
+from ..models import ContextReport
+from ..service_api import MemoryApi
 from . import desktop
+from .context_controller import ContextController
 from .formatting import query_terms
+from .messages import error_text
 from .results_model import ResultDelegate, ResultsModel
+from .search_controller import SearchController, SearchRequest, SearchResponse
+from .tasks import TaskRunner
 
 DEBOUNCE_MS = 120  # shorter than the window's: the popup is for quick, short queries
 HINT = "Enter copy context · Shift+Enter copy passage · ↓ then Space include/exclude · Esc close"
-
-
-class QuickEngine(Protocol):
-    def search(self, query: str, done: Callable[[list[SearchResult], list[str]], None],
-               failed: Callable[[str], None]) -> None: ...
-
-    def context(self, results: list[SearchResult], done: Callable[[str, int, int], None],
-                failed: Callable[[str], None]) -> None: ...
 
 
 class QuickPopup(QFrame):
     results_shown = Signal(str)  # the query whose results are now listed
     copied = Signal(str)  # "context" or "passage"
 
-    def __init__(self, engine: QuickEngine, parent: QWidget | None = None) -> None:
+    def __init__(self, runner: TaskRunner, make_request: Callable[[str], SearchRequest], budget: int,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
                          | Qt.WindowType.WindowStaysOnTopHint)
         self.setObjectName("QuickPopup")
@@ -52,9 +51,10 @@ class QuickPopup(QFrame):
         # frameless: its own edge, so it stands out from the window behind it in both themes
         self.setStyleSheet("#QuickPopup { border: 1px solid palette(highlight); background: palette(window); }")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
-        self.engine = engine
+        self.make_request = make_request  # the app's backend and top-k for a query (read at each search)
         self._shown_query: str | None = None
         self._copying = False
+        self._copy_after_search = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 8)
         layout.setSpacing(6)
@@ -67,6 +67,15 @@ class QuickPopup(QFrame):
         self.box.setFont(f)
         layout.addWidget(self.box)
         self.model = ResultsModel(self)
+        self.searcher = SearchController(None, runner, self, debounce_ms=DEBOUNCE_MS)
+        self.context = ContextController(self.model, runner, budget, self)
+        self.searcher.results_ready.connect(self._show)
+        self.searcher.failed.connect(lambda _req, exc, _tb: self._failed(error_text(exc)))
+        self.searcher.cleared.connect(self._cleared)
+        self.context.copied.connect(self._context_copied)
+        self.context.nothing_to_copy.connect(lambda: self._failed("Nothing to copy: no result is included."))
+        self.context.failed.connect(self._failed)
+        self.context.report_ready.connect(lambda _r: self._update_status())
         self.view = QListView()
         self.view.setObjectName("QuickResults")
         self.view.setModel(self.model)
@@ -84,11 +93,7 @@ class QuickPopup(QFrame):
         layout.addWidget(self.hint)
         self.resize(680, 460)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.run_search)
-        self.box.textEdited.connect(lambda _t: self._timer.start())
+        self.box.textEdited.connect(lambda _t: self.schedule_search())
         self.box.installEventFilter(self)
         self.view.installEventFilter(self)
         self.view.doubleClicked.connect(lambda idx: self.toggle(idx.row()))
@@ -118,37 +123,67 @@ class QuickPopup(QFrame):
             self.hide()
 
     # ------------------------------------------------------------------ searching
-    def run_search(self) -> None:
-        self._timer.stop()
+    def set_service(self, service: MemoryApi | None) -> None:
+        self.searcher.set_service(service)
+        self.context.set_service(service)
+
+    def _request(self) -> SearchRequest | None:
         q = self.box.text().strip()
-        if not q:
-            self.model.clear()
-            self._shown_query = None
-            self.status.setText("")
+        return self.make_request(q) if q else None
+
+    def schedule_search(self) -> None:
+        """Search as you type: after the debounce, the newest text wins."""
+        req = self._request()
+        if req is None:
+            self.searcher.clear()
+        else:
+            self.searcher.schedule(req)
+
+    def run_search(self) -> None:
+        """Search now (Enter before the debounce fired, the library just opened)."""
+        req = self._request()
+        if req is None:
+            self.searcher.clear()
+            return
+        if not self.searcher.has_service():
+            self.status.setText("Opening the library…")
             return
         self.status.setText("Searching…")
-        self.engine.search(q, lambda results, notes: self._show(q, results, notes), self._failed)
+        self.searcher.search(req)
 
-    def _show(self, query: str, results: list[SearchResult], notes: list[str]) -> None:
-        if query != self.box.text().strip():
-            return  # typed on meanwhile: the newer search will answer
-        self.model.set_results(query, query_terms(query), results)
-        self._shown_query = query
-        if results:
+    def _show(self, response: SearchResponse) -> None:
+        self.model.set_results(response.query, query_terms(response.query), response.results)  # → re-pack
+        self._shown_query = response.query
+        if response.results:
             self.view.setCurrentIndex(self.model.index(0))
-        self._update_status(notes)
-        self.results_shown.emit(query)
+        self._notes = list(response.notes)
+        self._update_status()
+        self.results_shown.emit(response.query)
+        if self._copy_after_search:
+            self._copy_after_search = False
+            self.copy_context()
+
+    def _cleared(self) -> None:
+        self.model.clear()
+        self._shown_query = None
+        self._notes = []
+        self.status.setText("")
 
     def _failed(self, message: str) -> None:
+        self._copying = False
+        self._copy_after_search = False
         self.status.setText(message)
 
-    def _update_status(self, notes: list[str] | None = None) -> None:
+    def _update_status(self) -> None:
         n = self.model.rowCount()
         if not n:
             text = "No matches." if self._shown_query else ""
         else:
             inc = len(self.model.included_results())
-            text = f"{n} result{'s' if n != 1 else ''} · {inc} in the context block"
+            rep = self.context.report
+            tokens = f" · {rep.tokens_used:,} tokens" if rep is not None and not self.context.pending else ""
+            text = f"{n} result{'s' if n != 1 else ''} · {inc} in the context block{tokens}"
+        notes = getattr(self, "_notes", [])
         if notes:
             text += " · " + "; ".join(notes)
         self.status.setText(text)
@@ -159,7 +194,7 @@ class QuickPopup(QFrame):
 
     def toggle(self, row: int) -> None:
         if self.model.result(row) is not None:
-            self.model.set_included(row, not self.model.is_included(row))
+            self.model.set_included(row, not self.model.is_included(row))  # → re-pack
             self._update_status()
 
     def step(self, delta: int) -> None:
@@ -171,32 +206,18 @@ class QuickPopup(QFrame):
         self.view.setFocus()
 
     def copy_context(self) -> None:
-        if self._timer.isActive() or self._shown_query != (self.box.text().strip() or None):
-            self.run_search()  # Enter right after typing: search now, copy when it answers
-            self.results_shown.connect(self._copy_after_search, Qt.ConnectionType.SingleShotConnection)
-            return
-        included = self.model.included_results()
-        if not included:
-            self.status.setText("Nothing to copy: no result is included.")
+        """Enter: the block of the included results (after the search of what was just typed, if any)."""
+        if self._shown_query != (self.box.text().strip() or None):
+            self._copy_after_search = True  # Enter right after typing: search now, copy when it answers
+            self.run_search()
             return
         self._copying = True
-        self.engine.context(included, self._context_ready, self._copy_failed)
+        self.context.copy()  # waits for a re-pack in progress, then copies exactly that block
 
-    def _copy_after_search(self, _query: str) -> None:
-        self.copy_context()
-
-    def _context_ready(self, text: str, passages: int, tokens: int) -> None:
+    def _context_copied(self, report: ContextReport) -> None:
         self._copying = False
-        if not text:
-            self.status.setText("Nothing fits the token budget.")
-            return
-        desktop.copy_text(text)
         self.copied.emit("context")
         self.hide()
-
-    def _copy_failed(self, message: str) -> None:
-        self._copying = False
-        self.status.setText(message)
 
     def copy_passage(self) -> None:
         r = self.model.result(self.current_row())

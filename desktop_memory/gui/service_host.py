@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..config import EmbedderSettings, Settings, save_settings
+from ..config import EmbedderSettings, Settings, SettingsError, save_settings
 from ..errors import UserError
 from ..service_api import MemoryApi, ServiceFactory
 from .messages import error_text
@@ -92,6 +92,8 @@ class ServiceHost(QObject):
             save_settings(self.settings, self.settings_path)
         except OSError as exc:
             self.save_failed.emit(f"Could not save settings: {exc}. Check that the config folder is writable.")
+        except SettingsError as exc:  # the file on disk was broken by hand meanwhile: it is never overwritten
+            self.save_failed.emit(f"Settings were not saved. {exc}")
         else:
             self.settings_saved.emit()
 

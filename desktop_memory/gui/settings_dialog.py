@@ -6,7 +6,7 @@ embedder in the background and offering to re-embed when the model changed).
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -70,7 +70,9 @@ HELP = {
                "found whole in one of them.",
     "code_lines": "Lines per passage for source code.",
     "max_mb": "Files larger than this are skipped (listed in the Library with the reason).",
-    "ignore": "Extra file or folder names to skip, comma separated; * and ? work (e.g. *.log, build).",
+    "ignore": "Extra patterns to skip, comma separated, in .gitignore syntax relative to each indexed folder "
+              "(e.g. *.log, drafts/, docs/*.md). .gitignore and .dmignore files inside indexed folders are "
+              "honoured too.",
     "batch": "How many passages are embedded per model call. Larger batches are a little faster and use "
              "more memory.",
     "threads": "CPU threads for the local model; automatic uses the cores you have.",
@@ -310,7 +312,7 @@ class SettingsDialog(QDialog):
         self.max_mb.setSuffix(" MB")
         f.addRow("Skip files larger than", _help(self.max_mb, "max_mb"))
         self.ignore = QLineEdit(", ".join(s.ingest.extra_ignore))
-        self.ignore.setPlaceholderText("e.g. *.log, build, drafts")
+        self.ignore.setPlaceholderText("e.g. *.log, drafts/, docs/*.md")
         f.addRow("Also ignore", _help(self.ignore, "ignore"))
         note = QLabel("Chunking changes apply to files indexed from now on; re-index a folder to apply them to it.")
         note.setWordWrap(True)
@@ -338,11 +340,10 @@ class SettingsDialog(QDialog):
             self.theme_combo.addItem(t.capitalize(), t)
         self.theme_combo.setCurrentIndex(max(0, self.theme_combo.findData(theme)))
         f.addRow("Appearance", self.theme_combo)
-        ds = getattr(s, "desktop", None)
-        self.open_with = QLineEdit(getattr(ds, "open_with", "") or "")
+        self.open_with = QLineEdit(s.desktop.open_with)
         self.open_with.setPlaceholderText("e.g. code --goto {path}:{line}   (empty: automatic)")
         f.addRow("Open text at line with", _help(self.open_with, "open_with"))
-        self.open_pdf_with = QLineEdit(getattr(ds, "open_pdf_with", "") or "")
+        self.open_pdf_with = QLineEdit(s.desktop.open_pdf_with)
         self.open_pdf_with.setPlaceholderText("e.g. okular --page {page} {path}   (empty: automatic)")
         f.addRow("Open PDFs at page with", _help(self.open_pdf_with, "open_pdf_with"))
         return w
@@ -365,8 +366,7 @@ class SettingsDialog(QDialog):
         """Probe the Ollama server on a worker; fill the model list from /api/tags."""
         if self._probing:  # stays enabled while it runs: disabling it would throw the focus to the next field
             return
-        es = self.result_settings().embedder
-        es.kind = "ollama"
+        es = dataclasses.replace(self.result_settings().embedder, kind="ollama")
         self._probing = True
         self.test_btn.setText("Testing…")
         self.test_result.setText(f"Connecting to {es.ollama_url}…")
@@ -393,8 +393,7 @@ class SettingsDialog(QDialog):
         )
 
     def _restore_defaults(self) -> None:
-        d = Settings()
-        d.db_path = self.db_path.text()  # never move the database by accident
+        d = Settings(db_path=self.db_path.text())  # never move the database by accident
         self._load(d)
 
     def _load(self, s: Settings) -> None:
@@ -422,34 +421,40 @@ class SettingsDialog(QDialog):
 
     def result_settings(self) -> Settings:
         """A new Settings object with the dialog's values (the original is untouched)."""
-        s = copy.deepcopy(self._orig)
-        e = s.embedder
-        e.kind = "ollama" if self.ollama_radio.isChecked() else "local"
-        e.local_model_dir = self.model_dir.text().strip()
-        e.threads = self.threads.value()
-        e.ollama_url = self.ollama_url.text().strip() or "http://localhost:11434"
-        e.ollama_model = self.ollama_model.currentText().strip()
-        e.batch_size = self.batch.value()
-        e.query_prefix = self.query_prefix.text()
-        e.document_prefix = self.doc_prefix.text()
-        s.search.backend = str(self.backend.currentData())
-        s.search.top_k = self.top_k.value()
-        s.search.keyword_weight = self.kw_weight.value()
-        s.search.dense_weight = self.dense_weight.value()
-        s.search.rrf_k = self.rrf_k.value()
-        s.context.budget_tokens = self.budget.value()
-        s.context.path_style = str(self.path_style.currentData())
-        if hasattr(s, "desktop"):
-            s.desktop.open_with = self.open_with.text().strip()
-            s.desktop.open_pdf_with = self.open_pdf_with.text().strip()
-        s.chunking.target_chars = self.target_chars.value()
-        s.chunking.max_chars = max(self.max_chars.value(), self.target_chars.value())
-        s.chunking.overlap_chars = min(self.overlap.value(), self.target_chars.value() // 2)
-        s.chunking.code_lines = self.code_lines.value()
-        s.ingest.max_file_mb = self.max_mb.value()
-        s.ingest.extra_ignore = [x.strip() for x in self.ignore.text().split(",") if x.strip()]
-        s.db_path = self.db_path.text().strip()
-        return s
+        s = self._orig
+        target = self.target_chars.value()
+        return dataclasses.replace(
+            s,
+            embedder=dataclasses.replace(
+                s.embedder,
+                kind="ollama" if self.ollama_radio.isChecked() else "local",
+                local_model_dir=self.model_dir.text().strip(),
+                threads=self.threads.value(),
+                ollama_url=self.ollama_url.text().strip() or "http://localhost:11434",
+                ollama_model=self.ollama_model.currentText().strip(),
+                batch_size=self.batch.value(),
+                query_prefix=self.query_prefix.text(),
+                document_prefix=self.doc_prefix.text(),
+            ),
+            search=dataclasses.replace(
+                s.search, backend=str(self.backend.currentData()), top_k=self.top_k.value(),
+                keyword_weight=self.kw_weight.value(), dense_weight=self.dense_weight.value(), rrf_k=self.rrf_k.value(),
+            ),
+            context=dataclasses.replace(s.context, budget_tokens=self.budget.value(),
+                                        path_style=str(self.path_style.currentData())),
+            desktop=dataclasses.replace(s.desktop, open_with=self.open_with.text().strip(),
+                                        open_pdf_with=self.open_pdf_with.text().strip()),
+            chunking=dataclasses.replace(
+                s.chunking, target_chars=target, max_chars=max(self.max_chars.value(), target),
+                overlap_chars=min(self.overlap.value(), target // 2), code_lines=self.code_lines.value(),
+                code_overlap_lines=min(s.chunking.code_overlap_lines, self.code_lines.value() - 1),
+            ),
+            ingest=dataclasses.replace(
+                s.ingest, max_file_mb=self.max_mb.value(),
+                extra_ignore=tuple(x.strip() for x in self.ignore.text().split(",") if x.strip()),
+            ),
+            db_path=self.db_path.text().strip(),
+        )
 
     def chosen_theme(self) -> str:
         return str(self.theme_combo.currentData())

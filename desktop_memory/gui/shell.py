@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from ..models import SearchResult
 from .quick_popup import QuickPopup
+from .search_controller import SearchRequest
+from .tasks import TaskRunner
 from .tray import Tray
 
 log = logging.getLogger(__name__)
-
-
-def _error_text(exc: BaseException) -> str:
-    from .main_window import error_text
-
-    return error_text(exc)
 
 
 def watch_controller(window: Any) -> Any:
@@ -38,39 +32,6 @@ def watch_controller(window: Any) -> Any:
         if isinstance(getattr(window, name, None), WatchController):
             return getattr(window, name)
     return found[0] if found else None
-
-
-class WindowEngine:
-    """Runs the popup's searches and context packing on the window's query workers (latest wins), with the
-    window's service, the app's default backend and top-k, and the context budget, so a block copied from the
-    popup is the block the window would copy for the same results."""
-
-    def __init__(self, window: Any) -> None:
-        self.window = window
-
-    def search(self, query: str, done: Callable[[list[SearchResult], list[str]], None],
-               failed: Callable[[str], None]) -> None:
-        svc = self.window.svc
-        if svc is None:
-            failed("The library is still opening…")
-            return
-        s = self.window.settings.search
-        self.window.queries.submit(
-            lambda: svc.search_outcome(query, backend=s.backend, top_k=s.top_k), name="quick-search",
-            channel="quick-search", on_done=lambda o: done(o.results, list(o.notes)),
-            on_error=lambda exc, _tb: failed(_error_text(exc)))
-
-    def context(self, results: list[SearchResult], done: Callable[[str, int, int], None],
-                failed: Callable[[str], None]) -> None:
-        svc = self.window.svc
-        if svc is None:
-            failed("The library is still opening…")
-            return
-        budget = self.window.settings.context.budget_tokens
-        self.window.queries.submit(
-            lambda: svc.build_context(results, budget), name="quick-context", channel="quick-context",
-            on_done=lambda rep: done(rep.text, len(rep.items), rep.tokens_used),
-            on_error=lambda exc, _tb: failed(_error_text(exc)))
 
 
 class DesktopShell(QObject):
@@ -85,7 +46,7 @@ class DesktopShell(QObject):
         if tray and QSystemTrayIcon.isSystemTrayAvailable():
             watcher = watch_controller(window)
             self.tray = Tray(close_to_tray=window.settings.tray.close_to_tray, can_pause=watcher is not None,
-                             parent=self)
+                             parent=self, menu_parent=window)
             self.tray.quick_requested.connect(self.show_quick)
             self.tray.show_requested.connect(self.show_window)
             self.tray.quit_requested.connect(self.quit)
@@ -118,16 +79,34 @@ class DesktopShell(QObject):
 
     def show_quick(self) -> QuickPopup:
         if self.popup is None:
-            self.popup = QuickPopup(WindowEngine(self.window))
+            # its own worker runner: the window's channels (search, context) stay the window's
+            self._runner = runner = TaskRunner(None, max_threads=2, name="quick")
+            # owned by the window (a Tool window still shows while the window hides in the tray): Qt, not Python's
+            # cyclic GC, decides when it goes, so it is never destroyed from a worker thread
+            self.popup = QuickPopup(runner, self._request, self.window.settings.context.budget_tokens, self.window)
+            runner.setParent(self.popup)
             self.popup.copied.connect(self._copied)
             # typed while the library was still opening (a cold `--quick` start): search once it is open
             self.window.service_ready.connect(self._library_opened)
+        self.popup.set_service(self.window.svc)
+        self.popup.context.set_budget(self.window.settings.context.budget_tokens)
         self.popup.summon()
         return self.popup
 
+    def _request(self, query: str) -> SearchRequest:
+        """A popup search as the window would run it: the app's backend and top-k, no filters, keyword-only
+        (and saying so) while the model loads."""
+        assert self.popup is not None
+        self.popup.set_service(self.window.svc)
+        self.popup.searcher.semantic_loading = self.window.searcher.semantic_loading
+        s = self.window.settings.search
+        return SearchRequest(query, backend=s.backend, top_k=s.top_k)
+
     def _library_opened(self) -> None:
-        if self.popup is not None and self.popup.isVisible() and self.popup.box.text().strip():
-            self.popup.run_search()
+        if self.popup is not None:
+            self.popup.set_service(self.window.svc)
+            if self.popup.isVisible() and self.popup.box.text().strip():
+                self.popup.run_search()
 
     def show_window(self) -> None:
         w = self.window
@@ -174,6 +153,9 @@ class DesktopShell(QObject):
     def close(self) -> None:
         if self.popup is not None:
             self.popup.hide()
+            self.popup.searcher.clear()  # no search starts after this (a pending debounce included)
+            self.popup.set_service(None)
+            self._runner.wait(5000)  # before the window closes the service under it
         if self.tray is not None:
             self.tray.hide()
         if self.server is not None:

@@ -161,8 +161,7 @@ def _window_checks(tmp: Path) -> bool:
         return False
     from ..config import Settings
 
-    settings = Settings()
-    settings.db_path = str(tmp / "gui.db")
+    settings = Settings(db_path=str(tmp / "gui.db"))
     window = MainWindow(settings, settings_path=tmp / "config" / "settings.toml")
     finished: list[Any] = []
     searched: list[str] = []

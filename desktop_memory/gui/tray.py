@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from .style import app_icon
 
@@ -22,11 +22,13 @@ class Tray(QObject):
     pause_toggled = Signal(bool)  # True = pause watching
     close_to_tray_toggled = Signal(bool)
 
-    def __init__(self, *, close_to_tray: bool, can_pause: bool = False, parent: QObject | None = None) -> None:
+    def __init__(self, *, close_to_tray: bool, can_pause: bool = False, parent: QObject | None = None,
+                 menu_parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.icon = QSystemTrayIcon(app_icon(), self)
         self.icon.setToolTip("Desktop Memory")
-        self.menu = QMenu()
+        # owned by a widget (the window): Qt decides when it goes, never Python's cyclic GC on a worker thread
+        self.menu = QMenu(menu_parent)
         self.act_quick = self._action("&Quick search", self.quick_requested.emit)
         self.act_show = self._action("&Show window", self.show_requested.emit)
         self.menu.addSeparator()

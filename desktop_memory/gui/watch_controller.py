@@ -50,6 +50,11 @@ class WatchController(QObject):
     def running(self) -> bool:
         return self._watcher is not None and self._watcher.running
 
+    @property
+    def ready(self) -> bool:
+        """The start-up catch-up is done: from now on a change arrives as a "change" update."""
+        return self._watcher is not None and self._watcher.ready.is_set()
+
     def refresh(self) -> None:
         """The library's folders changed (a folder added or removed): watch what is there now."""
         if self._watcher is not None:
@@ -104,20 +109,23 @@ class WatchController(QObject):
         self.status_changed.emit(self.status_text())
 
 
-def install_watch(window: Any, menu: Any = None) -> WatchController:
+def install_watch(window: Any) -> WatchController:
     """Wire live folders into the main window with signals only: the watch starts when the library opens, learns
     about added/removed folders when a job ends, shows "watching N folders" in the status bar and each folder's
-    state in the Library, refreshes the Library after a change, and persists pause state in settings.
+    state in the Library (whose context menu pauses/resumes a folder), adds **Library → Pause watching folders**,
+    pokes the Library after a change, and keeps pause state in settings (through the window's ServiceHost).
 
     The window must call ``controller.stop()`` before it closes or replaces its service."""
+    import dataclasses
+
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QLabel
 
-    def persist(paused_all: bool, paused: tuple[str, ...]) -> None:
-        import dataclasses
+    host = window.host
 
-        window.settings.watch = dataclasses.replace(window.settings.watch, paused_all=paused_all, paused=paused)
-        window.persist_settings()
+    def persist(paused_all: bool, paused: tuple[str, ...]) -> None:  # settings are replaced, never edited
+        watch = dataclasses.replace(host.settings.watch, paused_all=paused_all, paused=paused)
+        host.replace(dataclasses.replace(host.settings, watch=watch))
 
     ctl = WatchController(window, persist=persist)
     label = QLabel("")
@@ -131,20 +139,22 @@ def install_watch(window: Any, menu: Any = None) -> WatchController:
         library.model.set_watch_states(ctl.folder_states())
 
     def updated(update: WatchUpdate) -> None:
-        if update.changed or update.kind in ("error", "embedded"):
+        if update.changed or update.kind == "error":
             window.statusBar().showMessage(update.message.splitlines()[0], 8000)
-        if update.changed or update.kind == "embedded":
-            window.refresh_library_and_stats()
+        if update.changed or update.kind in ("embedded", "catch-up"):
+            window.library_ctl.poke()  # stats and the Library catch up (at most every 0.5 s)
 
     def service_ready() -> None:
         if window.svc is not None:
             ctl.start(window.svc)
 
     window.service_ready.connect(service_ready)
-    window.job_finished.connect(lambda _summary: ctl.refresh())  # a folder added or removed
+    window.job_finished.connect(lambda _summary: ctl.refresh())  # a folder was added
+    window.index_jobs.removed.connect(lambda *_: ctl.refresh())  # a folder was removed
     ctl.status_changed.connect(lambda _text: show_states())
     ctl.updated.connect(updated)
     library.watch_pause_requested.connect(lambda folder, pause: ctl.set_paused(pause, folder))
+    menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and a.text() == "L&ibrary"), None)
     if menu is not None:
         menu.addSeparator()
         pause_all = QAction("Pause &watching folders", window, checkable=True)

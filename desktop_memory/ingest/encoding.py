@@ -53,9 +53,10 @@ def normalise_newlines(text: str) -> str:
 
 
 def decode_bytes(data: bytes) -> tuple[str, str]:
-    """Decode file content: BOM → UTF-8 → BOM-less UTF-16 → cp1252 → latin-1 (never fails).
+    """Decode file content: BOM → UTF-8 → BOM-less UTF-16 → detected charset → cp1252 → latin-1 (never fails).
 
-    Returns ``(text, encoding)``; the text has "\\n" newlines and no NUL characters.
+    Returns ``(text, encoding)``; the text has "\\n" newlines and no NUL characters. ``guess_note(encoding)`` says
+    when the encoding is a guess (anything but a BOM or valid UTF-8), for the document's warnings.
     """
     found = bom_encoding(data)
     if found:
@@ -68,6 +69,19 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     return normalise_newlines(text).replace("\x00", ""), encoding
 
 
+CERTAIN = frozenset({"utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
+MIN_COHERENCE = 0.05  # charset-normalizer recognised a language in the decoded text (not just "no errors")
+MAX_CHAOS = 0.1
+WESTERN_MESS = 0.2  # French/German prose in cp1252 measures ~0.0-0.1; GBK read as cp1252 ~2.6
+
+
+def guess_note(encoding: str) -> str | None:
+    """The warning recorded with a document whose encoding was guessed, or None when it was certain."""
+    if encoding in CERTAIN:
+        return None
+    return f"not UTF-8: decoded as {encoding} (a guess; save the file as UTF-8 if the text looks wrong)"
+
+
 def _decode_plain(data: bytes) -> tuple[str, str]:
     try:
         return data.decode("utf-8"), "utf-8"
@@ -75,13 +89,44 @@ def _decode_plain(data: bytes) -> tuple[str, str]:
         pass
     utf16 = guess_utf16_without_bom(data)
     if utf16:
-        return data.decode(utf16, errors="replace"), utf16
+        return data.decode(utf16, errors="replace"), utf16 + " (no BOM)"
     try:
-        return data.decode("cp1252"), "cp1252"
+        western: str | None = data.decode("cp1252")
     except UnicodeDecodeError:
-        # cp1252 leaves five bytes undefined; latin-1 maps every byte, so this cannot fail.
-        return data.decode("latin-1"), "latin-1"
+        western = None
+    detected = _detect(data, western)
+    if detected is not None:
+        return detected
+    if western is not None:
+        return western, "cp1252"
+    # cp1252 leaves five bytes undefined; latin-1 maps every byte, so this cannot fail.
+    return data.decode("latin-1"), "latin-1"
 
+
+def _detect(data: bytes, western: str | None) -> tuple[str, str] | None:
+    """charset-normalizer's best reading when it is confident, else None (the cp1252/latin-1 fallback applies).
+
+    Western text decodes to the same letters in several code pages (cp1250, cp1252, cp1257, ...) and the detector
+    picks among them almost at random; so when the cp1252 reading already looks like clean text (its mess ratio,
+    measured by the same library, is low) it is kept and nothing is detected. GBK, Shift-JIS or Cyrillic bytes
+    read as cp1252 are a soup of accented capitals and symbols, with a high mess ratio."""
+    from charset_normalizer import from_bytes  # imported only for the rare file that is not UTF-8
+    from charset_normalizer.md import mess_ratio
+
+    sample = data[:262_144]
+    if western is not None and mess_ratio(western[:20_000], maximum_threshold=1.0) <= WESTERN_MESS:
+        return None
+    matches = list(from_bytes(sample))
+    if not matches:
+        return None
+    best = min(m.chaos for m in matches)
+    top = max((m for m in matches if m.chaos <= best + 0.01), key=lambda m: m.coherence)
+    if top.chaos > MAX_CHAOS or top.coherence < MIN_COHERENCE:
+        return None
+    try:
+        return data.decode(top.encoding, errors="replace"), top.encoding
+    except LookupError:
+        return None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,6 +12,7 @@ gives the pages it managed instead of a timeout.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import time
 from typing import Any
 
@@ -23,11 +24,11 @@ _FPDF_PAGEOBJ_IMAGE = 3
 
 
 def ocr_available() -> bool:
+    """Whether the extra is installed (found, not imported: importing it maps OpenCV, ~200 MB)."""
     try:
-        import rapidocr_onnxruntime  # noqa: F401
-    except Exception:  # ImportError, or a broken OpenCV/onnxruntime install: both mean "not available"
+        return importlib.util.find_spec("rapidocr_onnxruntime") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 @functools.cache

@@ -283,7 +283,8 @@ def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, prog
                 vectors = embedder.embed_documents([text for _, text in part])
                 summary.embed_s += time.perf_counter() - te
                 ts = time.perf_counter()
-                done += store.store_vectors([cid for cid, _ in part], vectors)
+                # stored only where the chunk still has exactly the text that was embedded
+                done += store.store_vectors([cid for cid, _ in part], vectors, texts=[text for _, text in part])
                 summary.store_s += time.perf_counter() - ts
                 elapsed = time.perf_counter() - started
                 rate = done / elapsed if elapsed > 0 else 0.0

@@ -16,7 +16,7 @@ from ..config import IngestSettings
 from ..errors import ExtractionError
 from ..models import DocHeading, ExtractedDoc
 from .detect import SNIFF_BYTES, binary_extension, detect_language, kind_from_name, sniff_binary
-from .encoding import decode_bytes
+from .encoding import decode_bytes, guess_note
 from .walk import MIB, format_size_reason, special_file_kind
 
 _READ_BLOCK = 1 << 20
@@ -46,12 +46,16 @@ def read_document(path: str, settings: IngestSettings) -> ExtractedDoc:
     why = sniff_binary(data[:SNIFF_BYTES])
     if why:
         raise ExtractionError(why, status="skipped")
-    text, _encoding = decode_bytes(data)
+    text, encoding = decode_bytes(data)
     if not text.strip():
         raise ExtractionError("file contains only whitespace", status="skipped")
     if _looks_garbled(text):
         raise ExtractionError("not valid text (unknown encoding or binary data)", status="skipped")
-    return _build_doc(path, kind or "text", text)
+    doc = _build_doc(path, kind or "text", text)
+    note = guess_note(encoding)  # a guessed encoding is recorded with the document (Library / `list`)
+    if note:
+        doc.warnings.append(note)
+    return doc
 
 
 def read_html(data: bytes, settings: IngestSettings) -> ExtractedDoc:

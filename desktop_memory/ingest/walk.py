@@ -8,7 +8,6 @@ produce ONE entry (``is_dir=True``) rather than one per file inside them.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from ..config import IngestSettings
 from .detect import binary_extension
+from .ignore import IgnoreRules
 
 MIB = 1024 * 1024
 
@@ -98,7 +98,8 @@ class _Walker:
     def __init__(self, settings: IngestSettings) -> None:
         self.settings = settings
         self.size_limit = int(settings.max_file_mb * MIB)
-        self.patterns = [p for p in (settings.extra_ignore or []) if p]
+        self.patterns = [p for p in (settings.extra_ignore or ()) if p]
+        self.rules: IgnoreRules | None = None  # gitignore-style rules of the folder being walked (ingest/ignore.py)
         self.visited_dirs: dict[tuple[int, int], str] = {}
         self.seen_files: set[str] = set()
 
@@ -132,6 +133,8 @@ class _Walker:
         if key in self.visited_dirs:
             return  # the same folder named twice, or nested inside an earlier root: already walked
         self.visited_dirs[key] = root
+        self.rules = IgnoreRules(root, self.patterns, getattr(self.settings, "use_ignore_files", True))
+        self.rules.enter(root)
         children, problem = self._list_dir(root, root_st)
         if problem:
             yield problem
@@ -152,6 +155,8 @@ class _Walker:
                 sub_path, sub_st = outcome
                 sub_key = (sub_st.st_dev, sub_st.st_ino)
                 self.visited_dirs[sub_key] = sub_path
+                if self.rules is not None:
+                    self.rules.enter(sub_path)
                 sub_children, problem = self._list_dir(sub_path, sub_st)
                 if problem:
                     yield problem
@@ -215,10 +220,9 @@ class _Walker:
             return f"ignored folder ({name})"
         if name.startswith(".") or getattr(st, "st_file_attributes", 0) & _WIN_HIDDEN:
             return "hidden folder" if is_dir else "hidden file"
-        for pat in self.patterns:
-            target = path if ("/" in pat or os.sep in pat) else name
-            if fnmatch.fnmatch(target, pat):
-                return f"ignored by pattern {pat!r}"
+        ignored = self.rules.reason(path, is_dir) if self.rules is not None else None
+        if ignored:
+            return ignored
         if is_dir:
             return self._tool_dir_reason(name, path)
         return None
@@ -267,6 +271,8 @@ def name_skip_reason(path: str, root: str, settings: IngestSettings) -> str | No
     if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
         return "outside the folder"
     walker = _Walker(settings)
+    walker.rules = IgnoreRules(root, walker.patterns, getattr(settings, "use_ignore_files", True))
+    walker.rules.enter(root)  # the person's patterns and .gitignore/.dmignore, as a walk of root applies them
     parts = rel.split(os.sep)
     current = root
     for depth, name in enumerate(parts):
@@ -284,4 +290,6 @@ def name_skip_reason(path: str, root: str, settings: IngestSettings) -> str | No
             return reason
         if st is not None and os.path.islink(current) and not settings.follow_symlinks:
             return "symlink (not followed)"
+        if is_dir and not last:
+            walker.rules.enter(current)
     return None

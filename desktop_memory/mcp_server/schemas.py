@@ -32,7 +32,7 @@ class Hit(BaseModel):
     rank: int
     id: int = Field(description="passage id: pass it to get_passage")
     source: str = Field(description="the file, shown in the configured path style (relative by default)")
-    kind: str = Field(description="markdown, text, code or pdf")
+    kind: str = Field(description="markdown, text, code, pdf, document (Word/ODF/RTF), slides, ebook or html")
     location: Where
     strength: str = Field(description="'strong' or 'weak' match, calibrated from what the lanes measured")
     why: str = Field(description="which lanes found it and how high, e.g. 'keyword #3 · semantic #1, cos 0.71'")

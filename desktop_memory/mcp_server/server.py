@@ -37,7 +37,7 @@ INSTRUCTIONS = (
 )
 
 Backend = Literal["hybrid", "keyword", "bm25", "dense"]
-Kind = Literal["markdown", "text", "code", "pdf"]
+Kind = Literal["markdown", "text", "code", "pdf", "document", "slides", "ebook", "html"]  # models.DOC_KINDS
 
 Query = Annotated[str, Field(min_length=1, max_length=2000,
                              description="What to look for, in plain words (a question or keywords; quotes and "

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import SearchFilters, SearchResult
+from ..models import ContextReport, SearchFilters, SearchResult
 from ..service import MemoryService
 from ..store.passages import StoredPassage
 from .library import Library, parse_when
@@ -98,10 +98,15 @@ def search(lib: Library, svc: MemoryService, query: str, *, top_k: int, backend:
 def get_context(lib: Library, svc: MemoryService, query: str, *, budget: int | None, top_k: int,
                 backend: str | None, filters: Filters, include_weak: bool) -> tuple[str, ContextOut]:
     outcome = svc.search_outcome(query, backend=backend, top_k=top_k, filters=filters.build(lib, svc))
-    results = _shown(lib, svc, outcome.results)
+    results = outcome.results
     weak = [] if include_weak else [r for r in results if r.strength == "weak"]
     weak_ids = {r.chunk_id for r in weak}
-    report = svc.build_context([r for r in results if r.chunk_id not in weak_ids], budget)
+    packable = [r for r in results if r.chunk_id not in weak_ids]
+    report = svc.build_context(packable, budget)
+    if _named_absolute(report, svc.settings.context.path_style):
+        # a service whose packer names sources by their absolute path: name them in the path style here
+        report = svc.build_context(_shown(lib, svc, packable), budget)
+    weak = _shown(lib, svc, weak)
     by_id = {r.chunk_id: r for r in results}
     left = [ContextPart(rank=i.rank, id=i.chunk_id, header=i.header, tokens=i.tokens, reason="over budget")
             for i in report.dropped]
@@ -119,6 +124,12 @@ def get_context(lib: Library, svc: MemoryService, query: str, *, budget: int | N
         why = "no passage matches" if not results else "no passage fits the budget or is a strong match"
         return f'No context for "{query}": {why}. {summary}', out
     return report.text + "\n\n" + summary, out
+
+
+def _named_absolute(report: ContextReport, style: str) -> bool:
+    """True when the block names files by their absolute path although the style says otherwise."""
+    items = report.items + report.dropped
+    return style != "absolute" and any(i.header.startswith(f"[Source: {i.source}") for i in items)
 
 
 # ---------------------------------------------------------------- get_passage

@@ -15,8 +15,11 @@ on libraries below the budget (tens of thousands of chunks) BM25 is exact.
 
 from __future__ import annotations
 
+import math
 import re
+import threading
 import weakref
+from typing import cast
 
 import apsw
 
@@ -128,3 +131,58 @@ def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
             last_term, shared = term, str(term)
         out.setdefault(doc, []).append(shared)
     return out
+
+
+# ---------------------------------------------------------------- document frequencies and long queries
+
+_N_CACHE: dict[tuple[str, int], int] = {}
+_N_LOCK = threading.Lock()
+LONG_QUERY_KEEP = 64  # a query with more distinct words keeps the 64 that weigh most (qtf x idf)
+
+
+def fts_rows(store: Store) -> int:
+    """Rows of chunks_fts (canonical chunks), cached per database and content version."""
+    key = (str(store.path), store.content_version())
+    with _N_LOCK:
+        n = _N_CACHE.get(key)
+    if n is None:
+        row = store.conn.execute("select count(*) from chunks where dup_of is null").fetchone()
+        n = cast(int, row[0]) if row else 0
+        with _N_LOCK:
+            if len(_N_CACHE) > 16:
+                _N_CACHE.clear()
+            _N_CACHE[key] = n
+    return n
+
+
+def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
+    """{stem: number of chunks holding it} from FTS5's vocabulary (fts5vocab 'row'), in one statement."""
+    if not stems:
+        return {}
+    conn = store.conn
+    conn.execute("create virtual table if not exists temp.dm_fts_rows using fts5vocab(main, chunks_fts, 'row')")
+    marks = ",".join("?" * len(stems))
+    return {str(term): cast(int, doc) for term, doc in
+            conn.execute(f"select term, doc from temp.dm_fts_rows where term in ({marks})", stems)}
+
+
+def weightiest_terms(store: Store, counts: dict[str, int],
+                     keep: int = LONG_QUERY_KEEP) -> tuple[dict[str, int], dict[str, int]]:
+    """(kept, unknown) for a long query: the ``keep`` terms with the highest qtf x idf among those the library
+    holds (as Lucene's MoreLikeThis picks a document's terms), in query order, and the terms no chunk holds (they
+    cannot match; the strength ceiling still counts them). FTS5's bm25() costs (matched rows) x (phrases): a
+    2,000-character paragraph of ~130 distinct words would otherwise be scored phrase by phrase on nearly every
+    chunk. A query of at most ``keep`` distinct terms is returned whole, with no lookups."""
+    if len(counts) <= keep:
+        return counts, {}
+    terms = list(counts)
+    stems_of = dict(zip(terms, index_tokens(store, terms)))
+    dfs = doc_freqs(store, sorted({s for stems in stems_of.values() for s in stems}))
+    n = fts_rows(store)
+    df_of = {t: max((dfs.get(s, 0) for s in stems_of.get(t, [])), default=0) for t in terms}
+    known = [t for t in terms if df_of[t] > 0]
+    order = {t: i for i, t in enumerate(terms)}
+    best = set(sorted(known, key=lambda t: (-counts[t] * math.log((n - df_of[t] + 0.5) / (df_of[t] + 0.5)),
+                                            order[t]))[:keep])
+    return ({t: c for t, c in counts.items() if t in best},
+            {t: c for t, c in counts.items() if df_of[t] == 0})

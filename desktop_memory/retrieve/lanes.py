@@ -17,7 +17,7 @@ from ..store import Store
 from ..store.cjk import query_grams
 from .copies import allowed_canonical_sql, allowed_sql
 from .dense import dense_exact, dense_search
-from .keyword import index_tokens, indexed_chunk_tokens, plan_terms
+from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
 from .query_text import STOPWORDS, quote_fts, term_counts, weighted_terms
 
 Ranked = list[tuple[int, float]]
@@ -31,11 +31,12 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     counts = term_counts(query)
     if not counts:
         return []
+    counts, _unknown = weightiest_terms(store, counts)
     kept = None
     if term_budget > 0 and len(counts) > 1:
         kept, _dropped = plan_terms(store, list(counts), term_budget)
     expr = " OR ".join(quote_fts(t) for t in weighted_terms(counts, kept))
-    ranked = _match(store, "chunks_fts", expr, limit, filters)
+    ranked = _match(store, "chunks_fts", expr, limit, filters) if expr else []
     grams = query_grams(query)
     if grams:
         extra = _match(store, "chunks_cjk", " OR ".join(quote_fts(g) for g in grams), limit, filters)

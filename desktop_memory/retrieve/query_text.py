@@ -15,7 +15,7 @@ import re
 
 MAX_TERMS = 256  # distinct terms (was 48: 17 % of one collection's queries lost terms)
 LONG_QUERY_TERMS = 16  # from this many distinct content words on, repeats weigh more
-MAX_REPEAT = 8  # a word's weight grows with its count up to this many (guards a pasted 'a a a a ...')
+MAX_REPEAT = 4  # a word's weight grows with its count up to this many (each repeat is one more phrase to score)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # A compact English stop list: dropping these keeps OR queries over common terms fast and BM25 focused.

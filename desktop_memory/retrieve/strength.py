@@ -6,13 +6,11 @@ Calibration: TO BE FILLED.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
-from typing import cast
 
 from ..models import LaneHit, SearchResult
 from ..store import Store
-from .keyword import index_tokens
+from .keyword import doc_freqs, fts_rows, index_tokens, weightiest_terms
 from .query_text import term_counts, weighted_terms
 
 STRONG = "strong"
@@ -66,35 +64,6 @@ def strong_only(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 # ---------------------------------------------------------------- the keyword ceiling
 
-_N_CACHE: dict[tuple[str, int], int] = {}
-_N_LOCK = threading.Lock()
-
-
-def _fts_rows(store: Store) -> int:
-    key = (str(store.path), store.content_version())
-    with _N_LOCK:
-        n = _N_CACHE.get(key)
-    if n is None:
-        row = store.conn.execute("select count(*) from chunks where dup_of is null").fetchone()
-        n = cast(int, row[0]) if row else 0
-        with _N_LOCK:
-            if len(_N_CACHE) > 16:
-                _N_CACHE.clear()
-            _N_CACHE[key] = n
-    return n
-
-
-def _doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
-    """{stem: number of chunks holding it}, read from FTS5's vocabulary (fts5vocab 'row')."""
-    if not stems:
-        return {}
-    conn = store.conn
-    conn.execute("create virtual table if not exists temp.dm_fts_rows using fts5vocab(main, chunks_fts, 'row')")
-    marks = ",".join("?" * len(stems))
-    return {str(term): cast(int, doc) for term, doc in
-            conn.execute(f"select term, doc from temp.dm_fts_rows where term in ({marks})", stems)}
-
-
 def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]]]) -> LaneScale:
     """The lazily computed scale of this query (no keyword lane ran: no keyword evidence, ceiling 0)."""
     if "fts" not in lanes and "bm25" not in lanes:
@@ -107,15 +76,16 @@ def keyword_ceiling(store: Store, query: str) -> float:
     counts = term_counts(query)
     if not counts:
         return 0.0
-    terms = weighted_terms(counts)
+    kept, unknown = weightiest_terms(store, counts)
+    terms = weighted_terms(kept) + weighted_terms(unknown)  # the phrases the lane sends, and what nothing holds
     distinct = list(dict.fromkeys(terms))
     stems_of = dict(zip(distinct, index_tokens(store, distinct)))
     weight: dict[str, int] = {}
     for term in terms:
         for stem in stems_of.get(term, []):
             weight[stem] = weight.get(stem, 0) + 1
-    n = _fts_rows(store)
-    dfs = _doc_freqs(store, list(weight))
+    n = fts_rows(store)
+    dfs = doc_freqs(store, list(weight))
     ceiling = 0.0
     for stem, qtf in weight.items():
         df = dfs.get(stem, 0)  # a word no chunk holds counts at full weight: nothing answers that part

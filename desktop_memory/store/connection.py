@@ -15,6 +15,8 @@ import apsw
 from ..config import config_dir, data_dir, settings_path
 from ..errors import StoreError
 from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
+from .migrations import preflight
+from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read_only_media, open_fallback
 
 MIN_VEC_VERSION = (0, 1, 6)
 BUSY_TIMEOUT_MS = 10_000
@@ -60,6 +62,9 @@ def _busy_handler_message(path: Path) -> str:
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
     """Open (creating if needed) the database with sqlite-vec loaded and WAL on."""
     path = Path(path)
+    if any("\ud800" <= ch <= "\udfff" for ch in str(path)):  # bytes the file-system encoding cannot decode
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise StoreError(f"The database path {shown} is not valid text (undecodable bytes); choose a plain name.")
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     if not readonly and str(path) not in ("", ":memory:"):
         try:
@@ -80,14 +85,25 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         except apsw.CantOpenError:
             if not _on_read_only_media(path):
                 raise
-            # A WAL database on read-only media (a mount, a share) whose -shm file cannot be created: it is
-            # still readable, as an immutable file; any write then fails with a clear "read-only".
-            conn = apsw.Connection(f"{path.absolute().as_uri()}?immutable=1",
-                                   flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            # A WAL database on read-only media (a mount, a share) whose -shm file cannot be created: still
+            # readable (see store/readonly.py); writes are then refused with a clear "read-only".
+            conn = open_fallback(path, READ_ONLY)
             conn.setbusytimeout(BUSY_TIMEOUT_MS)
-            conn.execute("pragma schema_version").fetchone()
-        load_vec(conn)
-        if not readonly:
+        except (apsw.IOError, apsw.FullError):
+            if readonly or not path.is_file() or not disk_is_full(path):
+                raise
+            conn = open_fallback(path, DISK_FULL)  # reading needs no space: search works, writes say "disk full"
+            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        try:
+            load_vec(conn)
+            preflight(conn, path)  # a foreign, newer or damaged file is refused before anything is written
+        except BaseException:
+            conn.close()
+            raise
+        if not readonly and mode_of(conn) is None and conn.readonly("main"):
+            mark(conn, READ_ONLY, f"The database {path} is open read-only because the file cannot be written: "
+                                  "searching works; indexing and changes are off.")
+        if not readonly and mode_of(conn) is None:
             mode = conn.execute("pragma journal_mode=wal").fetchone()[0]
             if str(mode).lower() != "wal" and os.access(path, os.W_OK):
                 raise StoreError(f"Cannot switch {path} to WAL mode (got {mode}).")
@@ -124,16 +140,17 @@ def secure_store_files(db_path: Path) -> list[str]:
     if logs.is_dir():
         changed += tighten_all([logs, *sorted(p for p in logs.iterdir() if p.is_file())])
     files = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm"), settings_path()]
-    changed += tighten_all(files + sorted(db_path.parent.glob(f"{db_path.name}.bak-v*")))
+    # migration backups by name (no listing of the folder: it may be one the person chose, ~/Documents)
+    from .migrations import SCHEMA_VERSION
+
+    backups = [db_path.with_name(f"{db_path.name}.bak-v{v}") for v in range(1, SCHEMA_VERSION)]
+    changed += tighten_all(files + backups)
     return tightened_notice(changed)
 
 
 def _on_read_only_media(path: Path) -> bool:
     """The database file exists on a file system mounted read-only."""
-    try:
-        return path.is_file() and bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    except (AttributeError, OSError):  # no statvfs (Windows)
-        return False
+    return on_read_only_media(path)
 
 
 def translate_error(exc: BaseException, path: Path | str) -> StoreError | None:

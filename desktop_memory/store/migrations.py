@@ -8,6 +8,7 @@ model is chosen (see ``repository.Store.ensure_model``).
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import apsw
@@ -153,7 +154,107 @@ def _migration_secure_delete(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_secure_delete)  # privacy (issue 16): keep it after the others' migrations
 
+
+def chunk_text_hash(text: str) -> bytes:
+    """The identity of a chunk's text: blake2b-128 of its exact UTF-8 bytes (what the embedder is given)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _sql_text_hash(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    return chunk_text_hash(str(values[0]))
+
+
+def _migration_text_hash(conn: apsw.Connection) -> None:
+    """Vector identity: ``chunks.text_hash`` is the hash of the chunk's exact text, ``chunk_vectors.text_hash`` the
+    hash of the text the vector was computed from. They must be equal: promotion of a duplicate and vector reuse
+    only move a vector to a chunk with the same hash, and ``check`` compares them (one join, no model needed).
+    Existing rows get their chunk's hash (what their vectors were computed from cannot be known afterwards;
+    ``desktop-memory reembed`` recomputes every vector)."""
+    for table in ("chunks", "chunk_vectors"):  # idempotent: a schema rolled back and migrated again keeps working
+        if "text_hash" not in {row[1] for row in conn.execute(f"pragma table_info({table})")}:
+            conn.execute(f"alter table {table} add column text_hash blob")
+    conn.create_scalar_function("dm_text_hash", _sql_text_hash, 1, deterministic=True)
+    conn.execute("update chunks set text_hash = dm_text_hash(text)")
+    conn.execute("update chunk_vectors set text_hash = "
+                 "(select c.text_hash from chunks c where c.id = chunk_vectors.id)")
+
+
+MIGRATIONS.append(_migration_text_hash)  # badinput (issue 11)
+
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
+# anything is written, so a dropped table or column is reported as damage instead of failing deep in a query.
+# A later migration that adds tables or columns adds its entry here.
+REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
+    1: {
+        "meta": ("key", "value"),
+        "roots": ("path",),
+        "documents": ("id", "path", "kind", "size", "mtime", "content_hash", "status", "error", "n_chunks"),
+        "chunks": ("id", "doc_id", "ord", "text", "heading_path", "char_start", "char_end", "dedupe_key", "dup_of",
+                   "embedded"),
+        "chunks_fts": (),
+    },
+    2: {"chunk_vectors": ("id", "embedding"), "chunk_vector_bits": ("id", "bits")},
+    MIGRATIONS.index(_migration_cjk) + 1: {"chunks_cjk": ()},
+    MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
+}
+
+
+class DatabaseDamaged(StoreError):
+    """The file is a desktop-memory database whose schema is broken (a table or column missing, a bad version)."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.problems = problems
+        backups = sorted(path.parent.glob(f"{path.name}.bak-v*")) if str(path) not in ("", ":memory:") else []
+        restore = (f"restore the backup {backups[-1]}" if backups
+                   else "restore it from a backup, or move it aside and index your folders again")
+        super().__init__(
+            f"The database {path} is damaged: {'; '.join(problems)}. Run `desktop-memory check` for details, "
+            f"or {restore}. Nothing was changed."
+        )
+
+
+def schema_problems(conn: apsw.Connection) -> list[str]:
+    """What is missing from the schema its ``user_version`` promises (empty = intact). Reads only."""
+    version = current_version(conn)
+    if version < 0:
+        return [f"its schema version is {version}, which no desktop-memory writes"]
+    problems: list[str] = []
+    tables = {name: sql or "" for name, sql in conn.execute(
+        "select name, sql from sqlite_master where type = 'table'")}
+    for number in range(1, min(version, SCHEMA_VERSION) + 1):
+        for table, columns in REQUIRED_SCHEMA.get(number, {}).items():
+            if table not in tables:
+                problems.append(f"table {table} is missing")
+                continue
+            if not columns or "virtual table" in tables[table].lower():
+                continue
+            have = {row[1] for row in conn.execute(f'pragma table_info("{table}")')}
+            missing = [c for c in columns if c not in have]
+            if missing:
+                problems.append(f"table {table} lacks column(s) {', '.join(missing)}")
+    return problems
+
+
+def preflight(conn: apsw.Connection, db_path: Path) -> None:
+    """Refuse, before anything is written, a file that is not ours, is newer, or is damaged.
+
+    Runs right after opening, before the switch to WAL (which would rewrite the header of someone else's file and
+    bump its change counter): only reads the schema and ``user_version``."""
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"The database {db_path} was written by a newer desktop-memory (schema {version}; this version "
+            f"understands up to {SCHEMA_VERSION}). Update desktop-memory, or choose another database file."
+        )
+    if version == 0:
+        if _has_tables(conn):
+            raise StoreError(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
+        return
+    problems = schema_problems(conn)
+    if problems:
+        raise DatabaseDamaged(Path(db_path), problems)
 
 
 def current_version(conn: apsw.Connection) -> int:
@@ -190,6 +291,8 @@ def migrate(conn: apsw.Connection, db_path: Path) -> int:
         )
     if version == SCHEMA_VERSION:
         return version
+    if version < 0:
+        raise DatabaseDamaged(Path(db_path), schema_problems(conn))
     if version > 0 or _has_tables(conn):
         if version == 0:
             raise StoreError(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")

@@ -13,7 +13,6 @@ Invariants kept by every write (and checked by tests after kill -9):
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,7 +30,8 @@ from . import erase
 from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
 from .erase import Erasing
-from .migrations import current_version, migrate
+from .migrations import chunk_text_hash, current_version, migrate
+from .readonly import DISK_FULL, mode_of
 from .vectors import sign_bits
 
 HEADING_SEP = " › "
@@ -64,7 +64,15 @@ class Store(Erasing):
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.conn = open_connection(self.path, readonly=readonly)
-        if not readonly:
+        # (READ_ONLY | DISK_FULL, note) when the file cannot be written here: reads work, writes are refused
+        found = mode_of(self.conn)
+        self.mode: str | None = found[0] if found else None
+        self.mode_note: str = found[1] if found else ""
+        if self.mode and current_version(self.conn) < _migrations.SCHEMA_VERSION:
+            self.conn.close()
+            raise StoreError(f"The database {self.path} was written by an older desktop-memory and must be upgraded, "
+                             "which needs write access: open it once where it can be written (and with free space).")
+        if not readonly and not self.mode:
             try:
                 self._migrate()
             except apsw.Error as exc:
@@ -74,7 +82,7 @@ class Store(Erasing):
                 self.conn.close()
                 raise
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
-        self.notices: list[str] = [] if readonly else secure_store_files(self.path)
+        self.notices: list[str] = [] if readonly or self.mode else secure_store_files(self.path)
         self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
         self._erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
         self._vec_dim: int | None = None
@@ -118,6 +126,11 @@ class Store(Erasing):
         whatever the busy timeout. Taking the write lock up front makes a second indexer (another app instance, a
         CLI run) wait its turn instead. Only for writers: readers stay deferred so they never wait in WAL mode.
         """
+        if self.mode == DISK_FULL:
+            raise StoreError(f"The disk holding {self.path} is full; free some space and index again. "
+                             "Nothing committed was lost.")
+        if self.mode:
+            raise StoreError(f"The database {self.path} is read-only; pick a writable location in Settings.")
         conn = self.conn
         previous = conn.transaction_mode
         conn.transaction_mode = "IMMEDIATE"
@@ -348,7 +361,7 @@ class Store(Erasing):
     # own vectors, ~1.6 KB a chunk, for the length of its transaction.
     @staticmethod
     def _text_digest(text: str) -> bytes:
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return chunk_text_hash(text)
 
     def _stash_reusable_vectors(self, doc_id: int, chunks: Sequence[ChunkDraft]) -> dict[int, int]:
         """{new chunk position: old chunk id} for new chunks whose text an old embedded chunk of the document had;
@@ -359,17 +372,20 @@ class Store(Erasing):
         for ord_, chunk in enumerate(chunks):
             positions.setdefault(self._text_digest(chunk.text), []).append(ord_)
         kept: dict[int, int] = {}
-        for cid, text in self.conn.execute(
-            "select id, text from chunks where doc_id = ? and embedded = 1 and dup_of is null order by id", (doc_id,)
+        # keyed by the hash of the text each VECTOR was computed from: a vector is only reused for that exact text
+        for cid, vec_hash in self.conn.execute(
+            "select c.id, v.text_hash from chunks c join chunk_vectors v on v.id = c.id "
+            "where c.doc_id = ? and c.embedded = 1 and c.dup_of is null order by c.id", (doc_id,)
         ):
-            for ord_ in positions.pop(self._text_digest(text), ()):
+            for ord_ in positions.pop(vec_hash, ()) if vec_hash is not None else ():
                 kept[ord_] = cid
         if kept:
             self.conn.execute("create temp table if not exists dm_reuse("
-                              "id integer primary key, embedding blob not null, bits blob not null)")
+                              "id integer primary key, embedding blob not null, bits blob not null, text_hash blob)")
             self.conn.execute("delete from temp.dm_reuse")
             self.conn.executemany(
-                "insert or ignore into temp.dm_reuse(id, embedding, bits) select v.id, v.embedding, b.bits "
+                "insert or ignore into temp.dm_reuse(id, embedding, bits, text_hash) "
+                "select v.id, v.embedding, b.bits, v.text_hash "
                 "from chunk_vectors v join chunk_vector_bits b on b.id = v.id where v.id = ?",
                 [(cid,) for cid in set(kept.values())],
             )
@@ -386,7 +402,8 @@ class Store(Erasing):
         if pairs:
             newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
             self.conn.executemany(
-                "insert into chunk_vectors(id, embedding) select ?, embedding from temp.dm_reuse where id = ?", pairs)
+                "insert into chunk_vectors(id, embedding, text_hash) select ?, embedding, text_hash "
+                "from temp.dm_reuse where id = ?", pairs)
             self.conn.executemany(
                 "insert into chunk_vector_bits(id, bits) select ?, bits from temp.dm_reuse where id = ?", pairs)
             self.conn.executemany("update chunks set embedded = 1 where id = ?", [(new,) for new, _ in pairs])
@@ -420,13 +437,13 @@ class Store(Erasing):
             cid = next_id + ord_
             rows.append(
                 (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
-                 loc.line_end, loc.char_start, loc.char_end, key, dup_of)
+                 loc.line_end, loc.char_start, loc.char_end, key, dup_of, chunk_text_hash(chunk.text))
             )
             if dup_of is None:
                 fts_rows.append((cid, chunk.text))
         self.conn.executemany(
             "insert into chunks(id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, "
-            "char_end, dedupe_key, dup_of) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "char_end, dedupe_key, dup_of, text_hash) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
@@ -466,18 +483,22 @@ class Store(Erasing):
 
     def _promote_duplicates(self, doc_id: int, has_vec: bool) -> None:
         rows = self.conn.execute(
-            "select d.id, d.dup_of, d.text, o.embedded from chunks d join chunks o on o.id = d.dup_of "
-            "where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
+            "select d.id, d.dup_of, d.text, o.embedded, d.text_hash, o.text_hash from chunks d "
+            "join chunks o on o.id = d.dup_of where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
             (doc_id, doc_id),
         ).fetchall()
         promoted: dict[int, int] = {}
-        for dup_id, old_id, text, old_embedded in rows:
+        for dup_id, old_id, text, old_embedded, dup_hash, old_hash in rows:
             if old_id not in promoted:
                 promoted[old_id] = dup_id
                 embedded = 0
-                if has_vec and old_embedded:
+                # A duplicate shares the canonical's normalised body, not always its exact text (another heading
+                # breadcrumb, other case or spacing): the vector moves over only for the very same text; otherwise
+                # the promoted chunk is queued and embedded from its own text.
+                if has_vec and old_embedded and dup_hash is not None and dup_hash == old_hash:
                     self.conn.execute(
-                        "insert into chunk_vectors(id, embedding) select ?, embedding from chunk_vectors where id=?",
+                        "insert into chunk_vectors(id, embedding, text_hash) "
+                        "select ?, embedding, text_hash from chunk_vectors where id=?",
                         (dup_id, old_id),
                     )
                     self.conn.execute(
@@ -551,8 +572,11 @@ class Store(Erasing):
             (after_id, limit),
         ).fetchall()
 
-    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray) -> int:
-        """Write vectors for chunks still alive and pending, in one transaction. Returns how many were stored."""
+    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
+        """Write vectors for chunks still alive and pending, in one transaction. Returns how many were stored.
+
+        ``texts`` are the texts the vectors were computed from: a vector is stored only when its text hashes to
+        the chunk's (without ``texts``, the chunk's own hash is recorded)."""
         if len(ids) != len(vectors):
             raise ValueError("ids and vectors differ in length")
         if not len(ids):
@@ -567,17 +591,19 @@ class Store(Erasing):
         stored = 0
         with self.conn:
             live = {
-                r[0]
+                r[0]: r[1]
                 for r in self.conn.execute(
-                    f"select id from chunks where embedded=0 and dup_of is null and id in ({','.join('?' * len(ids))})",
+                    f"select id, text_hash from chunks where embedded=0 and dup_of is null "
+                    f"and id in ({','.join('?' * len(ids))})",
                     list(ids),
                 )
             }
-            keep = [i for i, cid in enumerate(ids) if cid in live]
+            keep = [i for i, cid in enumerate(ids) if cid in live
+                    and (texts is None or live[cid] == chunk_text_hash(texts[i]))]
             if keep:
                 newest = self.conn.execute("select max(id) from chunk_vectors").fetchone()[0] or 0
-                self.conn.executemany("insert into chunk_vectors(id, embedding) values(?, ?)",
-                                      [(ids[i], vectors[i].tobytes()) for i in keep])
+                self.conn.executemany("insert into chunk_vectors(id, embedding, text_hash) values(?, ?, ?)",
+                                      [(ids[i], vectors[i].tobytes(), live[ids[i]]) for i in keep])
                 self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
                                       [(ids[i], bits[i].tobytes()) for i in keep])
                 self.conn.executemany("update chunks set embedded=1 where id=?", [(ids[i],) for i in keep])
@@ -607,12 +633,16 @@ class Store(Erasing):
         ok = self.conn.execute("pragma integrity_check").fetchone()[0]
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
-        try:
-            # Internal consistency only: rank=1 would also compare against the content table, where collapsed
-            # duplicates deliberately have no FTS row.
-            self.conn.execute("insert into chunks_fts(chunks_fts) values('integrity-check')")
-        except apsw.Error as exc:
-            problems.append(f"fts integrity: {exc}")
+        problems += _migrations.schema_problems(self.conn)
+        if problems:
+            return problems  # the checks below would only fail on what is missing
+        if not self.mode:  # FTS5's self-check is an INSERT: it cannot run on a database opened read-only
+            try:
+                # Internal consistency only: rank=1 would also compare against the content table, where collapsed
+                # duplicates deliberately have no FTS row.
+                self.conn.execute("insert into chunks_fts(chunks_fts) values('integrity-check')")
+            except apsw.Error as exc:
+                problems.append(f"fts integrity: {exc}")
         fts_rows = self.conn.execute("select count(*) from chunks_fts_docsize").fetchone()[0]
         canon = self.conn.execute("select count(*) from chunks where dup_of is null").fetchone()[0]
         if fts_rows != canon:
@@ -640,6 +670,7 @@ class Store(Erasing):
         ).fetchone()[0]
         if unpaired:
             problems.append(f"{unpaired} vectors and sign-bit rows do not pair up")
+        problems += self._check_vector_identity()
         model, dim = self.model_info()
         if vecs and model is None:
             problems.append(f"{vecs} vectors stored but no model recorded")
@@ -651,6 +682,24 @@ class Store(Erasing):
             ).fetchone()[0]
             if bad:
                 problems.append(f"{bad} vectors or sign-bit rows have the wrong size for {dim} dimensions")
+        return problems
+
+
+    def _check_vector_identity(self) -> list[str]:
+        """Every vector was computed from exactly its chunk's text: the hash recorded with the vector equals the
+        chunk's text hash, and the chunk's hash is the hash of its text (one pass, no model)."""
+        problems = []
+        wrong = self.conn.execute(
+            "select count(*) from chunk_vectors v join chunks c on c.id = v.id "
+            "where v.text_hash is null or v.text_hash is not c.text_hash"
+        ).fetchone()[0]
+        if wrong:
+            problems.append(f"{wrong} vectors were computed from another text than their chunk's "
+                            "(run `desktop-memory reembed`)")
+        stale = sum(1 for text, h in self.conn.execute("select text, text_hash from chunks")
+                    if h != chunk_text_hash(text))
+        if stale:
+            problems.append(f"{stale} chunks have a text hash that does not match their text")
         return problems
 
 

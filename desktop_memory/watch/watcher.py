@@ -34,7 +34,7 @@ from .update import (
 )
 
 if TYPE_CHECKING:
-    from ..service import MemoryService
+    from ..service_api import MemoryApi
 
 log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
@@ -75,7 +75,7 @@ class _StepAside(threading.Event):
 class Watcher:
     """Watches every folder of the library (or only ``folders``), pausable per folder and for all."""
 
-    def __init__(self, service: MemoryService, *, folders: Sequence[str] | None = None,
+    def __init__(self, service: MemoryApi, *, folders: Sequence[str] | None = None,
                  on_update: UpdateFn | None = None, on_state: StateFn | None = None, embed: bool = True,
                  observer: FolderObserver | None = None) -> None:
         ws = service.settings.watch
@@ -98,7 +98,8 @@ class Watcher:
         self._recheck: threading.Timer | None = None
         self.ready = threading.Event()  # set once the first catch-up is done (tests, benchmarks, the GUI wait on it)
         self._watching_reported = -1
-        db = str(service.db_path)
+        # the database itself may sit in a watched folder: its own writes are not changes to index
+        db = str(getattr(service, "db_path", None) or service.settings.resolved_db_path())
         self._exclude = frozenset({db, db + "-wal", db + "-shm", db + "-journal"})  # our own writes
 
     # ---------- control (any thread) ----------

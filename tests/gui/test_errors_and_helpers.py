@@ -8,7 +8,7 @@ import time
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.errors import StoreError
 
 from .fake_service import FakeService
@@ -46,10 +46,7 @@ def test_real_ollama_unreachable_state(qtbot, make_window, hash_factory):
     """With the real service and an Ollama URL nobody listens on, the status bar says 'unreachable'."""
     from desktop_memory.service import MemoryService
 
-    s = Settings()
-    s.embedder.kind = "ollama"
-    s.embedder.ollama_url = "http://127.0.0.1:9"
-    s.embedder.ollama_timeout_s = 2
+    s = Settings(embedder=EmbedderSettings(kind="ollama", ollama_url="http://127.0.0.1:9", ollama_timeout_s=2))
     w = make_window(lambda st: MemoryService(st), settings=s)
     qtbot.waitUntil(lambda: w.embedder_state == "error", timeout=30000)
     assert "unreachable" in w.status.embedder.text()
@@ -78,9 +75,7 @@ def test_settings_test_connection_lists_models(qtbot, make_window, hash_factory)
 
 def test_changing_the_model_offers_reembedding(qtbot, make_window, docs_dir):
     w = make_window(lambda s: FakeService(s))
-    new = Settings()
-    new.embedder.kind = "ollama"
-    new.embedder.ollama_model = "all-minilm"
+    new = Settings(embedder=EmbedderSettings(kind="ollama", ollama_model="all-minilm"))
     w.apply_settings(new)
     qtbot.waitUntil(lambda: any("embedding model changed" in t.lower() for t in w.banners.texts()), timeout=5000)
     banner = next(b for b in w.banners.banners() if b.key == "reembed")

@@ -8,7 +8,7 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop_memory.config import Settings, load_settings
+from desktop_memory.config import EmbedderSettings, Settings, load_settings
 
 from .conftest import FASTAPI, PDFS
 from .helpers import drop, search, wait_job
@@ -275,8 +275,7 @@ def test_keyword_results_appear_while_embedding_runs(qtbot, make_window, docs_di
             time.sleep(0.05 * len(texts))  # per text: stays slow whatever slice size the pipeline uses
             return super().embed_documents(texts)
 
-    s = Settings()
-    s.embedder.batch_size = 8
+    s = Settings(embedder=EmbedderSettings(batch_size=8))
     w = make_window(lambda st: MemoryService(st, embedder=SlowEmbedder(64)), settings=s)
     drop(w, [FASTAPI / "advanced"])
     qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)

@@ -27,7 +27,7 @@ def test_controller_delivers_updates_on_the_ui_thread_and_pauses(qtbot, tmp_path
     ctl.status_changed.connect(texts.append)
     try:
         ctl.start(svc)
-        qtbot.waitUntil(lambda: ctl.status_text() == "watching 2 folders", timeout=20000)
+        qtbot.waitUntil(lambda: ctl.ready and ctl.status_text() == "watching 2 folders", timeout=20000)
         with qtbot.waitSignal(ctl.updated, timeout=20000,
                               check_params_cb=lambda u: u.kind == "change" and u.indexed == 1):
             (a / "new.md").write_text("wombat burrow\n")

@@ -21,7 +21,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from desktop_memory.config import Settings, save_settings
+from desktop_memory.config import ContextSettings, EmbedderSettings, Settings, save_settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 
@@ -33,11 +33,8 @@ READ_TOOLS = {"search", "get_context", "get_passage", "list_sources"}
 
 
 def _settings(db: Path, **context: Any) -> Settings:
-    s = Settings(db_path=str(db))
-    s.embedder.kind = "hash"  # the server process builds the same fake embedder the library was indexed with
-    for k, v in context.items():
-        setattr(s.context, k, v)
-    return s
+    # the server process builds the same fake embedder the library was indexed with
+    return Settings(db_path=str(db), embedder=EmbedderSettings(kind="hash"), context=ContextSettings(**context))
 
 
 @pytest.fixture

@@ -32,9 +32,8 @@ def library(tmp_path, ledger, eval_present):
 class Setup:
     def __init__(self, tmp_path, url: str, timeout_s: float = 5.0) -> None:
         self.sleeps: list[float] = []
-        settings = Settings()
-        settings.embedder = EmbedderSettings(kind="ollama", ollama_url=url, ollama_model=MODEL, batch_size=BATCH,
-                                             ollama_timeout_s=timeout_s)
+        settings = Settings(embedder=EmbedderSettings(kind="ollama", ollama_url=url, ollama_model=MODEL, batch_size=BATCH,
+                                             ollama_timeout_s=timeout_s))
         self.embedder = OllamaEmbedder(settings.embedder, backoff_s=0.05, sleep=self._sleep)
         self.db = tmp_path / "idx.db"
         self.svc = MemoryService(settings, db_path=self.db, embedder=self.embedder)

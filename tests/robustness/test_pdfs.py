@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from desktop_memory.config import Settings
+from desktop_memory.config import IngestSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.ingest.pdf import extract_pdf_in_process
 from desktop_memory.ingest.pdf_worker import ENCRYPTED_REASON, scanned_reason
@@ -138,9 +138,7 @@ def test_pdfs_over_the_time_and_memory_bounds_fail_and_the_batch_goes_on(tmp_pat
     ledger.fault("PDF over the memory bound (decompression bomb)")
     ledger.fault("truncated / fake PDF", 2)
 
-    settings = Settings()
-    settings.ingest.pdf_timeout_s = 5.0
-    settings.ingest.pdf_max_memory_mb = 300
+    settings = Settings(ingest=IngestSettings(pdf_timeout_s=5.0, pdf_max_memory_mb=300))
     svc = MemoryService(settings, db_path=tmp_path / "b.db", embedder=HashEmbedder(64))
     try:
         started = time.monotonic()

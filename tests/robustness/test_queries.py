@@ -5,6 +5,7 @@ in a subprocess; chunker invariants checked on what the pipeline actually stored
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -250,7 +251,7 @@ def test_stored_chunks_cover_the_file_and_map_back(chunk_lab, doc, cfg, encoding
     path = base / f"doc{next(counter)}{ext}"
     path.write_bytes(text.encode(encoding))
     LEDGER.tried([path])
-    svc.settings.chunking = cfg
+    svc.apply_settings(dataclasses.replace(svc.settings, chunking=cfg))
     summary = svc.index_paths([path], embed=False)
     [outcome] = summary.outcomes
     try:

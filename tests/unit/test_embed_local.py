@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -130,15 +131,14 @@ def test_batches_respect_the_token_budget(emb: LocalOnnxEmbedder, monkeypatch: p
 
     unlimited = emb.embed_documents(texts)
     monkeypatch.setattr(emb, "_run_session", spy)
-    monkeypatch.setattr(emb.settings, "batch_size", 8)
-    monkeypatch.setattr(emb.settings, "batch_tokens", 600)
+    monkeypatch.setattr(emb, "settings", dataclasses.replace(emb.settings, batch_size=8, batch_tokens=600))
     budgeted = emb.embed_documents(texts)
     assert all(rows * width <= 600 or rows == 1 for rows, width in shapes), shapes
     assert sum(rows for rows, _ in shapes) == len(texts)
     assert shapes[0][0] <= 2  # long rows two at a time...
     assert max(rows for rows, width in shapes if width < 20) == 8  # ...short rows fill the row cap
     np.testing.assert_allclose(budgeted, unlimited, atol=1e-5)
-    monkeypatch.setattr(emb.settings, "batch_tokens", 0)  # 0 = rows only
+    monkeypatch.setattr(emb, "settings", dataclasses.replace(emb.settings, batch_tokens=0))  # 0 = rows only
     assert [r for r, _ in _batch_shapes(emb, texts)] == [8, 8]
 
 

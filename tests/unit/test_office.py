@@ -265,3 +265,15 @@ def test_files_skipped_by_an_older_version_are_read_once_a_reader_exists(tmp_pat
         assert again.unchanged == 2 and again.indexed == 0 and again.skipped == 0
     finally:
         svc.close()
+
+
+def test_a_title_only_slide_still_gets_a_chunk() -> None:
+    from desktop_memory.models import DocHeading
+
+    text = "Thank you!\n\nQuestions welcome"
+    doc = ExtractedDoc(kind="slides", text=text, pages=[(1, 0, 10), (2, 12, len(text))],
+                       headings=[DocHeading(1, "Thank you!", 0, 10)])
+    chunks = chunk_document(doc, CFG)
+    assert [(c.text, c.location.describe()) for c in chunks] == [
+        ("Thank you!\n\nThank you!", "Thank you! · slide 1"), ("Questions welcome", "slide 2")]
+    assert chunk_problems(doc, chunks, CFG) == []

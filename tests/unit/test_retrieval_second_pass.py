@@ -163,3 +163,30 @@ def test_nonsense_is_weak_on_every_backend(scifact_sample, nonsense):
         assert out.weak, (backend, [(r.strength, r.explain()) for r in out.results])
         assert out.strong_results() == []
         assert all(r.strength == "weak" for r in out.results)
+
+
+def test_a_pasted_paragraph_keeps_its_telling_words(two_folders):
+    """Past 64 distinct words the lane keeps the weightiest (qtf x idf) of those the library holds, not the first
+    ones: a rare word at the end of a long paste still finds its page; words nothing holds are left out."""
+    from desktop_memory.retrieve.keyword import LONG_QUERY_KEEP, weightiest_terms
+
+    svc, _root = two_folders
+    with svc.reading() as store:
+        conn = store.conn
+        conn.execute("create virtual table if not exists temp.v_row using fts5vocab(main, chunks_fts, 'row')")
+        common = [t for (t,) in conn.execute(
+            "select term from temp.v_row where term glob '[a-z]*' and length(term) > 3 order by doc desc, term limit ?",
+            (LONG_QUERY_KEEP + 20,))]
+        rare = conn.execute("select term from temp.v_row where term glob '[a-z]*' and length(term) > 6 "
+                            "order by doc, term limit 1").fetchone()[0]
+        paste = " ".join(common) + " zzyzxq " + rare
+        kept, unknown = weightiest_terms(store, term_counts(paste))
+        assert len(kept) == LONG_QUERY_KEEP and rare in kept and common[0] not in kept
+        assert "zzyzxq" in unknown and not set(unknown) & set(kept)
+        # the lane matches through the kept rare word: its chunk scores more than with the word left out
+        from desktop_memory.retrieve.lanes import fts_lane
+
+        holder = conn.execute("select rowid from chunks_fts where chunks_fts match ?", (rare,)).fetchone()[0]
+        with_rare = dict(fts_lane(store, paste, 200))
+        without = dict(fts_lane(store, paste.replace(" " + rare, ""), 200))
+        assert with_rare[holder] > without.get(holder, 0.0)

@@ -193,13 +193,14 @@ def test_self_loop_symlink_is_reported(tmp_path: Path) -> None:
 
 
 def test_extra_ignore_patterns(tree: Path) -> None:
-    settings = IngestSettings(extra_ignore=["*.txt", "sub", "*/notes/a.md"])
+    """gitignore syntax, relative to the indexed folder (ingest/ignore.py; more in tests/badinput)."""
+    settings = IngestSettings(extra_ignore=("*.txt", "sub", "/a.md"))
     got = rel(list(walk_paths([tree / "notes"], settings)), tree)
     assert got == {
         "notes/.hidden.md": "hidden file",
-        "notes/a.md": "ignored by pattern '*/notes/a.md'",
-        "notes/b.txt": "ignored by pattern '*.txt'",
-        "notes/sub": "ignored by pattern 'sub'",
+        "notes/a.md": "ignored by your pattern: /a.md",
+        "notes/b.txt": "ignored by your pattern: *.txt",
+        "notes/sub": "ignored by your pattern: sub",
     }
 
 

@@ -98,8 +98,7 @@ def _slide(page: ET.Element, out: TextBuilder, notes: list[str]) -> None:
             continue
         if el.tag == DRAW + "frame" and el.get(PRES + "class") == "title":
             title = " ".join(inline_text(p, notes) for p in el.iter(TEXT + "p"))
-            out.heading(1, title, in_text=False)
-            out.paragraph(title)
+            out.heading(1, title)
             continue
         _blocks_one(el, out, notes)
 

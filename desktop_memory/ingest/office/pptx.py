@@ -98,8 +98,7 @@ def _shapes(tree: ET.Element, out: TextBuilder, *, slide: bool) -> None:
                 continue
             text = "\n".join(_para_text(p) for p in body.iter(A + "p"))
             if slide and ph in _TITLE_TYPES:
-                out.heading(1, text, in_text=False)
-                out.paragraph(text)
+                out.heading(1, text)  # the breadcrumb carries it; a title-only slide still gets a chunk
             else:
                 out.paragraph(text)
         elif tag == P + "grpSp":
