@@ -74,7 +74,8 @@ def main() -> int:
     from desktop_memory.gui.event_pump import pump_events
     from desktop_memory.gui.main_window import MainWindow
 
-    app = create_app([sys.argv[0]])
+    app = create_app([sys.argv[0]])  # kept alive for the whole run
+    assert app is not None
 
     def spin(ms: int) -> None:
         loop = QEventLoop()
@@ -99,7 +100,7 @@ def main() -> int:
         from desktop_memory.service import MemoryService
 
         if args.real_model:
-            return lambda s: MemoryService(s)
+            return MemoryService
         from desktop_memory.embed.hashing import HashEmbedder
 
         return lambda s: MemoryService(s, embedder=HashEmbedder(64))
@@ -130,8 +131,7 @@ def main() -> int:
             shutil.copy(args.eval / "pdfs" / pdf, corpus / "pdfs" / pdf)
 
     def new_window(factory, db: str, size: tuple[int, int]) -> MainWindow:
-        s = Settings()
-        s.db_path = str(tmp / "data" / db)
+        s = Settings(db_path=str(tmp / "data" / db))
         w = MainWindow(s, service_factory=factory)
         w.resize(*size)
         w.show()
