@@ -70,6 +70,9 @@ class _Node:
     problems: int = 0
 
 
+_NO_INDEX = QModelIndex()  # Qt's default "no parent" argument: an invalid index, never modified
+
+
 _SORT_KEYS = [
     lambda n: n.path.lower(),
     lambda n: n.status,
@@ -287,15 +290,15 @@ class LibraryModel(QAbstractItemModel):
                 yield from self.indexes(idx)
 
     # -- Qt model API ------------------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+    def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> QModelIndex:
         p = self.node(parent)
         if 0 <= row < len(p.children) and 0 <= column < len(COLUMNS):
             return self.createIndex(row, column, p.children[row])
         return QModelIndex()
 
     # [override]: PySide6's stub declares QAbstractItemModel.parent() as QObject.parent()'s overload set, which no
-    # Python override can match; Qt calls this one with an index. B008: Qt's own default argument.
-    def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    # Python override can match; Qt calls this one with an index.
+    def parent(self, index: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> QModelIndex:  # type: ignore[override]
         if not index.isValid():
             return QModelIndex()
         n: _Node = index.internalPointer()
@@ -304,12 +307,12 @@ class LibraryModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(p.row, 0, p)
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> int:
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self.node(parent).children)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> int:
         return len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:

@@ -57,6 +57,8 @@ MarkedRole = Qt.ItemDataRole.UserRole + 4  # the full text with highlight marks 
 
 SNIPPET_LINES = 3
 
+_NO_INDEX = QModelIndex()  # Qt's default "no parent" argument: an invalid index, never modified
+
 
 def is_checked(value: object) -> bool:
     """A CheckStateRole value as a bool (Qt hands it over as the enum or as its int, depending on the caller)."""
@@ -137,7 +139,7 @@ class ResultsModel(QAbstractListModel):
         return -1
 
     # -- Qt model API ------------------------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> int:
         return 0 if parent.isValid() else len(self._results)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
