@@ -16,6 +16,7 @@ import pytest
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import StoreError
+from desktop_memory.ingest.pipeline import EMBED_SLICE
 from desktop_memory.service import MemoryService
 from desktop_memory.store import vec_library_path
 from desktop_memory.store.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -96,7 +97,7 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
             svc.embed_pending()
         state = audit_db(tmp_path / "f.db", ledger)
         assert state.embedded and state.pending, "some batches committed before the limit, none half"
-        assert len(state.embedded) % 64 == 0
+        assert len(state.embedded) % EMBED_SLICE == 0  # whole slices only
         assert svc.search("dependencies", backend="keyword"), "keyword search unaffected"
         with svc.writing() as writer:
             writer.conn.execute("pragma max_page_count = 1073741823")
