@@ -250,7 +250,7 @@ def _print_summary(summary: IndexSummary, out=sys.stdout) -> None:
         print(f"  … and {len(skipped) - 50} more skipped (see `desktop-memory list --status skipped`)", file=out)
 
 
-def _filters(args) -> SearchFilters:
+def _filters(args: argparse.Namespace) -> SearchFilters:
     import os
 
     prefix = os.path.abspath(os.path.expanduser(args.path_prefix)) if args.path_prefix else None

@@ -11,7 +11,7 @@ def _fmt(value: Any, spec: str = ".1f") -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        if value != value:  # NaN
+        if math.isnan(value):
             return "-"
         return format(value, spec)
     return str(value)

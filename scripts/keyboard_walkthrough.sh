@@ -41,8 +41,8 @@ sleep 6; shot 03-indexing 0
 step "Ctrl+K, type a question"
 xdotool key ctrl+k; xdotool type --delay 20 "environment variables"; sleep 2; shot 04-results 0
 
-step "↓ ↓ moves into the results; Space excludes the third from the context"
-xdotool key Down; sleep 0.3; xdotool key Down; sleep 0.3; xdotool key space; sleep 1; shot 05-excluded 0
+step "↓ ↓ moves into the results; Space toggles the third one in the context (weak matches start out)"
+xdotool key Down; sleep 0.3; xdotool key Down; sleep 0.3; xdotool key space; sleep 1; shot 05-toggled 0
 
 step "Ctrl+Shift+C copies the context"
 xdotool key ctrl+shift+c; sleep 1

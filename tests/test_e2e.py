@@ -86,7 +86,9 @@ def test_context_stays_under_budget_and_cites_sources(library):
     out = json.loads(cli(db, "context", "how do I make a query parameter optional", "--budget", "600", "--json").stdout)
     assert out["budget"] == 600 and 0 < out["tokens_used"] <= 600
     assert estimate_tokens(out["text"]) == out["tokens_used"]
-    assert out["text"].startswith("[Source: /") and out["items"]
+    # sources are named relative to the indexed folder by default (no /home/<user>/… in a chat); items keep the path
+    assert out["text"].startswith("[Source: ") and not out["text"].startswith("[Source: /") and out["items"]
+    assert all(item["source"].startswith("/") for item in out["items"])
     assert out["text"].count("[Source: ") == len(out["items"])
     plain = cli(db, "context", "how do I make a query parameter optional", "--budget", "600")
     assert plain.stdout.rstrip("\n") == out["text"]

@@ -35,6 +35,7 @@ class AboutDialog(QDialog):
     def __init__(self, settings: Settings, stats: Any, model_id: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("About Desktop Memory")
+        self.setMinimumWidth(520)  # paths on one line where they fit
         self.rows = about_rows(settings, stats, model_id)
         lay = QVBoxLayout(self)
         head = QLabel("<h3>Desktop Memory</h3><p>Search your own files and paste the right passages into a "

@@ -41,7 +41,7 @@ def open_path(path: str) -> bool:
 
 
 def start_detached(program: str, args: list[str]) -> bool:
-    return bool(QProcess.startDetached(program, args)[0])
+    return bool(QProcess.startDetached(program, [*args])[0])  # an argument list: never a shell
 
 
 def command_args(command: str, path: str, line: int | None = None, page: int | None = None) -> list[str] | None:

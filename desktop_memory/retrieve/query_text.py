@@ -2,9 +2,10 @@
 
 Repeated words weigh more in a long query: in a pasted paragraph ("find what's related to this") a word said three
 times is three OR'ed phrases, and FTS5's bm25() sums over phrases, so its weight grows with its query term
-frequency, as in Lucene/bm25s. In a short query (fewer than ``LONG_QUERY_TERMS`` distinct content words) a repeat
-is a restated topic word and every word counts once: counting repeats there cost 0.6 nDCG@10 points on SciFact
-train (0.7023 → 0.6965) and nothing on Cranfield (docs/BENCHMARKS.md, "Retrieval, second pass"). Up to
+frequency, as in Lucene/bm25s. In a shorter query (fewer than ``LONG_QUERY_TERMS`` distinct content words, about
+two sentences) a repeat is a restated topic word and every word counts once: counting repeats in every query cost
+0.6 nDCG@10 points on SciFact train (0.7023 → 0.6965) and 0.1 on Cranfield, and from 16 words on it still cost
+0.003 on SciFact test (docs/BENCHMARKS.md, "Retrieval, second pass"). No benchmark query reaches 32 words. Up to
 ``MAX_TERMS`` distinct words are kept (the searcher already cuts a query at 2,000 characters, ~300 words); the
 keyword lane's postings budget (keyword.py) bounds the cost on big libraries.
 """
@@ -14,13 +15,24 @@ from __future__ import annotations
 import re
 
 MAX_TERMS = 256  # distinct terms (was 48: 17 % of one collection's queries lost terms)
-LONG_QUERY_TERMS = 16  # from this many distinct content words on, repeats weigh more
+LONG_QUERY_TERMS = 32  # from this many distinct content words on (a paragraph), repeats weigh more
 MAX_REPEAT = 4  # a word's weight grows with its count up to this many (each repeat is one more phrase to score)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # A compact English stop list: dropping these keeps OR queries over common terms fast and BM25 focused.
 STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
+    [
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+        "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
+        "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has",
+        "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if",
+        "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor",
+        "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out",
+        "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs",
+        "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+        "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+        "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"
+    ]
 )
 
 

@@ -144,6 +144,7 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
     out: list[SearchResult] = []
     files: dict[int, SearchResult] = {}
     window = 0  # fused entries examined
+    pos = 0  # rank among the live entries (a file row beyond the top_k passages keeps its place in the ranking)
     step = max(top_k * 2, 32)
     horizon = min(len(fused), max(top_k * GROUP_HORIZON, 50))  # "+N more in this file" counts within this
     while window < horizon and (len(out) < top_k or len(files) < top_k):
@@ -159,9 +160,10 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             shown_id, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
             if len(out) >= top_k and doc_id not in files and len(files) >= top_k:
                 break
+            pos += 1
             loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
                                        page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
-            res = SearchResult(rank=len(out) + 1, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
+            res = SearchResult(rank=pos, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=loc, lanes=hits, mtime=mtime,
                                strength=classify(hits, scale, semantic=semantic), also_in=h.also_in())
             if len(out) < top_k:

@@ -4,6 +4,7 @@ point is the real data path."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from PySide6.QtCore import Qt
@@ -154,7 +155,8 @@ def test_copied_context_names_files_relative_to_the_folder_and_highlights_are_ft
     assert lit and lit <= {"async", "functions", "function", "run", "running", "runs"}, lit
     assert w.preview.highlights >= 1 and "```" not in w.preview.plain_text()  # rendered Markdown
     # Enter in the list opens at the line (command when one is configured; no shell)
-    w.settings.desktop.open_with = "myeditor +{line} {path}"
+    w.apply_settings(dataclasses.replace(w.settings, desktop=dataclasses.replace(
+        w.settings.desktop, open_with="myeditor +{line} {path}")))
     w.results_view.setFocus()
     qtbot.keyClick(w.results_view, Qt.Key.Key_Return)
     assert opened[-1] == ("start", ["myeditor", f"+{r.location.line_start}", r.source])

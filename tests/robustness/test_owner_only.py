@@ -39,9 +39,7 @@ def umask_022():
 
 
 def _hash_settings() -> Settings:
-    s = Settings()
-    s.embedder = EmbedderSettings(kind="hash")
-    return s
+    return Settings(embedder=EmbedderSettings(kind="hash"))
 
 
 def _library(base: Path) -> Path:

@@ -300,14 +300,15 @@ def _drive_watch(run: Run) -> None:
 class FrontEnd:
     name: str
     drive: Callable[[Run], None]
-    # ignored folders this front end may *list* (names only, never a file in them opened): watching sets a
-    # recursive inotify watch through watchdog, which lists every sub-folder, .git and node_modules included
+    # ignored folders this front end may *list* (names only, never a file in them opened): watching (the window and
+    # `watch`) sets a recursive inotify watch through watchdog, which lists every sub-folder, .git and node_modules
+    # included
     may_list: tuple[str, ...] = ()
 
 
 FRONT_ENDS = [
     FrontEnd("cli", _drive_cli),
-    FrontEnd("window", _drive_window),
+    FrontEnd("window", _drive_window, may_list=(".git", "node_modules")),  # the window watches its folders too
     FrontEnd("mcp", _drive_mcp),
     FrontEnd("watch", _drive_watch, may_list=(".git", "node_modules")),
 ]

@@ -34,9 +34,7 @@ def occurrences(db: Path) -> dict[str, int]:
 
 
 def _settings() -> Settings:
-    s = Settings()
-    s.embedder = EmbedderSettings(kind="hash")
-    return s
+    return Settings(embedder=EmbedderSettings(kind="hash"))
 
 
 def _library(base: Path, n: int = 6) -> Path:

@@ -13,7 +13,7 @@ from desktop_memory.models import SearchFilters
 from desktop_memory.service import MemoryService
 from desktop_memory.store import SCHEMA_VERSION, Store
 from desktop_memory.store.cjk import bigrams, grams_text, query_grams
-from desktop_memory.store.migrations import MIGRATIONS, migrate
+from desktop_memory.store.migrations import MIGRATIONS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kusamakura"
 
@@ -79,11 +79,11 @@ def test_migration_fills_the_bigram_index_of_an_older_database(tmp_path):
 
     store.write_document(path="/x/ch05.txt", kind="text", language=None, title=None, size=1, mtime=1,
                          content_hash="h", chunks=[ChunkDraft(text, Location(char_end=len(text)))], dedupe_keys=["k"])
-    # roll the bigram table back as if the file came from the version before it
-    step = next(i for i, m in enumerate(MIGRATIONS) if getattr(m, "__name__", "") == "_migration_cjk")
+    # the bigram table as if the file came from the version before it: dropped, then the migration step runs
+    step = next(m for m in MIGRATIONS if getattr(m, "__name__", "") == "_migration_cjk")
     store.conn.execute("drop table chunks_cjk")
-    store.conn.execute(f"pragma user_version = {step}")
-    migrate(store.conn, db)
+    with store.conn:
+        step(store.conn)
     assert store.conn.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
     hits = store.conn.execute("select rowid from chunks_cjk where chunks_cjk match '\"東京\"'").fetchall()
     assert len(hits) == 1

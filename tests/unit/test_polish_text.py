@@ -3,6 +3,8 @@ packing, the Library's folder tree, "open with" commands."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from desktop_memory.config import Settings
 from desktop_memory.models import ChunkDraft, DocumentInfo, FileOutcome, LaneHit, Location, SearchResult
 from desktop_memory.retrieve.highlight import MARK_END, MARK_START, marked_texts, spans
@@ -86,9 +88,11 @@ def test_service_context_names_sources_relative_to_the_indexed_folder(tmp_path):
         assert rep.text.startswith("[Source: notes/sub/plan.md"), rep.text  # the default: no /home/<user>/…
         assert str(tmp_path) not in rep.text
         assert rep.items[0].source == str(folder / "sub" / "plan.md")  # the app keeps the absolute path
-        svc.settings.context.path_style = "absolute"
+        svc.apply_settings(dataclasses.replace(svc.settings, context=dataclasses.replace(
+            svc.settings.context, path_style="absolute")))
         assert svc.context("launch milestone", backend="keyword").text.startswith(f"[Source: {folder}/sub/plan.md")
-        svc.settings.context.path_style = "relative"
+        svc.apply_settings(dataclasses.replace(svc.settings, context=dataclasses.replace(
+            svc.settings.context, path_style="relative")))
         hit = svc.search("launch milestone", backend="keyword")
         svc.remove_paths([folder])  # no root known (as while a folder is still being read) ...
         assert svc.build_context(hit, 500).text.startswith("[Source: plan.md")  # ... the file name, never more

@@ -100,6 +100,9 @@ def test_first_screen_shows_distinct_files_and_keeps_passages_for_the_context(tw
             if cid in by_id:
                 assert by_id[cid].source == row.source
     assert any(row.more_in_file for row in out.files)
+    assert [r.rank for r in out.results] == list(range(1, len(out.results) + 1))
+    ranks = [r.rank for r in out.files]
+    assert ranks == sorted(ranks) and ranks[0] == 1  # a file row keeps its place in the full ranking
     # files are in the order of their best passage
     firsts = list(dict.fromkeys(sources))
     assert files[: len(firsts)] == firsts[: len(files)]
