@@ -30,6 +30,9 @@ class MemoryApi(Protocol):
     @property
     def settings(self) -> Settings: ...
 
+    @property
+    def read_only_note(self) -> str: ...  # "" or why the library is read-only (search still works)
+
     # -- indexing (the jobs runner) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,

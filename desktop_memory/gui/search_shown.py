@@ -9,25 +9,24 @@ on the search's worker, separate from the ranked search: retrieve/highlight.py).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from ..models import SearchResult, Stats
+from ..service_api import MemoryApi
 from .formatting import counted
 
 log = logging.getLogger(__name__)
 
 
-def keyword_marks(svc: Any, query: str, backend: str, results: list[SearchResult]) -> dict[int, str] | None:
+def keyword_marks(svc: MemoryApi, query: str, backend: str, results: list[SearchResult]) -> dict[int, str] | None:
     """On a worker, after a search: {chunk id: text with what the keyword lane matched marked} for the shown
     results (service.highlights, a separate small FTS5 query). None when the service cannot tell (the window then
     marks the query's words); empty for a semantic-only search (nothing was matched word for word)."""
     if backend == "dense":
         return {}
-    highlights = getattr(svc, "highlights", None)
-    if highlights is None or not results:
+    if not results:
         return None
     try:
-        return dict(highlights(query, [r.chunk_id for r in results]))
+        return dict(svc.highlights(query, [r.chunk_id for r in results]))
     except Exception:  # highlighting is a nicety: results without it beat no results
         log.warning("highlighting the results failed", exc_info=True)
         return None
