@@ -31,9 +31,7 @@ class MemoryApi(Protocol):
     def settings(self) -> Settings: ...
 
     @property
-    def read_only_note(self) -> str:
-        """Why the database is open read-only (read-only file or media, a full disk), or "" when writable."""
-        ...
+    def read_only_note(self) -> str: ...  # "" or why the library is read-only (search still works)
 
     # -- indexing (the jobs runner) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,

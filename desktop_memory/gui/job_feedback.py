@@ -1,16 +1,19 @@
-"""What the person sees of the index-job queue: the progress panel, the status bar's semantic progress and the
-banners for failures. Pure presentation: the queue's rules live in index_jobs.py."""
+"""What the person sees of the index-job queue (the progress panel, the status bar's semantic progress, the banners
+for failures) and of the context packer (the panel's block, "copied"). Pure presentation: the rules live in
+index_jobs.py and context_controller.py."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, SignalInstance
 
 from ..errors import UserError
-from ..models import IndexProgress, IndexSummary
+from ..models import ContextReport, IndexProgress, IndexSummary
 from .banner import BannerArea
+from .context_controller import ContextController
+from .context_panel import ContextPanel
 from .formatting import counted
 from .index_jobs import IndexJobController, Job
 from .messages import error_text
@@ -18,6 +21,26 @@ from .progress_panel import ProgressPanel
 from .status_bar import StatusBar
 
 log = logging.getLogger(__name__)
+
+
+def show_context_feedback(ctl: ContextController, panel: ContextPanel, status: StatusBar, *,
+                          ready: SignalInstance) -> None:
+    """The packed block goes to the panel (then ``ready`` fires); copying and failures are said in the status bar."""
+
+    def report(rep: ContextReport | None) -> None:
+        panel.set_report(rep)
+        ready.emit()
+
+    def copied(rep: ContextReport) -> None:
+        status.showMessage(f"Copied {counted(len(rep.items), 'passage')} ({rep.tokens_used:,} tokens) "
+                           "to the clipboard: paste it into your chat.", 5000)
+        panel.flash_copied()
+
+    ctl.report_ready.connect(report)
+    ctl.copied.connect(copied)
+    ctl.failed.connect(lambda text: status.showMessage(text, 8000))
+    ctl.nothing_to_copy.connect(lambda: status.showMessage(
+        "Nothing to copy: search first, and keep at least one passage included.", 5000))
 
 
 class JobFeedback(QObject):

@@ -26,7 +26,8 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from ..errors import UserError
 from ..models import DocumentInfo, FileOutcome, Stats
 from ..service_api import ChangeStamp, MemoryApi
-from .library_view import LibraryView, TreeSpec, _Node, build_tree
+from .library_model import TreeSpec, _Node, build_tree
+from .library_view import LibraryView
 from .tasks import TaskRunner
 
 _Listing = tuple[list[DocumentInfo], dict[str, FileOutcome], TreeSpec, _Node | None]  # documents, outcomes, spec, tree

@@ -27,8 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from ..config import Settings
-from ..errors import EmbedderError, UserError
-from ..models import ContextReport, IndexSummary, Stats
+from ..models import IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
 from .about import AboutDialog
 from .banner import BannerArea
@@ -36,11 +35,10 @@ from .context_controller import ContextController
 from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
 from .formatting import counted
 from .index_jobs import IndexJobController
-from .job_feedback import JobFeedback
-from .keys import install_escape, set_tab_order
+from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
-from .messages import error_text
+from .messages import error_text, search_error_text, show_open_notices
 from .progress_panel import ProgressPanel
 from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
@@ -52,7 +50,7 @@ from .status_bar import StatusBar
 from .style import THEMES, app_icon, apply_theme
 from .tasks import TaskRunner
 from .watch_controller import install_watch
-from .window_menus import SHORTCUTS_HTML, build_menus
+from .window_menus import SHORTCUTS_HTML, build_menus, install_focus_keys, show_about
 from .window_state import restore_window_state, window_gui_state
 
 log = logging.getLogger(__name__)
@@ -147,11 +145,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.results_info, self.notes, self.preview = t.results_info, t.notes, t.preview
         self.context_panel, self.split, self.right_split = t.context_panel, t.split, t.right_split
         self.context_panel.set_budget(self.settings.context.budget_tokens)
-        sb, cp, pv = self.search_bar, self.context_panel, self.preview
-        install_escape([self.results_view, cp.items, cp.block, pv.browser], self.focus_search)
-        set_tab_order([sb.box, sb.recent_btn, sb.backend, sb.filter_btn, sb.kind, sb.path, sb.age, self.results_view,
-                       pv.open_btn, pv.reveal_btn, pv.copy_btn, pv.browser, cp.budget, cp.items, cp.block,
-                       cp.weak_btn, cp.copy_btn])
+        install_focus_keys(self)
         self.setCentralWidget(central)
         self.status = StatusBar()
         self.setStatusBar(self.status)
@@ -170,7 +164,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.preview.copy_requested.connect(lambda: a.copy_passage(a.current_row()))
         self.context_panel.budget_changed.connect(self.context.set_budget)
         self.context_panel.copy_requested.connect(self.copy_context)
-        self.context_panel.include_weak_requested.connect(self.include_weak)
+        self.context_panel.include_weak_requested.connect(self.actions_.include_weak)
         lib.reindex_requested.connect(lambda paths: self.add_paths(paths, force=True))
         lib.remove_requested.connect(self.remove_paths)
         lib.reveal_requested.connect(a.reveal_file)
@@ -201,11 +195,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.searcher.results_ready.connect(self._search_done)
         self.searcher.failed.connect(self._search_failed)
         self.searcher.cleared.connect(self._search_cleared)
-        self.context.report_ready.connect(self._context_report)
-        self.context.failed.connect(lambda text: self.status.showMessage(text, 8000))
-        self.context.nothing_to_copy.connect(lambda: self.status.showMessage(
-            "Nothing to copy: search first, and keep at least one passage included.", 5000))
-        self.context.copied.connect(self._copied)
+        show_context_feedback(self.context, self.context_panel, self.status, ready=self.context_ready)
 
     # ------------------------------------------------------------------------------------- window state
     def save_state(self) -> None:
@@ -219,10 +209,7 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def _service_opened(self, svc: MemoryApi) -> None:
         self.banners.dismiss("store")
-        if svc.read_only_note:  # read-only file/media or a full disk: search works, said once
-            self.banners.show_message(svc.read_only_note, "warning", key="read-only")
-        for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
-            self.banners.show_message(notice, "info", key="privacy")
+        show_open_notices(self.banners, svc)
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(svc)
         self._show_state()
@@ -321,12 +308,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.search_finished.emit(resp.query)
 
     def _search_failed(self, req: SearchRequest, exc: BaseException, tb: str) -> None:
-        if not isinstance(exc, UserError):
-            log.error("search failed:\n%s", tb)
-        msg = error_text(exc)
-        if isinstance(exc, EmbedderError):
-            msg += " Switch to Hybrid or Keyword search, or fix the embedder in Settings."
-        self.search_tab.show_failure(req.query, msg)
+        self.search_tab.show_failure(req.query, search_error_text(exc, tb))
         self.search_finished.emit(req.query)
 
     def _show_state(self) -> None:
@@ -337,47 +319,16 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.tabs.setCurrentIndex(0)
         self.search_bar.focus_query()
 
-    def focus_context_list(self) -> None:
-        """Ctrl+E: the context's passage list, with a current row so ↓ and Space work at once."""
-        self.tabs.setCurrentIndex(0)
-        items = self.context_panel.items
-        if items.model() is not None and items.model().rowCount() and not items.currentIndex().isValid():
-            items.setCurrentIndex(items.model().index(0, 0))
-        items.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
     def include_weak(self) -> None:
-        """Tick every weak result (they start excluded from the context)."""
-        for row in range(self.results_model.rowCount()):
-            r = self.results_model.result(row)
-            if r is not None and r.strength == "weak" and not self.results_model.is_included(row):
-                self.results_model.set_included(row, True)
+        self.actions_.include_weak()
 
     def show_about(self) -> AboutDialog:
-        model_id = ""
-        if self.svc is not None and self.host.state == "ready":
-            try:
-                model_id = self.svc.embedder_model_id()
-            except Exception:  # the About box never fails over a model it cannot name
-                model_id = ""
-        dlg = AboutDialog(self.settings, self.stats, model_id, self)
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.open()
-        self._about = dlg
-        return dlg
+        self._about = show_about(self)
+        return self._about
 
-    # ----------------------------------------------------------------------------------------- context
     def copy_context(self) -> None:
         self.search_bar.remember(self.search_bar.query())
         self.context.copy()
-
-    def _context_report(self, report: ContextReport | None) -> None:
-        self.context_panel.set_report(report)
-        self.context_ready.emit()
-
-    def _copied(self, rep: ContextReport) -> None:
-        self.status.showMessage(f"Copied {counted(len(rep.items), 'passage')} ({rep.tokens_used:,} tokens) "
-                                "to the clipboard: paste it into your chat.", 5000)
-        self.context_panel.flash_copied()
 
     # ---------------------------------------------------------------------------------------- settings
     def show_settings(self) -> SettingsDialog:

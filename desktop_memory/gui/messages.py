@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ..errors import UserError
+import logging
+
+from ..errors import EmbedderError, UserError
+from ..service_api import MemoryApi
+from .banner import BannerArea
+
+log = logging.getLogger(__name__)
 
 
 def error_text(exc: BaseException) -> str:
@@ -10,3 +16,21 @@ def error_text(exc: BaseException) -> str:
     if isinstance(exc, UserError):
         return str(exc)
     return f"Something went wrong ({type(exc).__name__}: {exc}). Details are in the log."
+
+
+def search_error_text(exc: BaseException, tb: str) -> str:
+    """What the results area says when a search failed (a bug is logged with its traceback)."""
+    if not isinstance(exc, UserError):
+        log.error("search failed:\n%s", tb)
+    msg = error_text(exc)
+    if isinstance(exc, EmbedderError):
+        msg += " Switch to Hybrid or Keyword search, or fix the embedder in Settings."
+    return msg
+
+
+def show_open_notices(banners: BannerArea, svc: MemoryApi) -> None:
+    """Said once when a library opens: read-only (search still works), and notices such as "made owner-only"."""
+    if svc.read_only_note:  # read-only file/media or a full disk
+        banners.show_message(svc.read_only_note, "warning", key="read-only")
+    for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
+        banners.show_message(notice, "info", key="privacy")

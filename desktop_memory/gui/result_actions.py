@@ -86,6 +86,13 @@ class ResultActions(QObject):
         if self.model.result(row) is not None:
             self.model.set_included(row, not self.model.is_included(row))
 
+    def include_weak(self) -> None:
+        """Tick every weak result (they start excluded from the context)."""
+        for row in range(self.model.rowCount()):
+            r = self.model.result(row)
+            if r is not None and r.strength == "weak" and not self.model.is_included(row):
+                self.model.set_included(row, True)
+
     def menu(self, pos: QPoint) -> None:
         idx = self.view.indexAt(pos)
         r = self.model.result(idx.row()) if idx.isValid() else None

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from .about import AboutDialog
 from .context_panel import COPY_SHORTCUT_TEXT
-from .keys import unique_shortcuts
+from .keys import install_escape, set_tab_order, unique_shortcuts
 from .style import THEMES
 
 if TYPE_CHECKING:
@@ -66,7 +68,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(v, "&Library", lambda: w.tabs.setCurrentIndex(1), ("Ctrl+2",))
     act(v, "Show &filters", w.search_bar.filter_btn.toggle, ("Ctrl+Shift+F",))
     act(v, "Next search &backend", w.search_bar.cycle_backend, ("Ctrl+B",))
-    act(v, "Focus prompt conte&xt", w.focus_context_list, ("Ctrl+E",))
+    act(v, "Focus prompt conte&xt", lambda: focus_context_list(w), ("Ctrl+E",))
     appearance = v.addMenu("&Appearance")
     grp = QActionGroup(w)
     theme_actions: dict[str, QAction] = {}
@@ -87,8 +89,39 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),
         (QKeySequence.StandardKey.HelpContents, "F1"))
     act(h, "Use in chat apps (&MCP)…", lambda: show_mcp_setup(w))
-    act(h, "&About Desktop Memory", w.show_about)
+    act(h, "&About Desktop Memory", w.show_about)  # the window keeps the dialog alive
     return theme_actions
+
+
+def install_focus_keys(w: MainWindow) -> None:
+    """Esc in a result/context/preview widget goes back to the search box; Tab follows the reading order."""
+    sb, cp, pv = w.search_bar, w.context_panel, w.preview
+    install_escape([w.results_view, cp.items, cp.block, pv.browser], w.focus_search)
+    set_tab_order([sb.box, sb.recent_btn, sb.backend, sb.filter_btn, sb.kind, sb.path, sb.age, w.results_view,
+                   pv.open_btn, pv.reveal_btn, pv.copy_btn, pv.browser, cp.budget, cp.items, cp.block,
+                   cp.weak_btn, cp.copy_btn])
+
+
+def focus_context_list(w: MainWindow) -> None:
+    """Ctrl+E: the context's passage list, with a current row so ↓ and Space work at once."""
+    w.tabs.setCurrentIndex(0)
+    items = w.context_panel.items
+    if items.model() is not None and items.model().rowCount() and not items.currentIndex().isValid():
+        items.setCurrentIndex(items.model().index(0, 0))
+    items.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
+def show_about(w: MainWindow) -> AboutDialog:
+    model_id = ""
+    if w.svc is not None and w.host.state == "ready":
+        try:
+            model_id = w.svc.embedder_model_id()
+        except Exception:  # the About box never fails over a model it cannot name
+            model_id = ""
+    dlg = AboutDialog(w.settings, w.stats, model_id, w)
+    dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dlg.open()
+    return dlg
 
 
 def show_mcp_setup(w: MainWindow) -> None:

@@ -32,7 +32,6 @@ from desktop_memory.models import (
     Stats,
 )
 from desktop_memory.retrieve import SearchOutcome
-from desktop_memory.retrieve.highlight import MARK_END, MARK_START
 from desktop_memory.service_api import MemoryApi, ProgressCallback
 
 KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".py": "code", ".pdf": "pdf"}
@@ -53,8 +52,8 @@ class FakeService:
         self.lock = threading.Lock()
         self.search_calls: list[str] = []
         self.closed = False
+        self.read_only_note = ""
         self.version = 0  # the change stamp: bumped by every write
-        self.read_only_note = ""  # a test sets it to see the window's read-only banner
 
     # -- indexing --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
@@ -178,23 +177,23 @@ class FakeService:
                                     {"fts": LaneHit(rank, float(sc))}, d.mtime))
         return out
 
-    def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
-        """Like the real keyword lane's marks: every whole query word (any case) marked; unmatched chunks absent."""
-        terms = {w.lower() for w in _WORD.findall(query)}
-        wanted = set(chunk_ids)
-        out: dict[int, str] = {}
-        with self.lock:
-            for cid, _, text, _ in self.chunks:
-                if cid not in wanted:
-                    continue
-                marked = _WORD.sub(lambda m: f"{MARK_START}{m[0]}{MARK_END}" if m[0].lower() in terms else m[0], text)
-                if MARK_START in marked:
-                    out[cid] = marked
-        return out
-
     def build_context(self, results: Sequence[SearchResult], budget: int | None = None,
                       extra_roots: Sequence[str] = ()) -> ContextReport:
         return pack(results, self.settings.context.budget_tokens if budget is None else budget)
+
+    def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """Like the keyword lane's marks (retrieve/highlight.py): every query word in a shown chunk, marked."""
+        from desktop_memory.retrieve.highlight import MARK_END, MARK_START
+
+        words = [w for w in _WORD.findall(query) if w]
+        if not words:
+            return {}
+        pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+        wanted = set(chunk_ids)
+        with self.lock:
+            texts = {cid: text for cid, _doc, text, _loc in self.chunks if cid in wanted}
+        return {cid: pattern.sub(lambda m: MARK_START + m.group(0) + MARK_END, text) for cid, text in texts.items()
+                if pattern.search(text)}
 
     def stats(self) -> Stats:
         by: dict[str, int] = {}

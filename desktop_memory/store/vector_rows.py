@@ -1,0 +1,181 @@
+"""The Store's vector rows (a mixin of ``store.repository.Store``): the recorded model, the embedding queue, and
+the float32 + sign-bit rows the dense lane reads. Kept apart from document writes so each file stays readable; the
+invariants are the ones listed in ``repository.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import apsw
+import numpy as np
+
+from ..errors import EmbedderError
+from .migrations import chunk_text_hash
+from .rows import as_bytes, as_int, as_str, scalar_int
+from .vectors import sign_bits
+
+
+class VectorRows:
+    """Model, queue and vector rows (``Store`` provides the connection and the meta table)."""
+
+    conn: apsw.Connection
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def _set_meta(self, key: str, value: str) -> None:
+        raise NotImplementedError
+
+    def _bump_version(self) -> None:
+        raise NotImplementedError
+
+    # ---------- model / vector table ----------
+    def model_info(self) -> tuple[str | None, int | None]:
+        model = self.get_meta("model_id")
+        dim = self.get_meta("dim")
+        return model, int(dim) if dim else None
+
+    def has_vector_table(self) -> bool:
+        """True once a model is recorded: vectors can be stored and searched (the tables always exist)."""
+        return self.get_meta("model_id") is not None
+
+    def ensure_model(self, model_id: str, dim: int) -> None:
+        """Record the model on first use; refuse a different model (never mix two models in one index)."""
+        stored_model, stored_dim = self.model_info()
+        if stored_model is None:
+            with self.conn:
+                self._create_vec_table(dim)
+                self._set_meta("model_id", model_id)
+                self._set_meta("dim", str(dim))
+            return
+        if stored_model != model_id or stored_dim != dim:
+            raise EmbedderError(
+                f"This index holds vectors from {stored_model} ({stored_dim}-d); the embedder is now {model_id} "
+                f"({dim}-d). Re-embed the library (Settings → Re-embed, or `desktop-memory reembed`) or switch back."
+            )
+        if not self.has_vector_table():
+            with self.conn:
+                self._create_vec_table(dim)
+
+    def _create_vec_table(self, dim: int) -> None:
+        # The tables come from migration 2 and hold any dimension; this only guards against a hand-edited file.
+        self.conn.execute("create table if not exists chunk_vectors (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        self.conn.execute("create table if not exists chunk_vector_bits (id INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
+
+    def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
+        """Forget all vectors (model change): keyword search keeps working; everything is queued for embedding."""
+        with self.conn:
+            self.conn.execute("delete from chunk_vectors")
+            self.conn.execute("delete from chunk_vector_bits")
+            self.conn.execute("update chunks set embedded = 0 where embedded = 1")
+            self.conn.execute("delete from meta where key in ('model_id', 'dim')")
+            if model_id and dim:
+                self._create_vec_table(dim)
+                self._set_meta("model_id", model_id)
+                self._set_meta("dim", str(dim))
+            self._bump_meta("vec_epoch")
+            self._bump_version()
+
+    def _bump_meta(self, key: str, by: int = 1) -> None:
+        self.conn.execute(
+            "insert into meta(key, value) values(?, ?) "
+            "on conflict(key) do update set value = cast(value as integer) + ?",
+            (key, str(int(by)), int(by)),
+        )
+
+    def vector_state(self) -> tuple[int, int, int]:
+        """(vec_epoch, vec_seq, vec_deleted): change counters for caches built from the stored vectors."""
+        values = {as_str(key): as_int(value) for key, value in self.conn.execute(
+            "select key, value from meta where key in ('vec_epoch', 'vec_seq', 'vec_deleted')"
+        )}
+        return values.get("vec_epoch", 0), values.get("vec_seq", 0), values.get("vec_deleted", 0)
+
+    def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64, bits uint8 (n, nbytes)) of every stored vector with id > after_id, in id order."""
+        rows = self.conn.execute(
+            "select id, bits from chunk_vector_bits where id > ? order by id", (int(after_id),)
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        bits = np.frombuffer(b"".join(as_bytes(r[1]) for r in rows), dtype=np.uint8).reshape(len(rows), -1)
+        return ids, bits
+
+    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
+                     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield (ids int64, vectors float32 (n, dim)) blocks of stored vectors in id order (all, or ``ids``)."""
+        if ids is not None:
+            wanted = sorted(int(i) for i in ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows = self.conn.execute(
+                    f"select id, embedding from chunk_vectors where id in ({','.join('?' * len(part))}) order by id",
+                    part,
+                ).fetchall()
+                if rows:
+                    yield _vector_block(rows)
+            return
+        after = 0
+        while True:
+            rows = self.conn.execute(
+                "select id, embedding from chunk_vectors where id > ? order by id limit ?", (after, int(block))
+            ).fetchall()
+            if not rows:
+                return
+            after = as_int(rows[-1][0])
+            yield _vector_block(rows)
+
+    # ---------- embedding queue ----------
+    def pending_count(self) -> int:
+        return scalar_int(self.conn, "select count(*) from chunks where embedded=0 and dup_of is null")
+
+    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        return [(as_int(cid), as_str(text)) for cid, text in self.conn.execute(
+            "select id, text from chunks where embedded=0 and dup_of is null and id > ? order by id limit ?",
+            (after_id, limit),
+        )]
+
+    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
+        """Write vectors for chunks still alive and pending, in one transaction. Returns how many were stored.
+
+        ``texts`` are the texts the vectors were computed from: a vector is stored only when its text hashes to
+        the chunk's (without ``texts``, the chunk's own hash is recorded)."""
+        if len(ids) != len(vectors):
+            raise ValueError("ids and vectors differ in length")
+        if not len(ids):
+            return 0
+        vectors = np.ascontiguousarray(vectors, dtype="<f4")
+        _, dim = self.model_info()
+        if dim is None:
+            raise EmbedderError("No embedding model is recorded for this index; call ensure_model first.")
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise EmbedderError(f"Vectors have {vectors.shape[-1]} dimensions but the index holds {dim}.")
+        bits = sign_bits(vectors)
+        stored = 0
+        with self.conn:
+            live = {
+                r[0]: r[1]
+                for r in self.conn.execute(
+                    f"select id, text_hash from chunks where embedded=0 and dup_of is null "
+                    f"and id in ({','.join('?' * len(ids))})",
+                    list(ids),
+                )
+            }
+            keep = [i for i, cid in enumerate(ids) if cid in live
+                    and (texts is None or live[cid] == chunk_text_hash(texts[i]))]
+            if keep:
+                newest = scalar_int(self.conn, "select max(id) from chunk_vectors")
+                self.conn.executemany("insert into chunk_vectors(id, embedding, text_hash) values(?, ?, ?)",
+                                      [(ids[i], vectors[i].tobytes(), live[ids[i]]) for i in keep])
+                self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
+                                      [(ids[i], bits[i].tobytes()) for i in keep])
+                self.conn.executemany("update chunks set embedded=1 where id=?", [(ids[i],) for i in keep])
+                self._bump_meta("vec_seq" if min(ids[i] for i in keep) > newest else "vec_epoch")
+            stored = len(keep)
+        return stored
+
+
+def _vector_block(rows: list[apsw.SQLiteValues]) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.fromiter((as_int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(as_bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return ids, mat.astype(np.float32, copy=False)
