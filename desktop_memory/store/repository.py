@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,35 +31,15 @@ from .erase import Erasing
 from .integrity import IntegrityChecks
 from .migrations import chunk_text_hash, current_version, migrate
 from .readonly import DISK_FULL, mode_of
+from .records import DocRow, WriteResult
 from .rows import as_int, as_str, scalar_int
 from .vector_rows import VectorRows
 
 HEADING_SEP = " › "
 
 
-@dataclass
-class DocRow:
-    id: int
-    path: str
-    kind: str
-    size: int
-    mtime: float
-    content_hash: str
-    status: str
-    error: str
-    n_chunks: int
-
-
-@dataclass
-class WriteResult:
-    doc_id: int
-    chunks: int
-    duplicates: int
-    vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
-
-
 class Store(VectorRows, IntegrityChecks, Erasing):
-    """A connection to one index file. Not shared between threads: each thread opens its own Store."""
+    """A connection to one index file, used by one thread at a time (the service leases it: service.py)."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
