@@ -6,6 +6,7 @@ while nothing happens: an idle watch costs no CPU. Qt's QFileSystemWatcher is no
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -33,15 +34,36 @@ class _Handler(FileSystemEventHandler):
             self._sink(dest, event.is_directory)
 
 
-class FolderObserver:
-    """Recursive watches keyed by folder; safe to call from any thread."""
+# watchdog says that the kernel dropped events (inotify's queue overflowed in a burst such as a big `git checkout`)
+# only in its log, under this logger; the handler below turns it into a callback so the watcher can catch up
+OVERFLOW_LOGGER = "watchdog.observers"
+OVERFLOW_MESSAGE = "Inotify queue overflowed"
 
-    def __init__(self, sink: Sink, observer_factory: Callable[[], BaseObserver] = Observer) -> None:
+
+class _OverflowLog(logging.Handler):
+    def __init__(self, callback: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith(OVERFLOW_MESSAGE):
+            self._callback()
+
+
+class FolderObserver:
+    """Recursive watches keyed by folder; safe to call from any thread. ``on_overflow`` is called when the kernel
+    dropped events (changes were lost: the caller compares the folders with the index again)."""
+
+    def __init__(self, sink: Sink, observer_factory: Callable[[], BaseObserver] = Observer,
+                 on_overflow: Callable[[], None] | None = None) -> None:
         self._handler = _Handler(sink)
         self._observer = observer_factory()
         self._watches: dict[str, ObservedWatch] = {}
         self._lock = threading.Lock()
         self._started = False
+        self._overflow = _OverflowLog(on_overflow) if on_overflow is not None else None
+        if self._overflow is not None:
+            logging.getLogger(OVERFLOW_LOGGER).addHandler(self._overflow)
 
     def start(self) -> None:
         with self._lock:
@@ -56,6 +78,8 @@ class FolderObserver:
                 self._observer.join(timeout)
                 self._started = False
             self._watches.clear()
+        if self._overflow is not None:
+            logging.getLogger(OVERFLOW_LOGGER).removeHandler(self._overflow)
 
     def watch(self, folder: str) -> str | None:
         """Start watching ``folder`` recursively; returns None, or why it cannot be watched."""

@@ -57,6 +57,9 @@ def outermost(folders: Iterable[str]) -> list[str]:
     return sorted(result)
 
 
+OVERFLOW_CATCH_UP_S = 2.0  # after the kernel dropped events: wait this long, then compare every folder again
+
+
 class _StepAside(threading.Event):
     """The cancel flag embedding polls between slices: set once a new change is waiting and the round has worked
     for ``min_s`` (so a file rewritten every 100 ms cannot starve embedding), or when the watcher stops."""
@@ -91,7 +94,8 @@ class Watcher:
         self._library: list[str] = []
         self._errors: dict[str, str] = {}
         self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000)
-        self._observer = observer or FolderObserver(self._debouncer.add)
+        self._observer = observer or FolderObserver(self._debouncer.add, on_overflow=self._overflowed)
+        self._overflow_timer: threading.Timer | None = None
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._embed_due = False
@@ -116,6 +120,9 @@ class Watcher:
         self._debouncer.close()
         if self._recheck is not None:
             self._recheck.cancel()
+        with self._lock:
+            if self._overflow_timer is not None:
+                self._overflow_timer.cancel()
         self._observer.stop()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -123,6 +130,17 @@ class Watcher:
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    def _overflowed(self) -> None:
+        """The kernel dropped events in a burst (a big branch switch): once the burst has had time to end, every
+        folder is compared with the index (the same size/mtime catch-up as at start), so nothing stays stale."""
+        with self._lock:
+            if self._overflow_timer is not None and self._overflow_timer.is_alive():
+                return  # one catch-up per burst
+            timer = threading.Timer(OVERFLOW_CATCH_UP_S, self._debouncer.request, args=("catch-up",))
+            timer.daemon = True
+            self._overflow_timer = timer
+        timer.start()
 
     def refresh(self) -> None:
         """The library's folders changed (added or removed): watch what is there now."""
@@ -213,6 +231,11 @@ class Watcher:
     def _handle(self, batch: Batch) -> None:
         if batch.requests:
             self._sync_and_catch_up()
+        if any(what == "catch-up" for what, _ in batch.requests):  # events were lost: compare every folder
+            for folder in self._active():
+                if self._cancel.is_set():
+                    return
+                self._catch_up(folder)
         if batch.changes:
             self._apply(batch)
 

@@ -3,6 +3,7 @@ service into the real SQLite store; search sees the changes."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 
@@ -218,3 +219,20 @@ def test_a_missing_folder_keeps_its_index_and_is_watched_again_when_it_returns(t
     wait_for(lambda: keyword_hits(svc, "sextant") == [str(a / "back.md")], what="a change in the returned folder")
     assert keyword_hits(svc, "astrolabe") == [str(a / "a.md")]
     assert not rec.of("error")
+
+
+def test_changes_lost_to_a_kernel_queue_overflow_are_caught_up(tmp_path, svc, start_watcher, monkeypatch):
+    """inotify drops events when a burst (a big `git checkout`) overflows its queue; watchdog only logs it. The
+    watcher then compares every folder with the index, so a file whose events were lost is still indexed."""
+    from desktop_memory.watch import watcher as watcher_module
+
+    monkeypatch.setattr(watcher_module, "OVERFLOW_CATCH_UP_S", 0.1)
+    root = make_tree(tmp_path / "notes", {"a.md": "alpha\n"})
+    svc.index_paths([root])
+    watcher, rec = start_watcher()
+    watcher._observer._handler._sink = lambda path, is_dir: None  # from here on the kernel's events are lost
+    (root / "lost.md").write_text("a persimmon nobody announced\n", encoding="utf-8")
+    assert keyword_hits(svc, "persimmon") == []
+    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    wait_for(lambda: keyword_hits(svc, "persimmon") == [str(root / "lost.md")], what="the lost file caught up")
+    assert len(rec.of("catch-up")) >= 2  # the start-up one, and the one after the overflow
