@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SCREENS = ("empty", "indexing", "done", "results", "preview-markdown", "weak", "library", "settings", "about")
+SCREENS = ("empty", "indexing", "done", "results", "preview-markdown", "weak", "quick", "library", "settings", "about")
 
 
 def parse() -> argparse.Namespace:
@@ -188,6 +188,17 @@ def main() -> int:
             if want("weak"):
                 set_query(w, "zebra marmalade quasar")
                 shot(w, "weak", size, theme)
+            if want("quick"):  # the quick-search popup (gui/quick_popup.py) over the window, as the shell shows it
+                from desktop_memory.gui.shell import install_shell
+
+                shell = install_shell(app, w)
+                popup = shell.show_quick()
+                popup.box.setText("how do I use async and await")
+                popup.run_search()
+                wait(lambda p=popup: p.model.rowCount() > 0, 60)
+                shot(popup, "quick", size, theme)
+                popup.hide()
+                shell.close()
             if want("library"):
                 w.tabs.setCurrentIndex(1)
                 w.library.tree.expandAll()
