@@ -8,7 +8,7 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop_memory.config import EmbedderSettings, Settings, load_settings
+from desktop_memory.config import EmbedderSettings, Settings, WatchSettings, load_settings
 
 from .conftest import FASTAPI, PDFS
 from .helpers import drop, search, wait_job
@@ -378,7 +378,10 @@ def test_editing_a_file_reembeds_only_what_changed_and_says_so(qtbot, make_windo
         parts = (f"## {t}\n\n{changed.get(t, body)}\n" for t, body in sections.items())
         note.write_text("# Garden\n\n" + "\n".join(parts), encoding="utf-8")
 
-    w = make_window(hash_factory)
+    # watching paused: this is the manual re-index path (a live watch would index the edit before the drop's job,
+    # and the job would rightly find the file unchanged: tests/watch covers that path)
+    w = make_window(hash_factory, Settings(watch=WatchSettings(paused_all=True)))
+    qtbot.waitUntil(lambda: w.watch.paused_all, timeout=5000)
     write({})
     drop(w, [folder])
     first = wait_job(qtbot, w)
