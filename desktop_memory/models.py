@@ -18,6 +18,11 @@ DocKind = Literal["markdown", "text", "code", "pdf", "document", "slides", "eboo
 DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf", "document", "slides", "ebook", "html")
 LINE_KINDS: tuple[str, ...] = ("markdown", "text", "code")  # kinds whose chunks carry line numbers
 
+def path_separator(path: str) -> str:
+    """The separator a stored path uses: a backslash only for a Windows path (backslashes and no slash)."""
+    return "\\" if ("\\" in path and "/" not in path) else "/"
+
+
 # Document status values stored in the documents table.
 STATUS_PENDING = "pending"  # seen, not yet extracted
 STATUS_INDEXED = "indexed"  # chunks (and FTS rows) committed; vectors may still be queued

@@ -12,16 +12,14 @@ import posixpath
 from collections.abc import Iterable
 from typing import Literal
 
+from ..models import path_separator
+
 PathStyle = Literal["relative", "absolute", "name"]
 PATH_STYLES: tuple[PathStyle, ...] = ("relative", "absolute", "name")
 
 
-def _flavour(path: str) -> str:
-    return "\\" if ("\\" in path and "/" not in path) else "/"
-
-
 def _basename(path: str) -> str:
-    return ntpath.basename(path) if _flavour(path) == "\\" else posixpath.basename(path.rstrip("/")) or path
+    return ntpath.basename(path) if path_separator(path) == "\\" else posixpath.basename(path.rstrip("/")) or path
 
 
 def display_path(path: str, roots: Iterable[str] = (), style: str = "relative") -> str:
@@ -31,7 +29,7 @@ def display_path(path: str, roots: Iterable[str] = (), style: str = "relative") 
         return path
     if style == "name":
         return _basename(path)
-    sep = _flavour(path)
+    sep = path_separator(path)
     best = ""
     for root in roots:
         r = root.rstrip("/\\")

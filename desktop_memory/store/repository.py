@@ -22,7 +22,7 @@ from typing import Any
 import apsw
 
 from ..errors import StoreError
-from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo
+from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo, path_separator
 from . import erase
 from . import migrations as _migrations
 from .cjk import grams_text
@@ -160,7 +160,7 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         return DocRow(*row) if row else None
 
     def documents_under(self, folder: str) -> list[DocRow]:
-        prefix = folder.rstrip("/\\") + _sep(folder)
+        prefix = folder.rstrip("/\\") + path_separator(folder)
         # a range on the path index (prefix <= path < prefix with its separator + 1), not a scan of every
         # document: the watcher asks this once per deleted file, so a branch switch deleting 1,000 files in a
         # 5,000-file library took 1.6 s in substr() scans alone
@@ -471,10 +471,6 @@ class Store(VectorRows, IntegrityChecks, Erasing):
             if p.exists():
                 total += p.stat().st_size
         return total
-
-def _sep(path: str) -> str:
-    return "\\" if ("\\" in path and "/" not in path) else "/"
-
 
 def translate_store_errors(exc: BaseException, path: Path) -> BaseException:
     from .connection import translate_error
