@@ -229,13 +229,8 @@ class Watcher:
                                    watching=self.watching_count()))
 
     def _handle(self, batch: Batch) -> None:
-        if batch.requests:
-            self._sync_and_catch_up()
-        if any(what == "catch-up" for what, _ in batch.requests):  # events were lost: compare every folder
-            for folder in self._active():
-                if self._cancel.is_set():
-                    return
-                self._catch_up(folder)
+        if batch.requests:  # after lost events ("catch-up"), every folder is compared, not only new ones
+            self._sync_and_catch_up(every_folder=any(what == "catch-up" for what, _ in batch.requests))
         if batch.changes:
             self._apply(batch)
 
@@ -298,12 +293,14 @@ class Watcher:
             self._recheck.daemon = True
             self._recheck.start()
 
-    def _sync_and_catch_up(self) -> None:
-        for top in self._sync():
-            for folder in [f for f in self._active() if is_inside(f, top)]:
-                if self._cancel.is_set():
-                    return
-                self._catch_up(folder)
+    def _sync_and_catch_up(self, every_folder: bool = False) -> None:
+        added = self._sync()
+        for folder in self._active():
+            if not (every_folder or any(is_inside(folder, top) for top in added)):
+                continue
+            if self._cancel.is_set():
+                return
+            self._catch_up(folder)
 
     def _catch_up(self, folder: str) -> None:
         """Compare the folder with the index (size and mtime; nothing is opened) and index only what differs."""
