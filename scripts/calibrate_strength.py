@@ -3,7 +3,7 @@
     .venv/bin/python scripts/calibrate_strength.py DB DATASET [--split train] [--nonsense 300]
 
 DB is a `desktop-memory bench` index of DATASET (e.g. the cache file it printed). For every judged query and every
-nonsense query it runs the real searcher (hybrid, then keyword) at top_k 10 and prints, per threshold, the share
+nonsense query it runs the real searcher (hybrid, then keyword) at top_k 10 and prints, per rule, the share
 of relevant top-3 results that would be called strong and the share of nonsense queries with no strong result.
 `bench` reports the chosen thresholds on other (seed 0) nonsense queries and on the test split.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from desktop_memory.config import Settings
@@ -22,28 +23,41 @@ from desktop_memory.store import Store
 from desktop_memory_bench.dataset import doc_id_from_path, load_beir
 from desktop_memory_bench.nonsense import corpus_vocabulary, nonsense_queries
 
-Rows = list[list[float]]  # per query: a feature per result (cosine, or BM25 share)
+Rows = list[list[tuple[float, float]]]  # per query, per result: (cosine or -1, BM25 share of the ceiling)
 
 
 def features(store: Store, searcher: Searcher, embedder, queries: dict[str, str], backend: str,
-             qrels: dict[str, dict[str, int]] | None) -> tuple[list[float], Rows]:
-    """(feature of each relevant top-3 result, features of every result per query)."""
-    relevant: list[float] = []
+             qrels: dict[str, dict[str, int]] | None) -> tuple[list[tuple[float, float]], Rows]:
+    """(features of each relevant top-3 result, features of every result per query)."""
+    relevant: list[tuple[float, float]] = []
     per_query: Rows = []
     for qid, text in queries.items():
         out = searcher.search(store, embedder if backend != "keyword" else None, text, backend=backend, top_k=10)
         scale = LaneScale(store, text)
         feats = []
         for r in out.results:
-            if backend == "keyword":
-                f = normalised_bm25(r.lanes.get("fts"), scale)
-            else:
-                f = r.lanes["dense"].score if "dense" in r.lanes else -1.0
+            f = (r.lanes["dense"].score if "dense" in r.lanes else -1.0, normalised_bm25(r.lanes.get("fts"), scale))
             feats.append(f)
             if qrels is not None and r.rank <= 3 and qrels.get(qid, {}).get(doc_id_from_path(r.source), 0) > 0:
                 relevant.append(f)
         per_query.append(feats)
     return relevant, per_query
+
+
+Rule = Callable[[tuple[float, float]], bool]
+
+
+def _cos(c: float) -> Rule:
+    return lambda f: f[0] >= c
+
+
+def _share(t: float) -> Rule:
+    return lambda f: f[1] >= t
+
+
+def _agree(a: float, s: float, c: float) -> Rule:
+    """strength.py's hybrid rule: cosine >= c alone, or cosine >= a with the keyword lane's share >= s."""
+    return lambda f: f[0] >= c or (f[0] >= a and f[1] >= s)
 
 
 def main() -> int:
@@ -59,19 +73,22 @@ def main() -> int:
     searcher = Searcher(Settings().search)
     vocab = corpus_vocabulary([f"{t} {x}" for t, x in ds.corpus.values()])
     junk = {str(i): q for i, q in enumerate(nonsense_queries(vocab, args.nonsense, seed=13))}
-    grids = {"hybrid": [0.38, 0.40, 0.42, 0.44, 0.45, 0.46, 0.48, 0.50, 0.52],
-             "keyword": [0.15, 0.20, 0.25, 0.30, 0.35, 0.40]}
+    rules: dict[str, list[tuple[str, Rule]]] = {
+        "hybrid": [(f"cosine >= {c:.2f}", _cos(c)) for c in (0.44, 0.46, 0.48, 0.50)] + [
+            (f"cosine >= {a:.2f} and share >= {s:.2f}, or cosine >= {c:.2f}", _agree(a, s, c))
+            for a in (0.42, 0.44, 0.46) for s in (0.10, 0.15, 0.20) for c in (0.52, 0.55, 0.58)],
+        "keyword": [(f"BM25 share >= {t:.2f}", _share(t)) for t in (0.15, 0.20, 0.25, 0.30, 0.35, 0.40)],
+    }
     print(f"{ds.name} {args.split}: {len(ds.queries)} judged queries, {len(junk)} nonsense queries (seed 13)")
-    for backend, grid in grids.items():
+    for backend, grid in rules.items():
         rel, _ = features(store, searcher, embedder, ds.queries, backend, ds.qrels)
         _, non = features(store, searcher, embedder, junk, backend, None)
-        name = "cosine" if backend == "hybrid" else "BM25 share of ceiling"
-        print(f"\n{backend}: threshold on {name} · relevant top-3 results: {len(rel)}")
-        print("threshold  relevant top-3 strong  nonsense weak")
-        for t in grid:
-            strong = sum(f >= t for f in rel) / max(1, len(rel))
-            weak = sum(all(f < t for f in q) for q in non) / max(1, len(non))
-            print(f"{t:9.2f}  {100 * strong:20.1f} %  {100 * weak:11.1f} %")
+        print(f"\n{backend}: relevant top-3 results: {len(rel)}")
+        print(f"{'rule':<52}  relevant top-3 strong  nonsense weak")
+        for name, rule in grid:
+            strong = sum(rule(f) for f in rel) / max(1, len(rel))
+            weak = sum(not any(rule(f) for f in q) for q in non) / max(1, len(non))
+            print(f"{name:<52}  {100 * strong:20.1f} %  {100 * weak:11.1f} %")
     store.close()
     return 0
 

@@ -205,3 +205,41 @@ def test_top_results_do_not_depend_on_how_many_were_asked_for(tmp_path, monkeypa
     deep = s.search(store, emb, "anything", top_k=searcher_mod.LANE_DEPTH // 5).results
     assert head[0].chunk_id == agreed and head[0].lanes["fts"].rank == head[0].lanes["dense"].rank == 55
     assert [r.chunk_id for r in head] == [r.chunk_id for r in deep[:10]]
+
+
+def test_hybrid_embeds_the_query_beside_the_keyword_lane(indexed):
+    """The query is embedded on the shared embedding threads while the caller runs the keyword lane; the results
+    are those of the dense and keyword lanes fused as before, an embedder failing there still degrades hybrid to
+    keyword with a note, and repeated searches reuse the same threads (no thread per search)."""
+    import threading
+
+    from desktop_memory.retrieve.fusion import rrf_fuse
+    from desktop_memory.retrieve.lanes import dense_lane, fts_lane
+
+    store, emb = indexed
+    seen: list[str] = []
+
+    class Recording(HashEmbedder):
+        def embed_query(self, text):
+            seen.append(threading.current_thread().name)
+            return super().embed_query(text)
+
+    rec = Recording(64)
+    s = Searcher(SearchSettings())
+    out = s.search(store, rec, "optional parameters", backend="hybrid", top_k=5)
+    assert seen and seen[0].startswith("dm-query-embed") and "embed" in out.timings_ms
+    lanes = {"fts": fts_lane(store, "optional parameters", 200), "dense": dense_lane(
+        store, emb.embed_query("optional parameters"), 200)}
+    assert [r.chunk_id for r in out.results] == [c for c, _, _ in rrf_fuse(lanes, s.lane_weights())[:5]]
+    before = threading.active_count()
+    for _ in range(20):
+        s.search(store, rec, "parameters pages", backend="hybrid")
+    assert threading.active_count() <= before + 1  # at most the pool's second thread, started once
+
+    class Failing(HashEmbedder):
+        def embed_query(self, text):
+            raise EmbedderError("model server went away")
+
+    out = s.search(store, Failing(64), "parameters", backend="hybrid")
+    assert out.results and "dense" not in out.results[0].lanes
+    assert any("model server went away" in n for n in out.notes)

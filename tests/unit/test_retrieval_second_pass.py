@@ -193,3 +193,35 @@ def test_a_pasted_paragraph_keeps_its_telling_words(two_folders):
         with_rare = dict(fts_lane(store, paste, 200))
         without = dict(fts_lane(store, paste.replace(" " + rare, ""), 200))
         assert with_rare[holder] > without.get(holder, 0.0)
+
+
+def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
+    """Both lanes ran: a cosine between COS_AGREE and COS_ALONE is strong only when the chunk also holds a fair
+    share of the query's keyword weight (a word salad's one distinctive word gives cosine ~0.5 but a small share);
+    the dense backend alone keeps its own cosine threshold, and a chunk the semantic lane did not rank is weak."""
+    from desktop_memory.models import LaneHit
+    from desktop_memory.retrieve.strength import (
+        AGREE_SHARE,
+        COS_AGREE,
+        COS_ALONE,
+        COS_STRONG,
+        STRONG,
+        WEAK,
+        LaneScale,
+        classify,
+    )
+
+    scale = LaneScale(ceiling=10.0)
+    middling = (COS_AGREE + COS_ALONE) / 2
+    agree = LaneHit(rank=1, score=10.0 * (AGREE_SHARE + 0.01))
+    faint = LaneHit(rank=1, score=10.0 * (AGREE_SHARE - 0.01))
+    assert classify({"dense": LaneHit(1, middling), "fts": agree}, scale, semantic=True, keyword=True) == STRONG
+    assert classify({"dense": LaneHit(1, middling), "fts": faint}, scale, semantic=True, keyword=True) == WEAK
+    assert classify({"dense": LaneHit(1, middling)}, scale, semantic=True, keyword=True) == WEAK
+    assert classify({"dense": LaneHit(1, COS_ALONE)}, scale, semantic=True, keyword=True) == STRONG
+    assert classify({"dense": LaneHit(1, COS_AGREE - 0.01), "fts": agree}, scale, semantic=True,
+                    keyword=True) == WEAK
+    assert classify({"fts": LaneHit(1, 9.9)}, scale, semantic=True, keyword=True) == WEAK
+    # the dense backend has no keyword evidence: its own threshold
+    assert classify({"dense": LaneHit(1, COS_STRONG)}, scale, semantic=True) == STRONG
+    assert classify({"dense": LaneHit(1, COS_STRONG - 0.01)}, scale, semantic=True) == WEAK
