@@ -1,6 +1,6 @@
-"""Calibrate retrieve/strength.py's thresholds on a bench index: train queries + generated nonsense (seed 13).
+"""Calibrate retrieve/strength.py's thresholds on a bench index: train queries + generated nonsense (seeds 13-17).
 
-    .venv/bin/python scripts/calibrate_strength.py DB DATASET [--split train] [--nonsense 300]
+    .venv/bin/python scripts/calibrate_strength.py DB DATASET [--split train] [--nonsense 300] [--seeds 13,14,15,16,17]
 
 DB is a `desktop-memory bench` index of DATASET (e.g. the cache file it printed). For every judged query and every
 nonsense query it runs the real searcher (hybrid, then keyword) at top_k 10 and prints, per rule, the share
@@ -56,8 +56,13 @@ def _share(t: float) -> Rule:
 
 
 def _agree(a: float, s: float, c: float) -> Rule:
-    """strength.py's hybrid rule: cosine >= c alone, or cosine >= a with the keyword lane's share >= s."""
+    """cosine >= c alone, or cosine >= a with the keyword lane's share >= s."""
     return lambda f: f[0] >= c or (f[0] >= a and f[1] >= s)
+
+
+def _blend(floor: float, weight: float, target: float) -> Rule:
+    """strength.py's hybrid rule: cosine >= floor and cosine + weight x share >= target."""
+    return lambda f: f[0] >= floor and f[0] + weight * f[1] >= target
 
 
 def main() -> int:
@@ -65,21 +70,25 @@ def main() -> int:
     ap.add_argument("db", type=Path)
     ap.add_argument("dataset", type=Path)
     ap.add_argument("--split", default="train")
-    ap.add_argument("--nonsense", type=int, default=300)
+    ap.add_argument("--nonsense", type=int, default=300, help="nonsense queries per seed")
+    ap.add_argument("--seeds", default="13,14,15,16,17", help="nonsense generator seeds (bench uses 0)")
     args = ap.parse_args()
     ds = load_beir(args.dataset, args.split)
     store = Store(args.db)
     embedder = make_embedder(Settings().embedder)
     searcher = Searcher(Settings().search)
     vocab = corpus_vocabulary([f"{t} {x}" for t, x in ds.corpus.values()])
-    junk = {str(i): q for i, q in enumerate(nonsense_queries(vocab, args.nonsense, seed=13))}
+    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+    junk = {f"{sd}-{i}": q for sd in seeds for i, q in enumerate(nonsense_queries(vocab, args.nonsense, seed=sd))}
     rules: dict[str, list[tuple[str, Rule]]] = {
         "hybrid": [(f"cosine >= {c:.2f}", _cos(c)) for c in (0.44, 0.46, 0.48, 0.50)] + [
             (f"cosine >= {a:.2f} and share >= {s:.2f}, or cosine >= {c:.2f}", _agree(a, s, c))
-            for a in (0.42, 0.44, 0.46) for s in (0.10, 0.15, 0.20) for c in (0.52, 0.55, 0.58)],
+            for a in (0.42, 0.44, 0.46) for s in (0.10, 0.15, 0.20) for c in (0.52, 0.55, 0.58)] + [
+            (f"cosine >= {a:.2f} and cosine + {w:.1f} x share >= {t:.2f}", _blend(a, w, t))
+            for a in (0.40, 0.44) for w in (0.3, 0.4, 0.5) for t in (0.54, 0.56, 0.58, 0.60)],
         "keyword": [(f"BM25 share >= {t:.2f}", _share(t)) for t in (0.15, 0.20, 0.25, 0.30, 0.35, 0.40)],
     }
-    print(f"{ds.name} {args.split}: {len(ds.queries)} judged queries, {len(junk)} nonsense queries (seed 13)")
+    print(f"{ds.name} {args.split}: {len(ds.queries)} judged queries, {len(junk)} nonsense (seeds {args.seeds})")
     for backend, grid in rules.items():
         rel, _ = features(store, searcher, embedder, ds.queries, backend, ds.qrels)
         _, non = features(store, searcher, embedder, junk, backend, None)

@@ -196,14 +196,15 @@ def test_a_pasted_paragraph_keeps_its_telling_words(two_folders):
 
 
 def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
-    """Both lanes ran: a cosine between COS_AGREE and COS_ALONE is strong only when the chunk also holds a fair
-    share of the query's keyword weight (a word salad's one distinctive word gives cosine ~0.5 but a small share);
-    the dense backend alone keeps its own cosine threshold, and a chunk the semantic lane did not rank is weak."""
+    """Both lanes ran: a cosine between COS_AGREE and AGREE_TARGET is strong only when the chunk also holds enough
+    of the query's keyword weight (more the lower the cosine; a word salad's one distinctive word gives cosine ~0.5
+    but a small share); the dense backend alone keeps its own cosine threshold; a chunk the semantic lane did not
+    rank is weak."""
     from desktop_memory.models import LaneHit
     from desktop_memory.retrieve.strength import (
-        AGREE_SHARE,
+        AGREE_TARGET,
+        AGREE_WEIGHT,
         COS_AGREE,
-        COS_ALONE,
         COS_STRONG,
         STRONG,
         WEAK,
@@ -212,15 +213,22 @@ def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
     )
 
     scale = LaneScale(ceiling=10.0)
-    middling = (COS_AGREE + COS_ALONE) / 2
-    agree = LaneHit(rank=1, score=10.0 * (AGREE_SHARE + 0.01))
-    faint = LaneHit(rank=1, score=10.0 * (AGREE_SHARE - 0.01))
-    assert classify({"dense": LaneHit(1, middling), "fts": agree}, scale, semantic=True, keyword=True) == STRONG
-    assert classify({"dense": LaneHit(1, middling), "fts": faint}, scale, semantic=True, keyword=True) == WEAK
-    assert classify({"dense": LaneHit(1, middling)}, scale, semantic=True, keyword=True) == WEAK
-    assert classify({"dense": LaneHit(1, COS_ALONE)}, scale, semantic=True, keyword=True) == STRONG
-    assert classify({"dense": LaneHit(1, COS_AGREE - 0.01), "fts": agree}, scale, semantic=True,
-                    keyword=True) == WEAK
+
+    def hybrid(cos: float, share: float | None) -> str:
+        hits = {"dense": LaneHit(1, cos)}
+        if share is not None:
+            hits["fts"] = LaneHit(1, 10.0 * share)
+        return classify(hits, scale, semantic=True, keyword=True)
+
+    middling = (COS_AGREE + AGREE_TARGET) / 2
+    needed = (AGREE_TARGET - middling) / AGREE_WEIGHT
+    assert hybrid(middling, needed + 0.01) == STRONG
+    assert hybrid(middling, needed - 0.01) == WEAK
+    assert hybrid(middling, None) == WEAK
+    assert hybrid(COS_AGREE + 0.01, (AGREE_TARGET - COS_AGREE) / AGREE_WEIGHT) == STRONG  # low cosine: more share
+    assert hybrid(COS_AGREE + 0.01, needed + 0.01) == WEAK
+    assert hybrid(AGREE_TARGET, None) == STRONG
+    assert hybrid(COS_AGREE - 0.01, 0.99) == WEAK
     assert classify({"fts": LaneHit(1, 9.9)}, scale, semantic=True, keyword=True) == WEAK
     # the dense backend has no keyword evidence: its own threshold
     assert classify({"dense": LaneHit(1, COS_STRONG)}, scale, semantic=True) == STRONG
