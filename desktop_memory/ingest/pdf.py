@@ -289,7 +289,7 @@ def extract_pdf(path: str, settings: IngestSettings, *, extractor: PdfExtractor 
     """Extract a PDF in the sandbox. Raises ExtractionError with a skipped/failed status and a plain reason."""
     check_file(path, settings)
     os.close(open_checked(path))  # permission problems are reported here, in words, not by the worker
-    engine = getattr(settings, "pdf_engine", "auto") or "auto"
+    engine = settings.pdf_engine
     memory = settings.pdf_max_memory_mb
     if settings.ocr and memory:
         memory = max(memory, OCR_MIN_MEMORY_MB)

@@ -133,7 +133,7 @@ class _Walker:
         if key in self.visited_dirs:
             return  # the same folder named twice, or nested inside an earlier root: already walked
         self.visited_dirs[key] = root
-        self.rules = IgnoreRules(root, self.patterns, getattr(self.settings, "use_ignore_files", True))
+        self.rules = IgnoreRules(root, self.patterns, self.settings.use_ignore_files)
         self.rules.enter(root)
         children, problem = self._list_dir(root, root_st)
         if problem:
@@ -271,7 +271,7 @@ def name_skip_reason(path: str, root: str, settings: IngestSettings) -> str | No
     if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
         return "outside the folder"
     walker = _Walker(settings)
-    walker.rules = IgnoreRules(root, walker.patterns, getattr(settings, "use_ignore_files", True))
+    walker.rules = IgnoreRules(root, walker.patterns, settings.use_ignore_files)
     walker.rules.enter(root)  # the person's patterns and .gitignore/.dmignore, as a walk of root applies them
     parts = rel.split(os.sep)
     current = root
