@@ -9,7 +9,16 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[test]"
+# On the platform the bundle lock is made for (CPython 3.11, Linux x86_64), the lock's versions are constraints:
+# the suite tests exactly what the bundle ships, and a release on PyPI after the lock cannot change either.
+CONSTRAINTS=()
+if .venv/bin/python -c 'import platform, sys; sys.exit(not (sys.version_info[:2] == (3, 11) and
+    platform.system() == "Linux" and platform.machine() == "x86_64"))'; then
+  mkdir -p .venv/tmp
+  sed -n 's/^\([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' packaging/requirements-bundle.lock > .venv/tmp/bundle-constraints.txt
+  CONSTRAINTS=(-c .venv/tmp/bundle-constraints.txt)
+fi
+.venv/bin/python -m pip install --quiet "${CONSTRAINTS[@]}" -e ".[test]"
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/lint-imports
