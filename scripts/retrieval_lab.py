@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from desktop_memory.config import Settings
+from desktop_memory.retrieve.fusion import rrf_fuse
 from desktop_memory.retrieve.keyword import index_tokens
 from desktop_memory.retrieve.query_text import STOPWORDS, term_counts, weighted_terms
 from desktop_memory.store import Store
@@ -137,12 +138,11 @@ def top(scores: np.ndarray, *, positive: bool, n: int = DEPTH) -> np.ndarray:
     return part[np.lexsort((part, -scores[part]))]
 
 
-def rrf(lists: list[np.ndarray], weights: list[float] | None = None) -> np.ndarray:
-    fused: dict[int, float] = {}
-    for w, ranked in zip(weights or [1.0] * len(lists), lists):
-        for rank, i in enumerate(ranked, 1):
-            fused[int(i)] = fused.get(int(i), 0.0) + w / (RRF_K + rank)
-    return np.array(sorted(fused, key=lambda i: (-fused[i], i)), dtype=np.int64)
+def rrf(lists: list[np.ndarray]) -> np.ndarray:
+    """The app's RRF (k = 60, equal weights) over lanes of chunk positions (positions follow chunk ids, so ties
+    break as in the app)."""
+    fused = rrf_fuse({str(n): [(int(i), 0.0) for i in ranked] for n, ranked in enumerate(lists)}, {}, k=RRF_K)
+    return np.array([i for i, _, _ in fused], dtype=np.int64)
 
 
 def main() -> None:

@@ -106,7 +106,7 @@ class Searcher:
             return out
         fetch = max(LANE_DEPTH, top_k * max(1, self.settings.overfetch))
         names = BACKEND_LANES[backend]
-        unavailable = self._dense_unavailable(store, embedder) if "dense" in names else None
+        unavailable, dim = self._dense_readiness(store, embedder) if "dense" in names else (None, None)
         pending: Future[tuple[np.ndarray, float]] | None = None
         if "dense" in names and unavailable is None and embedder is not None and len(names) > 1:
             pending = _embed_pool().submit(_timed_embedding, embedder, query)  # overlaps the keyword lane
@@ -118,7 +118,7 @@ class Searcher:
             elif lane == "bm25":
                 lanes["bm25"] = self.bm25.search(store, query, fetch, filters)
             else:  # dense times its own query embedding and KNN separately
-                ranked = self._dense(store, embedder, query, fetch, filters, out, unavailable, pending,
+                ranked = self._dense(store, embedder, query, fetch, filters, out, unavailable, dim, pending,
                                      strict=backend == "dense")
                 if ranked is not None:
                     lanes["dense"] = ranked
@@ -139,22 +139,25 @@ class Searcher:
         return out
 
     @staticmethod
-    def _dense_unavailable(store: Store, embedder: Embedder | None) -> str | None:
-        """Why the semantic lane cannot run for this library and embedder, or None when it can."""
-        model_id, _dim = store.model_info()
+    def _dense_readiness(store: Store, embedder: Embedder | None) -> tuple[str | None, int | None]:
+        """(why the semantic lane cannot run for this library and embedder, or None when it can; the index's
+        vector dimension), from one read of the index's model record."""
+        model_id, dim = store.model_info()
         if embedder is None:
-            return "no embedder configured"
+            return "no embedder configured", dim
         if model_id is None or not store.has_vector_table():
-            return "no vectors yet (embedding has not run)"
+            return "no vectors yet (embedding has not run)", dim
         if model_id != embedder.model_id:
-            return f"index holds {model_id} vectors but the embedder is {embedder.model_id}; re-embed to use it"
-        return None
+            return (f"index holds {model_id} vectors but the embedder is {embedder.model_id}; re-embed to use it",
+                    dim)
+        return None, dim
 
     def _dense(self, store: Store, embedder: Embedder | None, query: str, fetch: int,
-               filters: SearchFilters | None, out: SearchOutcome, reason: str | None,
+               filters: SearchFilters | None, out: SearchOutcome, reason: str | None, dim: int | None,
                pending: Future[tuple[np.ndarray, float]] | None, *, strict: bool) -> list[tuple[int, float]] | None:
         """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises).
-        ``pending``: the query's embedding, already started on the embedding threads."""
+        ``reason`` and ``dim`` come from ``_dense_readiness``; ``pending``: the query's embedding, already started
+        on the embedding threads."""
         if reason is None and embedder is not None:
             try:
                 qvec, out.timings_ms["embed"] = (pending.result() if pending is not None
@@ -163,7 +166,6 @@ class Searcher:
                 reason = str(exc)
             else:
                 ts = time.perf_counter()
-                _model_id, dim = store.model_info()
                 if qvec.shape[-1] != dim:
                     reason = f"query vector has {qvec.shape[-1]} dims but the index holds {dim}"
                 else:
