@@ -41,8 +41,10 @@ echo "built dist/$NAME ($NAME $VERSION) in $(( $(date +%s) - start ))s"
 # What takes the space (also documented in docs/PACKAGING.md).
 echo "bundle size: $(du -sh "dist/$NAME" | cut -f1)"
 echo "largest files:"
-find "dist/$NAME" -type f -printf '%s\t%P\n' | sort -rn | head -15 \
-  | awk -F'\t' '{ printf "  %7.1f MB  %s\n", $1 / 1048576, $2 }'
+# awk reads to the end instead of `head` closing the pipe early: under pipefail, sort's SIGPIPE (exit 141) on a
+# listing longer than the pipe buffer failed the whole build at random.
+find "dist/$NAME" -type f -printf '%s\t%P\n' | sort -rn \
+  | awk -F'\t' 'NR <= 15 { printf "  %7.1f MB  %s\n", $1 / 1048576, $2 }'
 
 if [ "$ARCHIVE" = 1 ]; then
   os=$(uname -s | tr '[:upper:]' '[:lower:]'); arch=$(uname -m)
