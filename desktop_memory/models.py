@@ -10,6 +10,7 @@ text, code): in a PDF or a Word file they would name nothing the person can find
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,6 +18,9 @@ DocKind = Literal["markdown", "text", "code", "pdf", "document", "slides", "eboo
 # "document": docx/odt/rtf; "slides": pptx/odp (their units are slides); "ebook": epub; "html": web pages
 DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf", "document", "slides", "ebook", "html")
 LINE_KINDS: tuple[str, ...] = ("markdown", "text", "code")  # kinds whose chunks carry line numbers
+
+HEADING_SEP = " › "  # between a breadcrumb's headings: in chunk texts, the chunks.heading_path column, every display
+
 
 def path_separator(path: str) -> str:
     """The separator a stored path uses: a backslash only for a Windows path (backslashes and no slash)."""
@@ -47,7 +51,7 @@ class Location:
         """Human-readable location: ``Heading › Sub · p. 3 · lines 10–24`` (parts that apply)."""
         parts: list[str] = []
         if self.heading_path:
-            parts.append(" › ".join(self.heading_path))
+            parts.append(HEADING_SEP.join(self.heading_path))
         unit = self.unit_label()
         if unit:
             parts.append(unit)
@@ -136,6 +140,12 @@ class ChunkDraft:
 
     text: str
     location: Location
+
+
+def chunk_text_hash(text: str) -> bytes:
+    """The identity of a chunk's text: blake2b-128 of its exact UTF-8 bytes (what the embedder is given). Stored
+    with the chunk and with its vector: a vector belongs to a chunk only when the two are equal."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 @dataclass

@@ -145,7 +145,7 @@ class MemoryService:
         with self._plain_errors():
             store = Store(self.db_path)
         if self._busy_timeout_ms is not None:
-            store.conn.setbusytimeout(self._busy_timeout_ms)
+            store.set_busy_timeout(self._busy_timeout_ms)
         with self._notices_lock:
             self._notices += [n for n in store.notices if n not in self._notices]
         return store
@@ -229,8 +229,7 @@ class MemoryService:
                 ids = [doc.id] if doc else []
                 ids += [d.id for d in store.documents_under(path)]
                 removed += store.remove_documents(ids)
-                with store.conn:
-                    store.remove_root(path)
+                store.remove_root(path)
             store.checkpoint_erased()  # removed means gone: the WAL's old pages too (docs/PRIVACY.md)
         return removed
 

@@ -23,7 +23,6 @@ def run_smoke(gui: bool = False) -> int:
     from .config import Settings
     from .embed import make_embedder
     from .service import MemoryService
-    from .store.rows import scalar
 
     t0 = time.perf_counter()
     print(f"desktop-memory {__version__} smoke check (python {sys.version.split()[0]})")
@@ -33,7 +32,7 @@ def run_smoke(gui: bool = False) -> int:
             embedder = make_embedder(settings.embedder)
             svc = MemoryService(settings, db_path=Path(tmp) / "smoke.db", embedder=embedder)
             with svc.reading() as store:
-                vec = scalar(store.conn, "select vec_version()")
+                vec = store.sqlite_vec_version()
             _say(True, f"store opened at {svc.db_path} with sqlite-vec {vec}")
             embedder.load()
             v = embedder.embed_query("How do I make a query parameter optional?")

@@ -23,13 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-import apsw
-
 from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
-from ..errors import StoreError, UserError
+from ..errors import UserError
 from ..service import MemoryService
+from ..store.connection import probe_busy
 
 T = TypeVar("T")
 
@@ -144,20 +143,7 @@ class Library:
 def _probe(db_path: Path, wait_ms: int) -> None:
     """Fail fast with "busy" when another process holds the database locked outright: opening the service waits
     the store's long busy timeout, too long for a chat waiting on an answer."""
-    try:
-        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error:
-        return  # the service's own open says what is wrong
-    try:
-        conn.setbusytimeout(wait_ms)
-        conn.execute("select count(*) from sqlite_master").fetchone()
-    except apsw.BusyError:
-        raise StoreError(f"The database {db_path} is busy: another program holds it locked (the desktop-memory "
-                         "app may be upgrading it). Try again in a moment.") from None
-    except apsw.Error:
-        pass
-    finally:
-        conn.close()
+    probe_busy(db_path, wait_ms)
 
 
 _UNITS = {"h": 3600, "d": 86400, "w": 604800}

@@ -23,7 +23,6 @@ harmless ghosts (their float rows are gone, so re-scoring drops them) until they
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections import OrderedDict
@@ -32,9 +31,7 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
-from ..store.rows import as_float, as_int
 from ..store.vectors import float_blob, sign_bits
-from .copies import allowed_canonical_sql
 
 Ranked = list[tuple[int, float]]
 
@@ -158,23 +155,13 @@ def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -
     """Exact cosine of the given chunk ids via sqlite-vec's vec_distance_l2 over the float BLOBs."""
     if not len(ids):
         return []
-    rows = store.conn.execute(
-        "select v.id, vec_distance_l2(v.embedding, ?) as d from json_each(?) j "
-        "join chunk_vectors v on v.id = j.value order by d, v.id limit ?",
-        (float_blob(query_vec), json.dumps([int(i) for i in ids]), int(limit)),
-    ).fetchall()
-    return [(as_int(cid), 1.0 - as_float(d) * as_float(d) / 2.0) for cid, d in rows]
+    rows = store.reads.vector_distances(float_blob(query_vec), ids, limit)
+    return [(cid, 1.0 - d * d / 2.0) for cid, d in rows]
 
 
 def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | None:
     """Embedded canonical chunks whose own file or a collapsed copy's file passes the filters (see copies.py)."""
-    sql, params = allowed_canonical_sql(filters)
-    if not sql:
-        return None
-    rows = store.conn.execute(
-        f"select distinct a.id from ({sql}) a join chunks k on k.id = a.id where k.embedded = 1", params
-    ).fetchall()
-    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    return store.reads.allowed_embedded_ids(filters)
 
 
 def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
@@ -200,15 +187,6 @@ def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: Searc
 
 def dense_exact(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None) -> Ranked:
     """Exact cosine top-k by scanning every stored float vector with vec_distance_l2 (reference; slow at scale)."""
-    where, params = allowed_canonical_sql(filters)
     blob = float_blob(np.asarray(query_vec, dtype=np.float32).reshape(-1))
-    if where:
-        sql = ("select v.id, vec_distance_l2(v.embedding, ?) as d from chunk_vectors v where v.id in "
-               "(" + where + ") order by d, v.id limit ?")
-        rows = store.conn.execute(sql, (blob, *params, int(limit))).fetchall()
-    else:
-        rows = store.conn.execute(
-            "select id, vec_distance_l2(embedding, ?) as d from chunk_vectors order by d, id limit ?",
-            (blob, int(limit)),
-        ).fetchall()
-    return [(as_int(cid), 1.0 - as_float(d) * as_float(d) / 2.0) for cid, d in rows]
+    rows = store.reads.nearest_vectors_exact(blob, limit, filters)
+    return [(cid, 1.0 - d * d / 2.0) for cid, d in rows]

@@ -30,13 +30,8 @@ def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int
     ids = [int(c) for c in chunk_ids][:MAX_IDS]
     if expr is None or not ids:
         return {}
-    marks = ", ".join("?" for _ in ids)
-    rows = store.conn.execute(
-        f"select rowid, highlight(chunks_fts, 0, ?, ?) from chunks_fts "
-        f"where chunks_fts match ? and rowid in ({marks})",
-        (MARK_START, MARK_END, expr, *ids),
-    ).fetchall()
-    return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str) and MARK_START in text}
+    return {cid: text for cid, text in store.reads.highlighted(expr, ids, MARK_START, MARK_END).items()
+            if MARK_START in text}
 
 
 def spans(marked: str) -> tuple[str, list[tuple[int, int]]]:

@@ -16,15 +16,9 @@ on libraries below the budget (tens of thousands of chunks) BM25 is exact.
 from __future__ import annotations
 
 import math
-import re
 import threading
-import weakref
-from typing import cast
-
-import apsw
 
 from ..store import Store
-from ..store.rows import as_int, as_str, scalar_int
 from .query_text import quote_fts
 
 PROBE_CAP = 1000  # first pass: exact frequency for terms rarer than this
@@ -33,10 +27,7 @@ FALLBACK_FACTOR = 4  # when every term is common, frequencies are read up to thi
 
 def _capped_df(store: Store, term: str, cap: int) -> int:
     """min(document frequency of ``term``, cap): the count stops reading the doclist at ``cap`` rows."""
-    return scalar_int(
-        store.conn,
-        "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (quote_fts(term), int(cap)),
-    )
+    return store.reads.capped_doc_freq(quote_fts(term), cap)
 
 
 def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
@@ -76,27 +67,6 @@ def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], 
 
 # ---------------------------------------------------------------- the index tokenizer, from Python
 
-DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
-_TOKENIZE_OPTION = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
-_READY: weakref.WeakKeyDictionary[apsw.Connection, bool] = weakref.WeakKeyDictionary()
-
-
-def index_tokenizer(store: Store) -> str:
-    """The tokenizer declaration of chunks_fts (what a migration may change)."""
-    row = store.conn.execute("select sql from sqlite_master where name = 'chunks_fts'").fetchone()
-    m = _TOKENIZE_OPTION.search(row[0] if row and row[0] else "")
-    return m.group(1).replace("''", "'") if m else DEFAULT_TOKENIZER
-
-
-def _ensure_stemmer(store: Store) -> None:
-    conn = store.conn
-    if _READY.get(conn):
-        return
-    tok = index_tokenizer(store).replace("'", "''")
-    conn.execute(f"create virtual table if not exists temp.dm_stem using fts5(t, tokenize='{tok}')")
-    conn.execute("create virtual table if not exists temp.dm_stem_i using fts5vocab(temp, dm_stem, 'instance')")
-    _READY[conn] = True
-
 
 def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
     """Each text as the index tokenizer sees it (lower-cased, diacritics folded, Porter-stemmed), in order.
@@ -104,35 +74,12 @@ def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
     Runs the texts through a per-connection TEMP fts5 table with the index's own tokenizer, so a Python-side
     ranker (rank-bm25) agrees with FTS5 about every token. Nothing is written to the main database.
     """
-    if not texts:
-        return []
-    _ensure_stemmer(store)
-    conn = store.conn
-    with conn:
-        conn.executemany("insert into temp.dm_stem(rowid, t) values(?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
-        rows = conn.execute("select doc, term from temp.dm_stem_i order by doc, offset").fetchall()
-        conn.execute("delete from temp.dm_stem")
-    out: list[list[str]] = [[] for _ in texts]
-    for doc, term in rows:
-        out[as_int(doc) - 1].append(as_str(term))
-    return out
+    return store.reads.index_tokens(texts)
 
 
 def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
-    """{chunk id: tokens} for every row of chunks_fts, read from the index itself (fts5vocab 'instance').
-
-    Token order inside a chunk is not kept (BM25 only counts); each distinct token is one shared str object.
-    Chunks without any token are absent."""
-    conn = store.conn
-    conn.execute("create virtual table if not exists temp.dm_chunk_instances "
-                 "using fts5vocab(main, chunks_fts, 'instance')")
-    out: dict[int, list[str]] = {}
-    last_term, shared = None, ""
-    for term, doc in conn.execute("select term, doc from temp.dm_chunk_instances"):
-        if term != last_term:  # rows come term by term
-            last_term, shared = term, str(term)
-        out.setdefault(doc, []).append(shared)
-    return out
+    """{chunk id: tokens} for every row of chunks_fts, read from the index itself (fts5vocab 'instance')."""
+    return store.reads.chunk_tokens()
 
 
 # ---------------------------------------------------------------- document frequencies and long queries
@@ -148,8 +95,7 @@ def fts_rows(store: Store) -> int:
     with _N_LOCK:
         n = _N_CACHE.get(key)
     if n is None:
-        row = store.conn.execute("select count(*) from chunks where dup_of is null").fetchone()
-        n = cast(int, row[0]) if row else 0
+        n = store.reads.canonical_count()
         with _N_LOCK:
             if len(_N_CACHE) > 16:
                 _N_CACHE.clear()
@@ -159,13 +105,7 @@ def fts_rows(store: Store) -> int:
 
 def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
     """{stem: number of chunks holding it} from FTS5's vocabulary (fts5vocab 'row'), in one statement."""
-    if not stems:
-        return {}
-    conn = store.conn
-    conn.execute("create virtual table if not exists temp.dm_fts_rows using fts5vocab(main, chunks_fts, 'row')")
-    marks = ",".join("?" * len(stems))
-    return {str(term): cast(int, doc) for term, doc in
-            conn.execute(f"select term, doc from temp.dm_fts_rows where term in ({marks})", stems)}
+    return store.reads.doc_freqs(stems)
 
 
 def weightiest_terms(store: Store, counts: dict[str, int],

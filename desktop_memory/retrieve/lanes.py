@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
 from ..store.cjk import query_grams
-from ..store.rows import as_float, as_int, as_opt_int, as_str
-from .copies import allowed_canonical_sql, allowed_sql
+from ..store.records import ChunkRow
+from ..store.search_reads import FtsTable
 from .dense import dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
 from .query_text import STOPWORDS, quote_fts, term_counts, weighted_terms
@@ -50,21 +49,9 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     return ranked
 
 
-def _match(store: Store, table: str, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
+def _match(store: Store, table: FtsTable, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
     """(chunk id, -bm25) of the best ``limit`` rows of FTS5 ``table`` matching ``expr`` inside the filters."""
-    where, params = allowed_sql(filters)
-    if where:
-        sql = (
-            f"select f.rowid, -f.rank from {table} f join chunks c on c.id = f.rowid "
-            f"join documents d on d.id = c.doc_id where {table} match ? and " + where +
-            " order by f.rank, f.rowid limit ?"
-        )
-        rows = store.conn.execute(sql, (expr, *params, limit)).fetchall()
-    else:
-        rows = store.conn.execute(
-            f"select rowid, -rank from {table} where {table} match ? order by rank, rowid limit ?", (expr, limit)
-        ).fetchall()
-    return [(as_int(cid), as_float(score)) for cid, score in rows]
+    return store.reads.fts_match(table, expr, limit, filters)
 
 
 def dense_lane(
@@ -130,9 +117,8 @@ class Bm25Index:
             return []
         scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
         mask = scores > 0
-        allowed_ids, params = allowed_canonical_sql(filters)
-        if allowed_ids:
-            allowed = np.fromiter((r[0] for r in store.conn.execute(allowed_ids, params)), dtype=np.int64)
+        allowed = store.reads.allowed_canonical_ids(filters)
+        if allowed is not None:
             mask &= np.isin(self._ids, allowed)
         idx = np.nonzero(mask)[0]
         # Sort by score desc, then chunk id asc (lexsort: last key is primary).
@@ -140,38 +126,6 @@ class Bm25Index:
         return [(int(self._ids[i]), float(scores[i])) for i in order]
 
 
-class ChunkRow(NamedTuple):
-    """One result's chunk and document columns, typed (see :func:`fetch_rows`)."""
-
-    chunk_id: int
-    doc_id: int
-    path: str
-    kind: str
-    text: str
-    heading: str | None
-    page: int | None
-    line_start: int | None
-    line_end: int | None
-    char_start: int
-    char_end: int
-    mtime: float
-
-
 def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, ChunkRow]:
     """Chunk + document columns for the final results, in one query."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(
-        "select c.id, c.doc_id, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
-        f"c.char_start, c.char_end, d.mtime from chunks c join documents d on d.id = c.doc_id where c.id in ({marks})",
-        list(ids),
-    )
-    out: dict[int, ChunkRow] = {}
-    for cid, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime in rows:
-        out[as_int(cid)] = ChunkRow(
-            as_int(cid), as_int(doc_id), as_str(path), as_str(kind), as_str(text),
-            None if heading is None else as_str(heading), as_opt_int(page), as_opt_int(ls), as_opt_int(le),
-            as_int(cs), as_int(ce), as_float(mtime),
-        )
-    return out
+    return store.reads.chunk_rows(ids)

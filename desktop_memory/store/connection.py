@@ -188,3 +188,22 @@ def _translate_one(exc: BaseException, path: Path | str) -> StoreError | None:
     if isinstance(exc, apsw.IOError):
         return StoreError(f"I/O error on {path}: {exc}. Check the disk.")
     return None
+
+
+def probe_busy(db_path: Path, wait_ms: int) -> None:
+    """Raise StoreError("busy") at once when another process holds the database locked outright (waiting at most
+    ``wait_ms``); any other problem is left for the real open to explain."""
+    try:
+        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return  # the service's own open says what is wrong
+    try:
+        conn.setbusytimeout(wait_ms)
+        conn.execute("select count(*) from sqlite_master").fetchone()
+    except apsw.BusyError:
+        raise StoreError(f"The database {db_path} is busy: another program holds it locked (the desktop-memory "
+                         "app may be upgrading it). Try again in a moment.") from None
+    except apsw.Error:
+        pass
+    finally:
+        conn.close()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import apsw
 
+from ..models import chunk_text_hash
 from . import migrations as _migrations
-from .migrations import chunk_text_hash
 from .rows import scalar, scalar_int
 
 

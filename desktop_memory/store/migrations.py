@@ -8,13 +8,13 @@ model is chosen (see ``repository.Store.ensure_model``).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 import apsw
 
 from ..errors import StoreError
+from ..models import chunk_text_hash
 from ..private_files import create_private_file
 from .rows import as_bytes, as_int, as_str, scalar_int
 
@@ -157,11 +157,6 @@ def _migration_secure_delete(conn: apsw.Connection) -> None:
 
 
 MIGRATIONS.append(_migration_secure_delete)  # privacy (issue 16): keep it after the others' migrations
-
-
-def chunk_text_hash(text: str) -> bytes:
-    """The identity of a chunk's text: blake2b-128 of its exact UTF-8 bytes (what the embedder is given)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _sql_text_hash(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:

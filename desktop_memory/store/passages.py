@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import Location
-from .repository import HEADING_SEP, Store
+from .records import stored_location
+from .repository import Store
 
 _COLUMNS = ("c.id, c.doc_id, c.ord, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
             "c.char_start, c.char_end, d.mtime")
@@ -39,8 +40,7 @@ class PassageWithNeighbours:
 
 def _row(r: tuple[Any, ...]) -> StoredPassage:
     cid, doc_id, ord_, path, kind, text, heading, page, ls, le, cs, ce, mtime = r
-    loc = Location(heading_path=tuple(heading.split(HEADING_SEP)) if heading else (), page=page,
-                   line_start=ls, line_end=le, char_start=cs, char_end=ce)
+    loc = stored_location(kind, heading, page, ls, le, cs, ce)
     return StoredPassage(chunk_id=cid, doc_id=doc_id, ord=ord_, source=path, kind=kind, text=text, location=loc,
                          mtime=mtime)
 

@@ -22,20 +22,19 @@ from typing import Any
 import apsw
 
 from ..errors import StoreError
-from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo, path_separator
+from ..models import HEADING_SEP, STATUS_INDEXED, ChunkDraft, DocumentInfo, chunk_text_hash, path_separator
 from . import erase
 from . import migrations as _migrations
 from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
 from .erase import Erasing
 from .integrity import IntegrityChecks
-from .migrations import chunk_text_hash, current_version, migrate
+from .migrations import current_version, migrate
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
-from .rows import as_int, as_str, scalar_int
+from .rows import as_int, as_str, scalar, scalar_int
+from .search_reads import SearchReads
 from .vector_rows import VectorRows
-
-HEADING_SEP = " › "
 
 
 class Store(VectorRows, IntegrityChecks, Erasing):
@@ -44,6 +43,7 @@ class Store(VectorRows, IntegrityChecks, Erasing):
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.conn = open_connection(self.path, readonly=readonly)
+        self.reads = SearchReads(self.conn)  # what retrieve/ asks of the index (it never sees the schema)
         # (READ_ONLY | DISK_FULL, note) when the file cannot be written here: reads work, writes are refused
         found = mode_of(self.conn)
         self.mode: str | None = found[0] if found else None
@@ -99,6 +99,14 @@ class Store(VectorRows, IntegrityChecks, Erasing):
 
     def close(self) -> None:
         self.conn.close()
+
+    def set_busy_timeout(self, ms: int) -> None:
+        """How long a statement waits for another process's lock before failing with "busy"."""
+        self.conn.setbusytimeout(int(ms))
+
+    def sqlite_vec_version(self) -> str:
+        """The loaded sqlite-vec's version (the smoke check prints it)."""
+        return as_str(scalar(self.conn, "select vec_version()"))
 
     @contextmanager
     def immediate_writes(self) -> Iterator[Store]:
@@ -184,7 +192,9 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         return [r[0] for r in self.conn.execute("select path from roots order by path")]
 
     def remove_root(self, path: str) -> None:
-        self.conn.execute("delete from roots where path=?", (path,))
+        """Forget an indexed folder (its own transaction)."""
+        with self.conn:
+            self.conn.execute("delete from roots where path=?", (path,))
 
     def list_documents(self) -> list[DocumentInfo]:
         rows = self.conn.execute(

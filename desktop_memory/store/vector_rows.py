@@ -10,7 +10,7 @@ import apsw
 import numpy as np
 
 from ..errors import EmbedderError
-from .migrations import chunk_text_hash
+from ..models import chunk_text_hash
 from .rows import as_bytes, as_int, as_str, scalar_int
 from .vectors import sign_bits
 

@@ -11,9 +11,10 @@ import pytest
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import LocalOnnxEmbedder
 from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.models import chunk_text_hash
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store
-from desktop_memory.store.migrations import MIGRATIONS, SCHEMA_VERSION, chunk_text_hash
+from desktop_memory.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 SHARED = (
     "Every request to the service must carry a bearer token in the Authorization header. Tokens expire after "
