@@ -314,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"schema: {problem}")
         print(f"the database is damaged: {len(exc.problems)} problem(s)")
-        print(str(exc).split(". Run `desktop-memory check` for details, or ", 1)[-1], file=sys.stderr)
+        print(exc.advice, file=sys.stderr)
         return 1
     try:
         for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each

@@ -31,7 +31,7 @@ else:  # pragma: no cover - Python 3.10
 import tomli_w
 
 from . import APP_NAME
-from .errors import UserError
+from .errors import SettingsError
 from .private_files import make_private_dirs, open_private
 
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
@@ -185,21 +185,6 @@ class Settings:
         """Validate a (possibly partial or older) dict: missing keys take defaults, unknown keys are ignored,
         a wrong type or an out-of-range value raises SettingsError."""
         return validate_settings(data)
-
-
-class SettingsError(UserError):
-    """The settings file cannot be used as it is. ``path`` and ``line`` say where; ``problem`` says what."""
-
-    def __init__(self, path: Path | None, problem: str, line: int | None = None) -> None:
-        self.path = path
-        self.problem = problem
-        self.line = line
-        where = f"{path}" + (f", line {line}" if line else "") if path else "settings"
-        super().__init__(
-            f"The settings file {where} has a problem: {problem}.\n"
-            "  Fix it in a text editor, or reset it to the defaults with `desktop-memory settings --reset` "
-            "(the broken file is kept beside it as a dated backup). Nothing was changed."
-        )
 
 
 _MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)

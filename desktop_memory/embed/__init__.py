@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderError
+from ..errors import EmbedderError, OllamaModelMissing
 from .base import Embedder
 from .hashing import HashEmbedder
 from .local_onnx import DEFAULT_MODEL_ID, LocalOnnxEmbedder
-from .ollama import OllamaEmbedder, OllamaModelMissing
+from .ollama import OllamaEmbedder
 
 __all__ = [
     "DEFAULT_MODEL_ID",

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderError
+from ..errors import EmbedderError, OllamaModelMissing
 from .base import recipe_suffix
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
@@ -25,10 +25,6 @@ if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is ac
 
 CONNECT_TIMEOUT_S = 5.0
 PROBE_TEXT = "dimension probe"
-
-
-class OllamaModelMissing(EmbedderError):
-    """The server is up but does not have the configured model (the fix is ``ollama pull``)."""
 
 
 class _EndpointMissing(Exception):

@@ -17,7 +17,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .. import APP_NAME, __version__
-from ..config import Settings, SettingsError, data_dir, load_settings, settings_path
+from ..config import Settings, data_dir, load_settings, settings_path
+from ..errors import SettingsError
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, SignalInstance
 
-from ..errors import UserError
+from ..errors import StoreBusy, UserError
 from ..models import ContextReport, IndexProgress, IndexSummary
 from .banner import BannerArea
 from .context_controller import ContextController
@@ -115,7 +115,7 @@ class JobFeedback(QObject):
         if not isinstance(exc, UserError):
             log.error("background job failed:\n%s", tb)
         msg = error_text(exc)
-        if "locked" in msg.lower():
+        if isinstance(exc, StoreBusy):
             msg += (" Another program (or another copy of this app) is writing to the database; "
                     "try again when it is done.")
         self.banners.show_message(msg, "error", key="job-error")

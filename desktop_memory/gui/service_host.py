@@ -14,8 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..config import EmbedderSettings, Settings, SettingsError, save_settings
-from ..errors import UserError
+from ..config import EmbedderSettings, Settings, save_settings
+from ..errors import SettingsError, UserError
 from ..service_api import MemoryApi, ServiceFactory
 from .messages import error_text
 from .tasks import TaskRunner

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ..config import Settings, SettingsError, load_settings, reset_settings, settings_path
+from ..config import Settings, load_settings, reset_settings, settings_path
+from ..errors import SettingsError
 from . import desktop
 
 OPEN, RETRY, RESET, QUIT = "open", "retry", "reset", "quit"

@@ -26,17 +26,13 @@ from typing import TypeVar
 from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
-from ..errors import UserError
+from ..errors import LibraryMissing, UserError
 from ..service import MemoryService
 from ..store.connection import probe_busy
 
 T = TypeVar("T")
 
 BUSY_WAIT_MS = 3000  # a locked database: wait this long, then answer "busy" (the app's writes take milliseconds)
-
-
-class LibraryMissing(UserError):
-    """No database at the configured path yet."""
 
 
 def missing_message(db_path: Path) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import apsw
 
 from ..config import config_dir, data_dir, settings_path
-from ..errors import StoreError
+from ..errors import NotOurDatabase, StoreBusy, StoreDamaged, StoreError, StoreFull, StoreReadOnly
 from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
 from .migrations import preflight
 from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read_only_media, open_fallback
@@ -121,13 +121,13 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.execute("pragma mmap_size=0")
         conn.execute("pragma cache_size=-65536")
     except apsw.BusyError as exc:
-        raise StoreError(_busy_handler_message(path)) from exc
+        raise StoreBusy(_busy_handler_message(path)) from exc
     except apsw.CantOpenError as exc:
         raise StoreError(f"Cannot open the database {path}: check the path and its permissions.") from exc
     except apsw.NotADBError as exc:
-        raise StoreError(f"{path} is not a desktop-memory database (or it is corrupt).") from exc
+        raise NotOurDatabase(f"{path} is not a desktop-memory database (or it is corrupt).") from exc
     except apsw.ReadOnlyError as exc:
-        raise StoreError(f"The database {path} is read-only; pick a writable location in Settings.") from exc
+        raise StoreReadOnly(f"The database {path} is read-only; pick a writable location in Settings.") from exc
     return conn
 
 
@@ -176,15 +176,16 @@ def translate_error(exc: BaseException, path: Path | str) -> StoreError | None:
 
 def _translate_one(exc: BaseException, path: Path | str) -> StoreError | None:
     if isinstance(exc, apsw.BusyError):
-        return StoreError(_busy_handler_message(Path(path)))
+        return StoreBusy(_busy_handler_message(Path(path)))
     if isinstance(exc, apsw.FullError):
-        return StoreError(
+        return StoreFull(
             f"The disk holding {path} is full; free some space and index again. Nothing committed was lost."
         )
     if isinstance(exc, apsw.ReadOnlyError):
-        return StoreError(f"The database {path} is read-only; pick a writable location in Settings.")
+        return StoreReadOnly(f"The database {path} is read-only; pick a writable location in Settings.")
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        return StoreError(f"The database {path} is corrupt: {exc}. Move it aside and index again.")
+        return StoreDamaged(f"The database {path} is corrupt: {exc}. Move it aside and index again.",
+                            advice="Move it aside and index again.")
     if isinstance(exc, apsw.IOError):
         return StoreError(f"I/O error on {path}: {exc}. Check the disk.")
     return None
@@ -201,7 +202,7 @@ def probe_busy(db_path: Path, wait_ms: int) -> None:
         conn.setbusytimeout(wait_ms)
         conn.execute("select count(*) from sqlite_master").fetchone()
     except apsw.BusyError:
-        raise StoreError(f"The database {db_path} is busy: another program holds it locked (the desktop-memory "
+        raise StoreBusy(f"The database {db_path} is busy: another program holds it locked (the desktop-memory "
                          "app may be upgrading it). Try again in a moment.") from None
     except apsw.Error:
         pass

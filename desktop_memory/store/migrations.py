@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apsw
 
-from ..errors import StoreError
+from ..errors import NotOurDatabase, StoreDamaged, StoreError
 from ..models import chunk_text_hash
 from ..private_files import create_private_file
 from .rows import as_bytes, as_int, as_str, scalar_int
@@ -200,17 +200,16 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
 }
 
 
-class DatabaseDamaged(StoreError):
+class DatabaseDamaged(StoreDamaged):
     """The file is a desktop-memory database whose schema is broken (a table or column missing, a bad version)."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:
-        self.problems = problems
         backups = sorted(path.parent.glob(f"{path.name}.bak-v*")) if str(path) not in ("", ":memory:") else []
         restore = (f"restore the backup {backups[-1]}" if backups
                    else "restore it from a backup, or move it aside and index your folders again")
         super().__init__(
             f"The database {path} is damaged: {'; '.join(problems)}. Run `desktop-memory check` for details, "
-            f"or {restore}. Nothing was changed."
+            f"or {restore}. Nothing was changed.", problems=problems, advice=f"{restore}. Nothing was changed."
         )
 
 
@@ -249,7 +248,7 @@ def preflight(conn: apsw.Connection, db_path: Path) -> None:
         )
     if version == 0:
         if _has_tables(conn):
-            raise StoreError(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
+            raise NotOurDatabase(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
         return
     problems = schema_problems(conn)
     if problems:
@@ -294,7 +293,7 @@ def migrate(conn: apsw.Connection, db_path: Path) -> int:
         raise DatabaseDamaged(Path(db_path), schema_problems(conn))
     if version > 0 or _has_tables(conn):
         if version == 0:
-            raise StoreError(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
+            raise NotOurDatabase(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
         backup_before_migrating(conn, db_path, version)
     for number in range(version, SCHEMA_VERSION):
         with conn:  # each step atomic: a crash mid-migration leaves the previous version intact

@@ -21,7 +21,7 @@ from typing import Any
 
 import apsw
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreFull, StoreReadOnly
 from ..models import HEADING_SEP, STATUS_INDEXED, ChunkDraft, DocumentInfo, chunk_text_hash, path_separator
 from . import erase
 from . import migrations as _migrations
@@ -50,8 +50,9 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         self.mode_note: str = found[1] if found else ""
         if self.mode and current_version(self.conn) < _migrations.SCHEMA_VERSION:
             self.conn.close()
-            raise StoreError(f"The database {self.path} was written by an older desktop-memory and must be upgraded, "
-                             "which needs write access: open it once where it can be written (and with free space).")
+            raise StoreReadOnly(f"The database {self.path} was written by an older desktop-memory and must be "
+                                "upgraded, which needs write access: open it once where it can be written (and with "
+                                "free space).")
         if not readonly and not self.mode:
             try:
                 self._migrate()
@@ -118,10 +119,10 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         CLI run) wait its turn instead. Only for writers: readers stay deferred so they never wait in WAL mode.
         """
         if self.mode == DISK_FULL:
-            raise StoreError(f"The disk holding {self.path} is full; free some space and index again. "
+            raise StoreFull(f"The disk holding {self.path} is full; free some space and index again. "
                              "Nothing committed was lost.")
         if self.mode:
-            raise StoreError(f"The database {self.path} is read-only; pick a writable location in Settings.")
+            raise StoreReadOnly(f"The database {self.path} is read-only; pick a writable location in Settings.")
         conn = self.conn
         previous = conn.transaction_mode
         conn.transaction_mode = "IMMEDIATE"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import apsw
 
-from ..errors import StoreError
+from ..errors import StoreDamaged, StoreError
 
 if TYPE_CHECKING:  # the value aliases live in apsw's stubs only
     Bindings: TypeAlias = Sequence[apsw.SQLiteValue] | None
@@ -43,7 +43,7 @@ def as_int(value: object) -> int:
             return int(value)
         except ValueError:
             pass
-    raise StoreError(f"The database holds {value!r} where a whole number belongs; run `desktop-memory check`.")
+    raise StoreDamaged(f"The database holds {value!r} where a whole number belongs; run `desktop-memory check`.")
 
 
 def as_opt_int(value: object) -> int | None:
@@ -55,14 +55,14 @@ def as_float(value: object) -> float:
     """``value`` as a float (an integer column read into a float computation, or a REAL column)."""
     if isinstance(value, (int, float)):
         return float(value)
-    raise StoreError(f"The database holds {value!r} where a number belongs; run `desktop-memory check`.")
+    raise StoreDamaged(f"The database holds {value!r} where a number belongs; run `desktop-memory check`.")
 
 
 def as_str(value: object) -> str:
     """``value`` as text (a TEXT column)."""
     if isinstance(value, str):
         return value
-    raise StoreError(f"The database holds {value!r} where text belongs; run `desktop-memory check`.")
+    raise StoreDamaged(f"The database holds {value!r} where text belongs; run `desktop-memory check`.")
 
 
 def as_bytes(value: object) -> bytes:
@@ -71,4 +71,4 @@ def as_bytes(value: object) -> bytes:
         return value
     if isinstance(value, memoryview):
         return value.tobytes()
-    raise StoreError(f"The database holds {value!r} where binary data belongs; run `desktop-memory check`.")
+    raise StoreDamaged(f"The database holds {value!r} where binary data belongs; run `desktop-memory check`.")

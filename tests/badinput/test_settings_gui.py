@@ -7,7 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop_memory.config import Settings, SettingsError
+from desktop_memory.config import Settings
+from desktop_memory.errors import SettingsError
 from desktop_memory.gui import desktop
 from desktop_memory.gui.settings_problem import OPEN, QUIT, RESET, RETRY, SettingsProblemDialog, load_settings_or_ask
 

@@ -1,0 +1,69 @@
+"""Store errors are told apart by class (busy, full, read-only, damaged, not ours), never by their words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from desktop_memory.errors import (
+    NotOurDatabase,
+    StoreBusy,
+    StoreDamaged,
+    StoreError,
+    StoreFull,
+    StoreReadOnly,
+    UserError,
+)
+from desktop_memory.store import Store
+from desktop_memory.store.connection import probe_busy, translate_error
+
+
+@pytest.mark.parametrize(("raised", "expected"), [
+    (apsw.BusyError, StoreBusy),
+    (apsw.FullError, StoreFull),
+    (apsw.ReadOnlyError, StoreReadOnly),
+    (apsw.CorruptError, StoreDamaged),
+])
+def test_sqlite_errors_become_typed_store_errors(tmp_path: Path, raised: type[apsw.Error],
+                                                 expected: type[StoreError]) -> None:
+    found = translate_error(raised("simulated"), tmp_path / "m.db")
+    assert type(found) is expected and isinstance(found, UserError)
+
+
+def test_a_foreign_sqlite_file_is_not_ours_and_stays_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = apsw.Connection(str(path))
+    conn.execute("create table notes(x)")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(NotOurDatabase):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_schema_says_what_to_do_without_parsing_the_message(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    Store(path).close()
+    conn = apsw.Connection(str(path))
+    conn.execute("drop table chunk_vector_bits")
+    conn.close()
+    with pytest.raises(StoreDamaged) as info:
+        Store(path)
+    assert info.value.problems == ["table chunk_vector_bits is missing"]
+    assert info.value.advice.endswith("Nothing was changed.") and info.value.advice in str(info.value)
+
+
+def test_a_locked_database_is_busy(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    Store(path).close()
+    holder = apsw.Connection(str(path))
+    holder.execute("pragma locking_mode=exclusive")  # what a migration in another process holds
+    holder.execute("begin exclusive")
+    try:
+        with pytest.raises(StoreBusy):
+            probe_busy(path, 50)
+    finally:
+        holder.execute("rollback")
+        holder.close()
