@@ -11,26 +11,24 @@ or removes use secure-delete; beyond that the operation deletes with plain tombs
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import apsw
+
+from .meta import MetaTable
 
 BULK_ERASE = 25
 
 
-class Erasing:
-    """The Store's erase steps (a mixin: ``Store`` provides the connection and the meta table)."""
+class Eraser:
+    """The Store's erase steps (``Store.eraser``) and what they must remember between documents."""
 
-    conn: apsw.Connection
-    _erased: bool  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
-    _erased_docs: int  # documents replaced or removed by the current operation (see BULK_ERASE)
-
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def _set_meta(self, key: str, value: str) -> None:
-        raise NotImplementedError
-
-    def db_bytes(self) -> int:
-        raise NotImplementedError
+    def __init__(self, conn: apsw.Connection, meta: MetaTable, db_bytes: Callable[[], int]) -> None:
+        self.conn = conn
+        self.meta = meta
+        self.db_bytes = db_bytes  # the file's size with its -wal/-shm
+        self.erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
+        self.erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
 
     def checkpoint(self) -> bool:
         """Copy the WAL into the database and truncate it to zero bytes (TRUNCATE checkpoint).
@@ -50,29 +48,29 @@ class Erasing:
         Documents deleted with FTS tombstones (beyond BULK_ERASE in one operation, or left by an operation that
         was killed: ``meta.fts_optimize_pending``) are dropped from the index by one 'optimize'; then the WAL is
         checkpointed and truncated. A cheap no-op when nothing was deleted."""
-        self._erased_docs = 0
-        if self.get_meta("fts_optimize_pending"):
+        self.erased_docs = 0
+        if self.meta.get("fts_optimize_pending"):
             with self.conn:
                 self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
                 self.conn.execute("delete from meta where key = 'fts_optimize_pending'")
-            self._erased = True
-        if not self._erased:
+            self.erased = True
+        if not self.erased:
             return True
         done = self.checkpoint()
-        self._erased = not done
+        self.erased = not done
         return done
 
-    def _erasing_in_bulk(self) -> bool:
+    def erasing_in_bulk(self) -> bool:
         """Count one more document erased by this operation; True once past BULK_ERASE. In bulk, the caller's
         transaction deletes with plain tombstones and records that the index needs an 'optimize' (in the same
         transaction, so a crash before the end of the operation leaves the flag for the next one)."""
-        self._erased_docs += 1
-        if self._erased_docs <= BULK_ERASE:
+        self.erased_docs += 1
+        if self.erased_docs <= BULK_ERASE:
             return False
-        self._set_meta("fts_optimize_pending", "1")
+        self.meta.set("fts_optimize_pending", "1")
         return True
 
-    def _fts_secure_delete(self, on: bool) -> None:
+    def fts_secure_delete(self, on: bool) -> None:
         """Switch FTS5's persistent secure-delete option; only ever off inside one transaction (see callers)."""
         self.conn.execute("insert into chunks_fts(chunks_fts, rank) values('secure-delete', ?)", (int(on),))
 
@@ -83,6 +81,6 @@ class Erasing:
         with self.conn:
             self.conn.execute("insert into chunks_fts(chunks_fts) values('optimize')")
         self.conn.execute("vacuum")
-        self._erased = True
+        self.erased = True
         self.checkpoint_erased()
         return before, self.db_bytes()

@@ -1,4 +1,4 @@
-"""``desktop-memory check``: the Store's consistency checks (a mixin of ``store.repository.Store``). Used by tests
+"""``desktop-memory check``: the Store's consistency checks (``Store.check_integrity``). Used by tests
 after kill -9 too. Every check is a read: on a database opened read-only, FTS5's own self-check (an INSERT) is
 skipped."""
 
@@ -9,16 +9,16 @@ import apsw
 from ..models import chunk_text_hash
 from . import migrations as _migrations
 from .rows import scalar, scalar_int
+from .vector_rows import VectorRows
 
 
 class IntegrityChecks:
-    """Consistency checks over documents, chunks, FTS rows and vectors (``Store`` provides the connection)."""
+    """Consistency checks over documents, chunks, FTS rows and vectors of one connection."""
 
-    conn: apsw.Connection
-    mode: str | None  # read-only / disk-full mode (store/readonly.py), None when writable
-
-    def model_info(self) -> tuple[str | None, int | None]:
-        raise NotImplementedError
+    def __init__(self, conn: apsw.Connection, mode: str | None, vectors: VectorRows) -> None:
+        self.conn = conn
+        self.mode = mode  # read-only / disk-full mode (store/readonly.py), None when writable
+        self.vectors = vectors
 
     def check_integrity(self) -> list[str]:
         """Consistency problems (empty list = healthy). Used by tests after kill -9 and by `desktop-memory check`."""
@@ -66,7 +66,7 @@ class IntegrityChecks:
         if unpaired:
             problems.append(f"{unpaired} vectors and sign-bit rows do not pair up")
         problems += self._check_vector_identity()
-        model, dim = self.model_info()
+        model, dim = self.vectors.model_info()
         if vecs and model is None:
             problems.append(f"{vecs} vectors stored but no model recorded")
         if dim:

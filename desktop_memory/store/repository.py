@@ -20,25 +20,29 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import numpy as np
 
 from ..errors import StoreError, StoreFull, StoreReadOnly
-from ..models import HEADING_SEP, STATUS_INDEXED, ChunkDraft, DocumentInfo, chunk_text_hash, path_separator
-from . import erase
+from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, path_separator
 from . import migrations as _migrations
-from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
-from .erase import Erasing
+from .doc_writes import DocumentWrites
+from .erase import Eraser
 from .integrity import IntegrityChecks
+from .meta import MetaTable
 from .migrations import current_version, migrate
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
-from .rows import as_int, as_str, scalar, scalar_int
+from .rows import as_int, as_str, scalar
 from .search_reads import SearchReads
 from .vector_rows import VectorRows
 
 
-class Store(VectorRows, IntegrityChecks, Erasing):
-    """A connection to one index file, used by one thread at a time (the service leases it: service.py)."""
+class Store:
+    """A connection to one index file, used by one thread at a time (the service leases it: service.py).
+
+    The facade over its parts: ``meta`` (counters), ``writes`` (documents and chunks), ``vectors`` (model, queue,
+    vector rows), ``eraser`` (removed means gone), ``reads`` (what retrieve/ asks); checks run on demand."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
@@ -67,9 +71,11 @@ class Store(VectorRows, IntegrityChecks, Erasing):
                 raise
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly or self.mode else secure_store_files(self.path)
-        self._erased = False  # rows were deleted since the last checkpoint: their old pages may sit in the WAL
-        self._erased_docs = 0  # documents replaced or removed by the current operation (see BULK_ERASE)
-        self._vec_dim: int | None = None
+        # the Store's parts, each given exactly what it uses
+        self.meta = MetaTable(self.conn)
+        self.vectors = VectorRows(self.conn, self.meta)
+        self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
+        self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
 
     def _migrate(self) -> None:
         """Bring the schema up to date without racing another process that opens the same file.
@@ -133,32 +139,15 @@ class Store(VectorRows, IntegrityChecks, Erasing):
 
     # ---------- meta ----------
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("select value from meta where key=?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "insert into meta(key, value) values(?, ?) on conflict(key) do update set value=excluded.value",
-            (key, value),
-        )
+        return self.meta.get(key)
 
     def content_version(self) -> int:
-        return int(self.get_meta("content_version") or 0)
+        return self.meta.content_version()
 
     def change_stamp(self) -> tuple[int, ...]:
-        """Every change counter in one read: content_version (chunks written or removed), catalog_version (a file
-        recorded as skipped/failed or touched), vec_epoch / vec_seq / vec_deleted (vectors). Equal stamps: nothing
-        committed in between, by any process; the GUI's "library changed" signal is built on this."""
-        keys = ("content_version", "catalog_version", "vec_epoch", "vec_seq", "vec_deleted")
-        rows = self.conn.execute(f"select key, value from meta where key in ({', '.join('?' * len(keys))})", keys)
-        values = {str(k): int(str(v)) for k, v in rows}
-        return tuple(values.get(k, 0) for k in keys)
-
-    def _bump_version(self) -> None:
-        self.conn.execute(
-            "insert into meta(key, value) values('content_version', '1') "
-            "on conflict(key) do update set value = cast(value as integer) + 1"
-        )
+        """Every change counter in one read (see ``MetaTable.change_stamp``); the GUI's "library changed" signal
+        is built on this."""
+        return self.meta.change_stamp()
 
     # ---------- documents ----------
     def get_document(self, path: str) -> DocRow | None:
@@ -205,265 +194,71 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         )
         return [DocumentInfo(*r) for r in rows]
 
-    def write_document(
-        self,
-        *,
-        path: str,
-        kind: str,
-        language: str | None,
-        title: str | None,
-        size: int,
-        mtime: float,
-        content_hash: str,
-        chunks: Sequence[ChunkDraft],
-        dedupe_keys: Sequence[str],
-        warning: str = "",
-    ) -> WriteResult:
-        """Replace a document and its chunks atomically; FTS rows commit with them (keyword-searchable at once).
+    def write_document(self, *, path: str, kind: str, language: str | None, title: str | None, size: int,
+                       mtime: float, content_hash: str, chunks: Sequence[ChunkDraft], dedupe_keys: Sequence[str],
+                       warning: str = "") -> WriteResult:
+        """Replace a document and its chunks atomically (see ``DocumentWrites.write_document``)."""
+        return self.writes.write_document(path=path, kind=kind, language=language, title=title, size=size,
+                                          mtime=mtime, content_hash=content_hash, chunks=chunks,
+                                          dedupe_keys=dedupe_keys, warning=warning)
 
-        When a document is replaced (an edited file), every new chunk whose text is exactly the text of one of its
-        old embedded chunks takes that chunk's vector over in the same transaction: editing one section of a long
-        file re-embeds only the chunks that changed."""
-        reused = 0
-        with self.conn:
-            existing = self.conn.execute("select id from documents where path=?", (path,)).fetchone()
-            kept: dict[int, int] = {}
-            if existing:
-                doc_id = existing[0]
-                kept = self._stash_reusable_vectors(doc_id, chunks)
-                bulk = self._erasing_in_bulk()
-                if bulk:
-                    self._fts_secure_delete(False)
-                self._delete_chunks(doc_id)
-                if bulk:
-                    self._fts_secure_delete(True)
-                self.conn.execute(
-                    "update documents set kind=?, language=?, title=?, size=?, mtime=?, content_hash=?, status=?, "
-                    "error=?, indexed_at=? where id=?",
-                    (kind, language, title, size, mtime, content_hash, STATUS_INDEXED, warning, time.time(), doc_id),
-                )
-            else:
-                self.conn.execute(
-                    "insert into documents(path, kind, language, title, size, mtime, content_hash, status, error, "
-                    "indexed_at) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (path, kind, language, title, size, mtime, content_hash, STATUS_INDEXED, warning, time.time()),
-                )
-                doc_id = self.conn.last_insert_rowid()
-            dups = self._insert_chunks(doc_id, chunks, dedupe_keys)
-            if kept:
-                reused = self._reuse_stashed_vectors(doc_id, kept)
-            self.conn.execute("update documents set n_chunks=?, n_dups=? where id=?", (len(chunks), dups, doc_id))
-            self._bump_version()
-        return WriteResult(doc_id, len(chunks), dups, reused)
-
-    # Vector reuse for an edited document. The embedder sees exactly the chunk text, and the vector tables only
-    # ever hold the current model's vectors, so an old chunk with the same text has the very vector the new chunk
-    # would get. Python holds only 16-byte text digests; the vectors to keep are copied into a TEMP table (in
-    # SQLite's memory: temp_store=memory) while the old chunks are replaced, so the cost is at most the document's
-    # own vectors, ~1.6 KB a chunk, for the length of its transaction.
-    @staticmethod
-    def _text_digest(text: str) -> bytes:
-        return chunk_text_hash(text)
-
-    def _stash_reusable_vectors(self, doc_id: int, chunks: Sequence[ChunkDraft]) -> dict[int, int]:
-        """{new chunk position: old chunk id} for new chunks whose text an old embedded chunk of the document had;
-        those old vectors are copied to temp.dm_reuse before the old chunks are deleted."""
-        if not chunks or not self.has_vector_table():
-            return {}
-        positions: dict[bytes, list[int]] = {}
-        for ord_, chunk in enumerate(chunks):
-            positions.setdefault(self._text_digest(chunk.text), []).append(ord_)
-        kept: dict[int, int] = {}
-        # keyed by the hash of the text each VECTOR was computed from: a vector is only reused for that exact text
-        for cid, vec_hash in self.conn.execute(
-            "select c.id, v.text_hash from chunks c join chunk_vectors v on v.id = c.id "
-            "where c.doc_id = ? and c.embedded = 1 and c.dup_of is null order by c.id", (doc_id,)
-        ):
-            for ord_ in positions.pop(vec_hash, ()) if vec_hash is not None else ():
-                kept[ord_] = cid
-        if kept:
-            self.conn.execute("create temp table if not exists dm_reuse("
-                              "id integer primary key, embedding blob not null, bits blob not null, text_hash blob)")
-            self.conn.execute("delete from temp.dm_reuse")
-            self.conn.executemany(
-                "insert or ignore into temp.dm_reuse(id, embedding, bits, text_hash) "
-                "select v.id, v.embedding, b.bits, v.text_hash "
-                "from chunk_vectors v join chunk_vector_bits b on b.id = v.id where v.id = ?",
-                [(cid,) for cid in set(kept.values())],
-            )
-            # a chunk flagged embedded whose vector row is missing (check() reports it) is simply embedded again
-            stashed = {r[0] for r in self.conn.execute("select id from temp.dm_reuse")}
-            kept = {ord_: cid for ord_, cid in kept.items() if cid in stashed}
-        return kept
-
-    def _reuse_stashed_vectors(self, doc_id: int, kept: dict[int, int]) -> int:
-        """Give the document's new canonical chunks (by position) the stashed vectors of their old twins."""
-        pairs = [(cid, kept[ord_]) for cid, ord_ in self.conn.execute(
-            "select id, ord from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,)
-        ) if ord_ in kept]
-        if pairs:
-            newest = scalar_int(self.conn, "select max(id) from chunk_vectors")
-            self.conn.executemany(
-                "insert into chunk_vectors(id, embedding, text_hash) select ?, embedding, text_hash "
-                "from temp.dm_reuse where id = ?", pairs)
-            self.conn.executemany(
-                "insert into chunk_vector_bits(id, bits) select ?, bits from temp.dm_reuse where id = ?", pairs)
-            self.conn.executemany("update chunks set embedded = 1 where id = ?", [(new,) for new, _ in pairs])
-            self._bump_meta("vec_seq" if pairs[0][0] > newest else "vec_epoch")
-        self.conn.execute("delete from temp.dm_reuse")
-        return len(pairs)
-
-    def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
-        canonical = {}
-        if keys:
-            uniq = sorted(set(keys))
-            for start in range(0, len(uniq), 500):
-                part = uniq[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for key, cid in self.conn.execute(
-                    f"select dedupe_key, min(id) from chunks where dup_of is null and dedupe_key in ({marks}) "
-                    f"and doc_id != ? group by dedupe_key",
-                    (*part, doc_id),
-                ):
-                    canonical[key] = cid
-        rows = []
-        fts_rows = []
-        dups = 0
-        seq = self.conn.execute("select seq from sqlite_sequence where name='chunks'").fetchone()
-        next_id = (seq[0] if seq else 0) + 1  # AUTOINCREMENT high-water mark: ids are never reused
-        for ord_, (chunk, key) in enumerate(zip(chunks, keys)):
-            loc = chunk.location
-            dup_of = canonical.get(key)
-            if dup_of is not None:
-                dups += 1
-            cid = next_id + ord_
-            rows.append(
-                (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
-                 loc.line_end, loc.char_start, loc.char_end, key, dup_of, chunk_text_hash(chunk.text))
-            )
-            if dup_of is None:
-                fts_rows.append((cid, chunk.text))
-        self.conn.executemany(
-            "insert into chunks(id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, "
-            "char_end, dedupe_key, dup_of, text_hash) values(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
-        self._index_cjk(fts_rows)
-        return dups
-
-    def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Bigram rows (chunks_cjk) for canonical chunks holding text written without spaces (store/cjk.py)."""
-        grams = [(cid, grams_text(text)) for cid, text in rows]
-        self.conn.executemany("insert into chunks_cjk(rowid, grams) values(?, ?)", [g for g in grams if g[1]])
-
-    def _delete_chunks(self, doc_id: int) -> None:
-        """Delete a document's chunks with their FTS rows and vectors; promote duplicates that pointed at them."""
-        self._erased = True
-        has_vec = self.has_vector_table()
-        self._promote_duplicates(doc_id, has_vec)
-        self.conn.execute(
-            "insert into chunks_fts(chunks_fts, rowid, text) "
-            "select 'delete', id, text from chunks where doc_id=? and dup_of is null",
-            (doc_id,),
-        )
-        self.conn.execute(
-            "delete from chunks_cjk where rowid in (select id from chunks where doc_id=? and dup_of is null)", (doc_id,)
-        )
-        if has_vec:
-            self.conn.execute(
-                "delete from chunk_vector_bits where id in (select id from chunks where doc_id=? and embedded=1)",
-                (doc_id,),
-            )
-            self.conn.execute(
-                "delete from chunk_vectors where id in (select id from chunks where doc_id=? and embedded=1)", (doc_id,)
-            )
-            gone = self.conn.changes()
-            if gone:
-                self._bump_meta("vec_deleted", gone)
-        self.conn.execute("delete from chunks where doc_id=?", (doc_id,))
-
-    def _promote_duplicates(self, doc_id: int, has_vec: bool) -> None:
-        rows = self.conn.execute(
-            "select d.id, d.dup_of, d.text, o.embedded, d.text_hash, o.text_hash from chunks d "
-            "join chunks o on o.id = d.dup_of where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
-            (doc_id, doc_id),
-        ).fetchall()
-        promoted: dict[int, int] = {}
-        for dup_value, old_value, text, old_embedded, dup_hash, old_hash in rows:
-            dup_id, old_id = as_int(dup_value), as_int(old_value)
-            if old_id not in promoted:
-                promoted[old_id] = dup_id
-                embedded = 0
-                # A duplicate shares the canonical's normalised body, not always its exact text (another heading
-                # breadcrumb, other case or spacing): the vector moves over only for the very same text; otherwise
-                # the promoted chunk is queued and embedded from its own text.
-                if has_vec and old_embedded and dup_hash is not None and dup_hash == old_hash:
-                    self.conn.execute(
-                        "insert into chunk_vectors(id, embedding, text_hash) "
-                        "select ?, embedding, text_hash from chunk_vectors where id=?",
-                        (dup_id, old_id),
-                    )
-                    self.conn.execute(
-                        "insert into chunk_vector_bits(id, bits) select ?, bits from chunk_vector_bits where id=?",
-                        (dup_id, old_id),
-                    )
-                    self._bump_meta("vec_epoch")  # a vector appeared under an id that is not the newest
-                    embedded = 1
-                self.conn.execute("update chunks set dup_of=null, embedded=? where id=?", (embedded, dup_id))
-                self.conn.execute("insert into chunks_fts(rowid, text) values(?, ?)", (dup_id, text))
-                self._index_cjk([(dup_id, as_str(text))])
-            else:
-                self.conn.execute("update chunks set dup_of=? where id=?", (promoted[old_id], dup_id))
-
-    def record_outcome(
-        self, *, path: str, status: str, error: str, kind: str = "", size: int = 0, mtime: float = 0.0
-    ) -> None:
+    def record_outcome(self, *, path: str, status: str, error: str, kind: str = "", size: int = 0,
+                       mtime: float = 0.0) -> None:
         """Record a skipped/failed file. A previously indexed version stays searchable (nothing is lost)."""
-        with self.conn:
-            self.conn.execute(
-                "insert into documents(path, kind, size, mtime, status, error, indexed_at) values(?, ?, ?, ?, ?, ?, ?) "
-                "on conflict(path) do update set size=excluded.size, mtime=excluded.mtime, "
-                "status=case when documents.n_chunks > 0 then documents.status else excluded.status end, "
-                "error=excluded.error, kind=case when excluded.kind != '' then excluded.kind else documents.kind end",
-                (path, kind, size, mtime, status, error, time.time()),
-            )
-            self._bump_meta("catalog_version")
+        self.writes.record_outcome(path=path, status=status, error=error, kind=kind, size=size, mtime=mtime)
 
     def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
         """Same content, new mtime: remember it so the next run takes the stat fast path."""
-        with self.conn:
-            self.conn.execute("update documents set size=?, mtime=? where id=?", (size, mtime, doc_id))
-            self._bump_meta("catalog_version")
+        self.writes.touch_document(doc_id, size, mtime)
 
     def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        """Remove documents, each in its own transaction; many at once (BULK_ERASE or more) in one transaction that
-        deletes with FTS tombstones, the operation's 'optimize' (checkpoint_erased) then erasing their terms."""
-        doc_ids = list(doc_ids)
-        if len(doc_ids) > erase.BULK_ERASE:
-            with self.conn:
-                self._erased_docs += len(doc_ids)
-                self._set_meta("fts_optimize_pending", "1")  # in the transaction: a crash leaves it for next time
-                self._fts_secure_delete(False)
-                for doc_id in doc_ids:
-                    self._delete_chunks(doc_id)
-                    self.conn.execute("delete from documents where id=?", (doc_id,))
-                self._fts_secure_delete(True)
-                self._bump_version()
-            return len(doc_ids)
-        count = 0
-        for doc_id in doc_ids:
-            with self.conn:
-                bulk = self._erasing_in_bulk()
-                if bulk:
-                    self._fts_secure_delete(False)
-                self._delete_chunks(doc_id)
-                self.conn.execute("delete from documents where id=?", (doc_id,))
-                if bulk:
-                    self._fts_secure_delete(True)
-                self._bump_version()
-            count += 1
-        return count
+        """Remove documents (see ``DocumentWrites.remove_documents``); returns how many."""
+        return self.writes.remove_documents(doc_ids)
+
+    # ---------- vectors (store/vector_rows.py) ----------
+    def model_info(self) -> tuple[str | None, int | None]:
+        return self.vectors.model_info()
+
+    def has_vector_table(self) -> bool:
+        return self.vectors.has_vector_table()
+
+    def ensure_model(self, model_id: str, dim: int) -> None:
+        self.vectors.ensure_model(model_id, dim)
+
+    def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
+        self.vectors.reset_vectors(model_id, dim)
+
+    def vector_state(self) -> tuple[int, int, int]:
+        return self.vectors.vector_state()
+
+    def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        return self.vectors.load_bits(after_id)
+
+    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
+                     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return self.vectors.iter_vectors(block, ids)
+
+    def pending_count(self) -> int:
+        return self.vectors.pending_count()
+
+    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        return self.vectors.pending_chunks(limit, after_id)
+
+    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
+        return self.vectors.store_vectors(ids, vectors, texts)
+
+    # ---------- erasing and checks (store/erase.py, store/integrity.py) ----------
+    def checkpoint(self) -> bool:
+        return self.eraser.checkpoint()
+
+    def checkpoint_erased(self) -> bool:
+        return self.eraser.checkpoint_erased()
+
+    def compact(self) -> tuple[int, int]:
+        return self.eraser.compact()
+
+    def check_integrity(self) -> list[str]:
+        return IntegrityChecks(self.conn, self.mode, self.vectors).check_integrity()
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints
@@ -483,10 +278,5 @@ class Store(VectorRows, IntegrityChecks, Erasing):
                 total += p.stat().st_size
         return total
 
-def translate_store_errors(exc: BaseException, path: Path) -> BaseException:
-    from .connection import translate_error
 
-    return translate_error(exc, path) or exc
-
-
-__all__ = ["HEADING_SEP", "DocRow", "Store", "StoreError", "WriteResult", "translate_store_errors"]
+__all__ = ["HEADING_SEP", "DocRow", "Store", "StoreError", "WriteResult"]

@@ -1,4 +1,4 @@
-"""The Store's vector rows (a mixin of ``store.repository.Store``): the recorded model, the embedding queue, and
+"""The Store's vector rows (``Store.vectors``): the recorded model, the embedding queue, and
 the float32 + sign-bit rows the dense lane reads. Kept apart from document writes so each file stays readable; the
 invariants are the ones listed in ``repository.py``."""
 
@@ -11,33 +11,27 @@ import numpy as np
 
 from ..errors import EmbedderError
 from ..models import chunk_text_hash
+from .meta import MetaTable
 from .rows import as_bytes, as_int, as_str, scalar_int
 from .vectors import sign_bits
 
 
 class VectorRows:
-    """Model, queue and vector rows (``Store`` provides the connection and the meta table)."""
+    """Model, queue and vector rows on one connection; counters in the meta table."""
 
-    conn: apsw.Connection
-
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def _set_meta(self, key: str, value: str) -> None:
-        raise NotImplementedError
-
-    def _bump_version(self) -> None:
-        raise NotImplementedError
+    def __init__(self, conn: apsw.Connection, meta: MetaTable) -> None:
+        self.conn = conn
+        self.meta = meta
 
     # ---------- model / vector table ----------
     def model_info(self) -> tuple[str | None, int | None]:
-        model = self.get_meta("model_id")
-        dim = self.get_meta("dim")
+        model = self.meta.get("model_id")
+        dim = self.meta.get("dim")
         return model, int(dim) if dim else None
 
     def has_vector_table(self) -> bool:
         """True once a model is recorded: vectors can be stored and searched (the tables always exist)."""
-        return self.get_meta("model_id") is not None
+        return self.meta.get("model_id") is not None
 
     def ensure_model(self, model_id: str, dim: int) -> None:
         """Record the model on first use; refuse a different model (never mix two models in one index)."""
@@ -45,8 +39,8 @@ class VectorRows:
         if stored_model is None:
             with self.conn:
                 self._create_vec_table(dim)
-                self._set_meta("model_id", model_id)
-                self._set_meta("dim", str(dim))
+                self.meta.set("model_id", model_id)
+                self.meta.set("dim", str(dim))
             return
         if stored_model != model_id or stored_dim != dim:
             raise EmbedderError(
@@ -71,17 +65,10 @@ class VectorRows:
             self.conn.execute("delete from meta where key in ('model_id', 'dim')")
             if model_id and dim:
                 self._create_vec_table(dim)
-                self._set_meta("model_id", model_id)
-                self._set_meta("dim", str(dim))
-            self._bump_meta("vec_epoch")
-            self._bump_version()
-
-    def _bump_meta(self, key: str, by: int = 1) -> None:
-        self.conn.execute(
-            "insert into meta(key, value) values(?, ?) "
-            "on conflict(key) do update set value = cast(value as integer) + ?",
-            (key, str(int(by)), int(by)),
-        )
+                self.meta.set("model_id", model_id)
+                self.meta.set("dim", str(dim))
+            self.meta.bump("vec_epoch")
+            self.meta.bump_content_version()
 
     def vector_state(self) -> tuple[int, int, int]:
         """(vec_epoch, vec_seq, vec_deleted): change counters for caches built from the stored vectors."""
@@ -170,7 +157,7 @@ class VectorRows:
                 self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
                                       [(ids[i], bits[i].tobytes()) for i in keep])
                 self.conn.executemany("update chunks set embedded=1 where id=?", [(ids[i],) for i in keep])
-                self._bump_meta("vec_seq" if min(ids[i] for i in keep) > newest else "vec_epoch")
+                self.meta.bump("vec_seq" if min(ids[i] for i in keep) > newest else "vec_epoch")
             stored = len(keep)
         return stored
 
