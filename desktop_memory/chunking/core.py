@@ -18,8 +18,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from ..config import ChunkSettings
+from ..models import HEADING_SEP
 
-BREADCRUMB_SEP = " › "
 BREADCRUMB_MAX_CHARS = 160
 
 _NONWS = re.compile(r"\S")
@@ -77,7 +77,7 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 def format_breadcrumb(path: tuple[str, ...] | list[str]) -> str:
     """One line, "A › B › C", cut to BREADCRUMB_MAX_CHARS (with "…") so that headings cannot blow the cap."""
-    crumb = BREADCRUMB_SEP.join(p for p in path if p)
+    crumb = HEADING_SEP.join(p for p in path if p)
     crumb = " ".join(crumb.split())
     if len(crumb) > BREADCRUMB_MAX_CHARS:
         crumb = crumb[: BREADCRUMB_MAX_CHARS - 1].rstrip() + "…"

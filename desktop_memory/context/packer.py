@@ -11,12 +11,11 @@ import ntpath
 import posixpath
 from collections.abc import Iterable, Sequence
 
-from ..models import ContextItem, ContextReport, Location, SearchResult
+from ..models import HEADING_SEP, ContextItem, ContextReport, Location, SearchResult
 from .paths import display_path
 from .tokens import estimate_tokens
 
 SEPARATOR = "\n\n"
-HEADING_SEP = " › "
 
 
 def _absolute(path: str) -> bool:

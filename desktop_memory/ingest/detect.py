@@ -150,10 +150,14 @@ def sniff_binary(head: bytes) -> str | None:
     return None
 
 
+# How every reader opens a file: read-only, non-blocking (a FIFO swapped in since the walk opens at once instead of
+# waiting for a writer), binary on Windows, and not inherited by the PDF worker or any other child process.
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def read_head(path: str | os.PathLike[str], size: int = SNIFF_BYTES) -> bytes:
     """First bytes of a regular file, opened non-blocking so a FIFO that slipped through cannot hang us."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, READ_FLAGS)
     try:
         return os.read(fd, size)
     finally:

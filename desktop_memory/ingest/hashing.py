@@ -7,6 +7,7 @@ import os
 import stat
 
 from ..errors import ExtractionError
+from .detect import READ_FLAGS
 
 _CHUNK = 1 << 20
 
@@ -17,8 +18,7 @@ def hash_file(path: str | os.PathLike[str]) -> str:
     Opened non-blocking and checked with fstat, so a file swapped for a FIFO since the walk cannot hang us
     (raises ExtractionError "not a regular file ..."); other problems raise OSError as usual.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, READ_FLAGS)
     with os.fdopen(fd, "rb", buffering=0) as fh:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -30,10 +30,6 @@ def hash_file(path: str | os.PathLike[str]) -> str:
         while block := fh.read(_CHUNK):
             h.update(block)
     return h.hexdigest()
-
-
-def hash_bytes(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def hash_text(text: str) -> str:

@@ -15,7 +15,7 @@ from ..chunking.mdparse import first_h1, front_matter_title
 from ..config import IngestSettings
 from ..errors import ExtractionError
 from ..models import DocHeading, ExtractedDoc
-from .detect import SNIFF_BYTES, binary_extension, detect_language, kind_from_name, sniff_binary
+from .detect import READ_FLAGS, SNIFF_BYTES, binary_extension, detect_language, kind_from_name, sniff_binary
 from .encoding import decode_bytes, guess_note
 from .walk import MIB, format_size_reason, special_file_kind
 
@@ -112,9 +112,8 @@ def _check_stat(st: os.stat_result, settings: IngestSettings) -> None:
 
 def open_checked(path: str) -> int:
     """os.open for reading, non-blocking (a FIFO opens at once instead of waiting for a writer)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return os.open(path, flags)
+        return os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise ExtractionError("file disappeared while indexing") from None
     except PermissionError:
