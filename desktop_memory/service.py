@@ -38,7 +38,7 @@ from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import Searcher, SearchOutcome
-from .retrieve.filters import clean_filters, clean_query, clean_top_k
+from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
@@ -259,9 +259,7 @@ class MemoryService:
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None) -> SearchOutcome:
-        # the one entry for outside text: query and filters made valid for SQLite, top_k bounded (UserError if not)
-        query = clean_query(query)
-        top_k = clean_top_k(top_k, self.settings.search.top_k)
+        # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
@@ -322,6 +320,11 @@ class MemoryService:
     def documents(self) -> list[DocumentInfo]:
         with self.reading() as store:
             return store.list_documents()
+
+    def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
+        """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""
+        with self.reading() as store:
+            return {d.path: (d.size, d.mtime) for d in store.documents_under(folder)}
 
     def roots(self) -> list[str]:
         with self.reading() as store:

@@ -16,11 +16,12 @@ from ..store.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clea
 __all__ = ["MAX_GLOB_CHARS", "MAX_QUERY_CHARS", "clean_filters", "clean_path_text", "clean_query", "clean_text",
            "clean_top_k", "filter_sql"]
 
-MAX_QUERY_CHARS = 20_000  # far beyond what any lane reads (48 keyword terms, 256 model tokens)
+MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
 
 
 def clean_query(query: str | None) -> str:
-    return clean_text(query or "")[:MAX_QUERY_CHARS]
+    """The query as every lane and the highlighter read it: valid text, trimmed, at most MAX_QUERY_CHARS."""
+    return clean_text(query or "").strip()[:MAX_QUERY_CHARS]
 
 
 def clean_top_k(top_k: int | None, default: int) -> int:

@@ -12,14 +12,14 @@ import numpy as np
 from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
-from ..models import Location, SearchFilters, SearchResult
-from ..store import HEADING_SEP, Store
+from ..models import SearchFilters, SearchResult
+from ..store import Store
 from .copies import resolve_holders
+from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
 from .strength import STRONG, LaneScale, classify, lane_scale, strong_only
 
-MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
 # earns its share. Ranking 200 instead of 50 costs nothing measurable (FTS5 scores every match either way; the
@@ -99,8 +99,8 @@ class Searcher:
         backend = backend or self.settings.backend
         if backend not in BACKENDS:
             raise UserError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
-        top_k = max(1, int(top_k or self.settings.top_k))
-        query = (query or "").strip()[:MAX_QUERY_CHARS]
+        top_k = clean_top_k(top_k, self.settings.top_k)  # the one place outside input is made valid (filters.py)
+        query = clean_query(query)
         out = SearchOutcome(results=[])
         if not query:
             return out
@@ -200,14 +200,12 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             row = rows.get(h.shown.chunk_id) if h else None
             if h is None or row is None:  # deleted between lanes and fetch by a concurrent writer
                 continue
-            shown_id, doc_id, path, kind, text, heading, page, ls, le, cs, ce, mtime = row
+            shown_id, doc_id, path, kind, text, *_, mtime = row
             if len(out) >= top_k and doc_id not in files and len(files) >= top_k:
                 break
             pos += 1
-            loc = Location.from_stored(kind, heading_path=tuple(heading.split(HEADING_SEP)) if heading else (),
-                                       page=page, line_start=ls, line_end=le, char_start=cs, char_end=ce)
             res = SearchResult(rank=pos, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
-                               kind=kind, text=text, location=loc, lanes=hits, mtime=mtime,
+                               kind=kind, text=text, location=row.location(), lanes=hits, mtime=mtime,
                                strength=classify(hits, scale, semantic=semantic, keyword=keyword), also_in=h.also_in())
             if len(out) < top_k:
                 out.append(res)
