@@ -27,6 +27,13 @@ def path_separator(path: str) -> str:
     return "\\" if ("\\" in path and "/" not in path) else "/"
 
 
+def is_inside(path: str, folder: str) -> bool:
+    """True when ``path`` is ``folder`` or lies below it. A string test (the path may be gone already) in the
+    separator the folder's path uses, so a stored Windows path is judged as Windows does."""
+    top = folder.rstrip("/\\")
+    return path in (folder, top) or path.startswith(top + path_separator(folder))
+
+
 # Document status values stored in the documents table.
 STATUS_PENDING = "pending"  # seen, not yet extracted
 STATUS_INDEXED = "indexed"  # chunks (and FTS rows) committed; vectors may still be queued

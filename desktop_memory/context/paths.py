@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Iterable
 from typing import Literal
 
-from ..models import path_separator
+from ..models import is_inside, path_separator
 
 PathStyle = Literal["relative", "absolute", "name"]
 PATH_STYLES: tuple[PathStyle, ...] = ("relative", "absolute", "name")
@@ -35,7 +35,7 @@ def display_path(path: str, roots: Iterable[str] = (), style: str = "relative") 
         r = root.rstrip("/\\")
         if not r:
             continue
-        if (path == r or path.startswith(r + sep)) and len(r) > len(best):
+        if is_inside(path, r) and len(r) > len(best):
             best = r
     if not best or path == best:
         return _basename(path)

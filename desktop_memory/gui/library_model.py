@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from ..models import DocumentInfo, FileOutcome
+from ..models import DocumentInfo, FileOutcome, is_inside
 from .formatting import human_bytes, human_date, short_path
 from .style import colors
 
@@ -212,7 +212,7 @@ class LibraryModel(QAbstractItemModel):
 
     def watch_root(self, path: str) -> str | None:
         """The innermost library folder holding ``path`` (whose watch state applies to it), or None."""
-        holders = [r for r in self.watch_states if path == r or path.startswith(r.rstrip(os.sep) + os.sep)]
+        holders = [r for r in self.watch_states if is_inside(path, r)]
         return max(holders, key=len) if holders else None
 
     def watch_state(self, path: str) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import ContextReport, SearchFilters, SearchResult
+from ..models import ContextReport, SearchFilters, SearchResult, is_inside
 from ..service import MemoryService
 from ..store.passages import StoredPassage
 from .library import Library, parse_when
@@ -162,8 +162,7 @@ def get_passage(lib: Library, svc: MemoryService, passage_id: int, neighbours: i
 # ---------------------------------------------------------------- list_sources
 
 def _under(path: str, folder: str) -> bool:
-    f = folder.rstrip("/\\")
-    return path == f or path.startswith(f + ("\\" if "\\" in f and "/" not in f else "/"))
+    return is_inside(path, folder)
 
 
 def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: str | None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..config import IngestSettings
 from ..ingest.walk import name_skip_reason, walk_paths
+from ..models import is_inside
 
 
 @dataclass
@@ -25,11 +26,6 @@ class Plan:
 
     def __bool__(self) -> bool:
         return bool(self.index or self.remove)
-
-
-def is_inside(path: str, folder: str) -> bool:
-    """True when ``path`` is ``folder`` or lies below it (string test: the path may be gone already)."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: IngestSettings,

@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..models import IndexSummary
+from ..models import IndexSummary, is_inside
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
-from .plan import Plan, catch_up_plan, is_inside, plan_changes
+from .plan import Plan, catch_up_plan, plan_changes
 from .update import (
     CATCH_UP,
     CHANGE,
@@ -305,8 +305,7 @@ class Watcher:
     def _catch_up(self, folder: str) -> None:
         """Compare the folder with the index (size and mtime; nothing is opened) and index only what differs."""
         t0 = time.perf_counter()
-        prefix = folder.rstrip(os.sep) + os.sep
-        known = {d.path: (d.size, d.mtime) for d in self._service.documents() if d.path.startswith(prefix)}
+        known = self._service.indexed_under(folder)
         plan = catch_up_plan(folder, known, self._service.settings.ingest)
         scan_s = time.perf_counter() - t0
         if not plan:

@@ -205,6 +205,11 @@ class FakeService:
         with self.lock:
             return list(self.docs.values())
 
+    def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
+        prefix = folder.rstrip("/") + "/"
+        with self.lock:
+            return {d.path: (d.size, d.mtime) for d in self.docs.values() if d.path.startswith(prefix)}
+
     def take_notices(self) -> list[str]:
         return []
 
