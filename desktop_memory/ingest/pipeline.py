@@ -267,8 +267,8 @@ def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, prog
     done = 0
     try:
         embedder.load()
-        if hasattr(embedder, "expected_dim"):
-            embedder.expected_dim = store.model_info()[1]  # an Ollama model returning another dim is refused
+        # another model or dimension than the index holds is refused here; a model that changes its dimension
+        # later is refused by the embedder itself and by store_vectors (the shared embedder is never altered)
         store.ensure_model(embedder.model_id, embedder.dim)
         total = store.pending_count()
         rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
