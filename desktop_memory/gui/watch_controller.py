@@ -13,7 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..watch import STATE_PAUSED, STATE_WATCHING, Watcher, WatchUpdate
+from ..service_api import MemoryApi
+from ..watch import CATCH_UP, EMBEDDED, ERROR, STATE_PAUSED, STATE_WATCHING, Watcher, WatchUpdate
 
 PersistFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders) → save in settings
 
@@ -34,7 +35,7 @@ class WatchController(QObject):
         self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     # ---------- life cycle ----------
-    def start(self, service: Any) -> None:
+    def start(self, service: MemoryApi) -> None:
         """Watch the library of ``service`` (call again after the service was reopened)."""
         self.stop()
         self._watcher = self._factory(service, on_update=self._arrived.emit, on_state=self._state_changed)
@@ -119,7 +120,9 @@ def install_watch(window: Any) -> WatchController:
     import dataclasses
 
     from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QLabel
+    from PySide6.QtWidgets import QLabel, QMenu
+
+    from .window_menus import LIBRARY_MENU
 
     host = window.host
 
@@ -139,9 +142,9 @@ def install_watch(window: Any) -> WatchController:
         library.model.set_watch_states(ctl.folder_states())
 
     def updated(update: WatchUpdate) -> None:
-        if update.changed or update.kind == "error":
+        if update.changed or update.kind == ERROR:
             window.statusBar().showMessage(update.message.splitlines()[0], 8000)
-        if update.changed or update.kind in ("embedded", "catch-up"):
+        if update.changed or update.kind in (EMBEDDED, CATCH_UP):
             window.library_ctl.poke()  # stats and the Library catch up (at most every 0.5 s)
 
     def service_ready() -> None:
@@ -154,7 +157,7 @@ def install_watch(window: Any) -> WatchController:
     ctl.status_changed.connect(lambda _text: show_states())
     ctl.updated.connect(updated)
     library.watch_pause_requested.connect(lambda folder, pause: ctl.set_paused(pause, folder))
-    menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and a.text() == "L&ibrary"), None)
+    menu = window.menuBar().findChild(QMenu, LIBRARY_MENU)
     if menu is not None:
         menu.addSeparator()
         pause_all = QAction("Pause &watching folders", window, checkable=True)

@@ -29,6 +29,9 @@ SHORTCUTS_HTML = (
 Shortcut = str | QKeySequence | QKeySequence.StandardKey
 
 
+LIBRARY_MENU = "LibraryMenu"  # object name of the Library menu
+
+
 def build_menus(w: MainWindow) -> dict[str, QAction]:
     """Build the menu bar; returns the Appearance menu's theme actions (the window checks the current one)."""
     mb = w.menuBar()
@@ -81,6 +84,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
         theme_actions[t] = a
 
     lib = mb.addMenu("L&ibrary")
+    lib.setObjectName(LIBRARY_MENU)  # found by name (install_watch adds to it), not by its label
     act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
     act(lib, "&Embed missing vectors", w.reembed_library)
     act(lib, "&Cancel indexing", w.cancel_job)
