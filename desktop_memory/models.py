@@ -10,11 +10,11 @@ text, code): in a PDF or a Word file they would name nothing the person can find
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-DocKind = Literal["markdown", "text", "code", "pdf", "document", "slides", "ebook", "html"]
 # "document": docx/odt/rtf; "slides": pptx/odp (their units are slides); "ebook": epub; "html": web pages
 DOC_KINDS: tuple[str, ...] = ("markdown", "text", "code", "pdf", "document", "slides", "ebook", "html")
 LINE_KINDS: tuple[str, ...] = ("markdown", "text", "code")  # kinds whose chunks carry line numbers
@@ -34,12 +34,14 @@ def is_inside(path: str, folder: str) -> bool:
     return path in (folder, top) or path.startswith(top + path_separator(folder))
 
 
-# Document status values stored in the documents table.
-STATUS_PENDING = "pending"  # seen, not yet extracted
+# Document status values stored in the documents table (and a file's outcome in an indexing run).
 STATUS_INDEXED = "indexed"  # chunks (and FTS rows) committed; vectors may still be queued
 STATUS_SKIPPED = "skipped"  # by policy: binary, too big, no text layer, encrypted ...
 STATUS_FAILED = "failed"  # extraction error; ``error`` says why
-DOC_STATUSES: tuple[str, ...] = (STATUS_PENDING, STATUS_INDEXED, STATUS_SKIPPED, STATUS_FAILED)
+STATUS_UNCHANGED = "unchanged"  # an indexing run's outcome only: the file was already indexed as it is
+# A search result's strength (SearchResult.strength), calibrated by retrieve/strength.py.
+STRONG = "strong"
+WEAK = "weak"  # probably does not answer the query: left out of the prompt context unless asked for
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ class SearchResult:
     mtime: float = 0.0
     # match strength, calibrated from what the lanes measured (retrieve/): "strong" or "weak"; weak results are
     # left out of the prompt context by default
-    strength: str = "strong"
+    strength: str = STRONG
     # other files holding this same passage (collapsed duplicates), absolute paths
     also_in: list[str] = field(default_factory=list)
     # in SearchOutcome.files (the first screen, one entry per file): chunk ids of this file's other passages that
@@ -276,11 +278,10 @@ class IndexSummary:
     outcomes: list[FileOutcome] = field(default_factory=list)
 
     def problems(self) -> list[FileOutcome]:
-        return [o for o in self.outcomes if o.status in ("skipped", "failed")]
+        return [o for o in self.outcomes if o.status in (STATUS_SKIPPED, STATUS_FAILED)]
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses_asdict(self)
-        return d
+        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -309,7 +310,7 @@ class Stats:
     dim: int | None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses_asdict(self)
+        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -351,8 +352,3 @@ class ContextReport:
             "dropped": [item(i) for i in self.dropped],
         }
 
-
-def dataclasses_asdict(obj: Any) -> dict[str, Any]:
-    import dataclasses
-
-    return dataclasses.asdict(obj)

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QW
 
 from .. import __version__
 from ..config import Settings, settings_path
-from ..models import Stats
+from ..models import STATUS_INDEXED, Stats
 from .formatting import counted, human_bytes
 
 
@@ -20,7 +20,7 @@ def about_rows(settings: Settings, stats: Stats | None, model_id: str) -> list[t
     rows = [("Version", __version__)]
     rows.append(("Database", (stats.db_path if stats is not None else "") or str(settings.resolved_db_path())))
     if stats is not None:
-        docs = stats.documents.get("indexed", 0)
+        docs = stats.documents.get(STATUS_INDEXED, 0)
         rows.append(("Library", f"{counted(docs, 'document')} · {counted(stats.chunks, 'chunk')} · "
                                 f"{human_bytes(stats.db_bytes)}"))
     model = model_id or (stats.model_id if stats is not None else None) or ""

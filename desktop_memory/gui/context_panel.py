@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import ContextReport, SearchResult
+from ..models import WEAK, ContextReport, SearchResult
 from .results_model import is_checked
 from .style import monospace_font
 
@@ -201,7 +201,7 @@ class ContextPanel(QWidget):
         for row in range(self.rows.rowCount()):
             idx = self.rows.index(row, 0)
             r = idx.data(_RESULT_ROLE)
-            if isinstance(r, SearchResult) and r.strength == "weak" and \
+            if isinstance(r, SearchResult) and r.strength == WEAK and \
                     idx.data(Qt.ItemDataRole.CheckStateRole) in (Qt.CheckState.Unchecked, 0):
                 n += 1
         return n
@@ -253,7 +253,7 @@ class ContextPanel(QWidget):
             bits.append(f"{tokens:,} tok")
         if state and state != "fits":
             bits.append(state.upper() if state == "did not fit" else state)
-        if r.strength == "weak":
+        if r.strength == WEAK:
             bits.append("weak")
         bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])

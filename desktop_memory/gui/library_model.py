@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from ..models import DocumentInfo, FileOutcome, is_inside
+from ..models import (
+    STATUS_FAILED,
+    STATUS_INDEXED,
+    STATUS_SKIPPED,
+    STATUS_UNCHANGED,
+    DocumentInfo,
+    FileOutcome,
+    is_inside,
+)
 from .formatting import human_bytes, human_date, short_path
 from .style import colors
 
@@ -89,11 +97,11 @@ def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec:
         out = outcomes.get(d.path)
         status = d.status
         reason = d.error or ""
-        if out is not None and out.status == "unchanged" and d.status == "indexed":
-            status = "unchanged"
-        elif out is not None and out.status in ("skipped", "failed") and not reason:
+        if out is not None and out.status == STATUS_UNCHANGED and d.status == STATUS_INDEXED:
+            status = STATUS_UNCHANGED
+        elif out is not None and out.status in (STATUS_SKIPPED, STATUS_FAILED) and not reason:
             reason = out.reason
-        problem = d.status in ("failed", "skipped")
+        problem = d.status in (STATUS_FAILED, STATUS_SKIPPED)
         if spec.problems_only and not problem:
             continue
         if needle and needle not in f"{d.path} {status} {reason}".lower():
@@ -116,8 +124,8 @@ def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec:
         files = [c for c in fnode.children if c.doc is not None]
         c = counts[path]
         c[0] += len(files)
-        c[1] += sum(1 for f in files if f.status == "failed")
-        c[2] += sum(1 for f in files if f.status == "skipped")
+        c[1] += sum(1 for f in files if f.status == STATUS_FAILED)
+        c[2] += sum(1 for f in files if f.status == STATUS_SKIPPED)
         for f in files:
             fnode.chunks += f.chunks
             fnode.vectors += f.vectors
@@ -335,9 +343,9 @@ class LibraryModel(QAbstractItemModel):
                 return n.reason
             return n.path + (f"\n{n.status}: {n.reason}" if n.reason else "")
         if role == Qt.ItemDataRole.ForegroundRole and col in (C_STATUS, C_REASON):
-            if n.status == "failed" or (not is_file and "failed" in n.status):
+            if n.status == STATUS_FAILED or (not is_file and STATUS_FAILED in n.status):
                 return colors()["error_text"]
-            if n.status == "skipped":
+            if n.status == STATUS_SKIPPED:
                 return colors()["muted"]
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (C_CHUNKS, C_SEM, C_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

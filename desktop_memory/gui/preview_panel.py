@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from ..models import SearchResult
+from ..models import WEAK, SearchResult
 from .formatting import MARK_END, MARK_START, human_date, mark_terms
 from .progress_panel import ElidedLabel
 from .style import colors, monospace_font
@@ -143,7 +143,7 @@ class PreviewPanel(QWidget):
         self.source.setText(" · ".join(x for x in (loc, r.source) if x))
         self.source.setToolTip(f"{r.source}\n{loc}" if loc else r.source)
         self.meta.setText(" · ".join(
-            x for x in (f"#{r.rank}", r.kind, "weak match" if r.strength == "weak" else "", r.explain(),
+            x for x in (f"#{r.rank}", r.kind, "weak match" if r.strength == WEAK else "", r.explain(),
                         f"modified {human_date(r.mtime)}" if r.mtime else "") if x))
         text = marked if marked is not None else mark_terms(r.text, terms or [])
         doc = self.browser.document()

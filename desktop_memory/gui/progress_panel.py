@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import FileOutcome, IndexProgress, IndexSummary
+from ..models import STATUS_FAILED, FileOutcome, IndexProgress, IndexSummary
 from .formatting import counted, human_duration, short_path
 
 # One bar for the whole job, so it never falls back from 100 % to 0 % when embedding starts: reading files
@@ -36,7 +36,7 @@ RESUME_HINT = "resume with Library → Embed missing vectors"
 
 def problem_order(o: FileOutcome) -> tuple[int, str, str]:
     """Failures first (the ones to act on), then by file name ignoring case, then by full path."""
-    return (0 if o.status == "failed" else 1, os.path.basename(o.path).casefold(), o.path.casefold())
+    return (0 if o.status == STATUS_FAILED else 1, os.path.basename(o.path).casefold(), o.path.casefold())
 
 
 def bar_value(p: IndexProgress) -> int:
@@ -267,7 +267,7 @@ class ProgressPanel(QFrame):
         self.problems_btn.setVisible(bool(problems))
         self.problems_btn.setText(f"Show problems ({len(problems)})")
         # failures are the interesting part: show them right away
-        self.problems_btn.setChecked(any(o.status == "failed" for o in problems))
+        self.problems_btn.setChecked(any(o.status == STATUS_FAILED for o in problems))
         self.show()
 
     def set_unembedded(self, n: int) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, QPoint
 from PySide6.QtWidgets import QMenu, QWidget
 
 from ..config import DesktopSettings, Settings
-from ..models import SearchResult
+from ..models import WEAK, SearchResult
 from . import desktop
 from .banner import BannerArea
 from .context_panel import COPY_SHORTCUT_TEXT
@@ -90,7 +90,7 @@ class ResultActions(QObject):
         """Tick every weak result (they start excluded from the context)."""
         for row in range(self.model.rowCount()):
             r = self.model.result(row)
-            if r is not None and r.strength == "weak" and not self.model.is_included(row):
+            if r is not None and r.strength == WEAK and not self.model.is_included(row):
                 self.model.set_included(row, True)
 
     def menu(self, pos: QPoint) -> None:

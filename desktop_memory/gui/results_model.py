@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import SearchResult
+from ..models import WEAK, SearchResult
 from .formatting import human_date, mark_terms, marked_html, short_path, snippet, strip_markup
 from .style import colors
 
@@ -91,7 +91,7 @@ class ResultsModel(QAbstractListModel):
         self.query = query
         self.terms = terms
         self._results = list(results)
-        self._included = [r.strength != "weak" for r in results]  # weak matches stay out of the context
+        self._included = [r.strength != WEAK for r in results]  # weak matches stay out of the context
         if marked is None:
             self._marked = [mark_terms(r.text, terms) for r in results]
         else:
@@ -261,7 +261,7 @@ class ResultDelegate(QStyledItemDelegate):
             painter.setPen(cols["badge_text"])
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
             x += w + 4
-        if r.strength == "weak":  # calibrated by retrieve/: a match that probably does not answer the query
+        if r.strength == WEAK:  # calibrated by retrieve/: a match that probably does not answer the query
             label = "weak match"
             w = fm_s.horizontalAdvance(label) + 12
             badge = QRectF(x, y, w, fm_s.height() + 2)

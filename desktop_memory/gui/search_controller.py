@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..models import SearchFilters, SearchResult
+from ..models import WEAK, SearchFilters, SearchResult
 from ..service_api import MemoryApi
 from .search_shown import keyword_marks
 from .tasks import TaskRunner
@@ -105,7 +105,7 @@ class SearchController(QObject):
 
         def run() -> SearchResponse:  # worker thread
             out = svc.search_outcome(request.query, backend=backend, top_k=request.top_k, filters=request.filters)
-            weak = out.weak or (bool(out.results) and all(r.strength == "weak" for r in out.results))
+            weak = out.weak or (bool(out.results) and all(r.strength == WEAK for r in out.results))
             return SearchResponse(request, gen, out.results, notes + list(out.notes),
                                   (time.perf_counter() - started) * 1000, backend, weak,
                                   keyword_marks(svc, request.query, backend, out.results))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from ..models import SearchResult, Stats
+from ..models import WEAK, SearchResult, Stats
 from ..service_api import MemoryApi
 from .formatting import counted
 
@@ -37,7 +37,7 @@ def results_header(results: list[SearchResult], weak: bool, backend: str, ms: fl
     n = len(results)
     if weak and n:
         return f"No strong matches · {counted(n, 'weak result')} (left out of the context) · {backend} · {ms:.0f} ms"
-    n_weak = sum(1 for r in results if r.strength == "weak")
+    n_weak = sum(1 for r in results if r.strength == WEAK)
     tail = f" ({n_weak} weak, left out of the context)" if n_weak else ""
     return f"{counted(n, 'result')}{tail} · {backend} · {ms:.0f} ms"
 

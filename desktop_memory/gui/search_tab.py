@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from ..models import Stats
+from ..models import STATUS_INDEXED, Stats
 from .context_panel import ContextPanel
 from .drop_zone import EmptyState
 from .formatting import query_terms
@@ -144,7 +144,7 @@ class SearchTab(QWidget):
         """Pick what the results area shows: drop target, a hint, or the list."""
         s = lib.stats
         docs = sum(s.documents.values()) if s else 0
-        indexed = s.documents.get("indexed", 0) if s else 0
+        indexed = s.documents.get(STATUS_INDEXED, 0) if s else 0
         first_run = not query and docs == 0 and not lib.busy and lib.open
         # a brand-new library: the drop target gets the whole width (preview/context have nothing to show)
         self.right_split.setVisible(not first_run)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR
+from ..models import STATUS_INDEXED
 from ..smoke import _say, run_smoke
 
 QUERY = "optional query parameter"
@@ -194,7 +195,7 @@ def _window_checks(tmp: Path) -> bool:
     summary = finished[-1] if finished else None
     n_indexed = summary.indexed if summary else 0
     problems = [f"{Path(o.path).name}: {o.status} ({o.reason})" for o in (summary.outcomes if summary else [])
-                if o.status != "indexed"]
+                if o.status != STATUS_INDEXED]
     indexed = done_indexing and n_indexed == 2
     _say(indexed, f"window indexed a note and a PDF (PDF helper process): {n_indexed} file(s), "
                   f"{summary.chunks_embedded if summary else 0} chunk(s) embedded"

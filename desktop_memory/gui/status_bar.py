@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from ..models import Stats
+from ..models import STATUS_FAILED, STATUS_INDEXED, STATUS_SKIPPED, Stats
 from .formatting import counted, human_bytes
 
 EMBEDDER_STATES = ("loading", "ready", "error", "idle")
@@ -29,8 +29,8 @@ class StatusBar(QStatusBar):
     def set_stats(self, s: Stats) -> None:
         self.stats = s
         docs = sum(s.documents.values())
-        indexed = s.documents.get("indexed", 0)
-        problems = s.documents.get("failed", 0) + s.documents.get("skipped", 0)
+        indexed = s.documents.get(STATUS_INDEXED, 0)
+        problems = s.documents.get(STATUS_FAILED, 0) + s.documents.get(STATUS_SKIPPED, 0)
         text = f"{counted(indexed, 'document')} · {counted(s.chunks, 'chunk')} · {human_bytes(s.db_bytes)}"
         if problems:
             text += f" · {problems:,} not indexed"

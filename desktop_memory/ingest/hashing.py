@@ -7,6 +7,7 @@ import os
 import stat
 
 from ..errors import ExtractionError
+from ..models import STATUS_SKIPPED
 from .detect import READ_FLAGS
 
 _CHUNK = 1 << 20
@@ -25,7 +26,7 @@ def hash_file(path: str | os.PathLike[str]) -> str:
             from .walk import special_file_kind
 
             kind = "folder" if stat.S_ISDIR(mode) else special_file_kind(mode)
-            raise ExtractionError(f"not a regular file ({kind})", status="skipped")
+            raise ExtractionError(f"not a regular file ({kind})", status=STATUS_SKIPPED)
         h = hashlib.blake2b(digest_size=16)
         while block := fh.read(_CHUNK):
             h.update(block)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import ContextReport, SearchFilters, SearchResult, is_inside
+from ..models import WEAK, SearchFilters, SearchResult, is_inside
 from ..service import MemoryService
 from ..store.passages import StoredPassage
 from .library import Library, parse_when
@@ -99,13 +99,10 @@ def get_context(lib: Library, svc: MemoryService, query: str, *, budget: int | N
                 backend: str | None, filters: Filters, include_weak: bool) -> tuple[str, ContextOut]:
     outcome = svc.search_outcome(query, backend=backend, top_k=top_k, filters=filters.build(lib, svc))
     results = outcome.results
-    weak = [] if include_weak else [r for r in results if r.strength == "weak"]
+    weak = [] if include_weak else [r for r in results if r.strength == WEAK]
     weak_ids = {r.chunk_id for r in weak}
     packable = [r for r in results if r.chunk_id not in weak_ids]
-    report = svc.build_context(packable, budget)
-    if _named_absolute(report, svc.settings.context.path_style):
-        # a service whose packer names sources by their absolute path: name them in the path style here
-        report = svc.build_context(_shown(lib, svc, packable), budget)
+    report = svc.build_context(packable, budget)  # names sources in the context path style itself
     weak = _shown(lib, svc, weak)
     by_id = {r.chunk_id: r for r in results}
     left = [ContextPart(rank=i.rank, id=i.chunk_id, header=i.header, tokens=i.tokens, reason="over budget")
@@ -126,15 +123,9 @@ def get_context(lib: Library, svc: MemoryService, query: str, *, budget: int | N
     return report.text + "\n\n" + summary, out
 
 
-def _named_absolute(report: ContextReport, style: str) -> bool:
-    """True when the block names files by their absolute path although the style says otherwise."""
-    items = report.items + report.dropped
-    return style != "absolute" and any(i.header.startswith(f"[Source: {i.source}") for i in items)
-
-
 # ---------------------------------------------------------------- get_passage
 
-def _piece(lib: Library, svc: MemoryService, p: StoredPassage) -> Piece:
+def _piece(p: StoredPassage) -> Piece:
     return Piece(id=p.chunk_id, location=Where.of(p.location), text=passage_body(p.text, p.location))
 
 
@@ -147,8 +138,7 @@ def get_passage(lib: Library, svc: MemoryService, passage_id: int, neighbours: i
     source = lib.show(svc, p.source)
     out = PassageOut(id=p.chunk_id, source=source, kind=p.kind, location=Where.of(p.location),
                      text=passage_body(p.text, p.location), position=p.ord + 1, passages_in_file=found.chunks_in_file,
-                     before=[_piece(lib, svc, q) for q in found.before],
-                     after=[_piece(lib, svc, q) for q in found.after])
+                     before=[_piece(q) for q in found.before], after=[_piece(q) for q in found.after])
     lines = [source_line(source, p.location), f"(passage {out.position} of {out.passages_in_file} in the file; "
              f"id {out.id})", ""]
     for q in out.before:

@@ -12,13 +12,13 @@ import numpy as np
 from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
-from ..models import SearchFilters, SearchResult
+from ..models import STRONG, SearchFilters, SearchResult
 from ..store import Store
 from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
-from .strength import STRONG, LaneScale, classify, lane_scale, strong_only
+from .strength import LaneScale, classify, lane_scale, strong_only
 
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still

@@ -40,13 +40,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..models import LaneHit, SearchResult
+from ..models import STRONG, WEAK, LaneHit, SearchResult
 from ..store import Store
 from .keyword import doc_freqs, fts_rows, index_tokens, weightiest_terms
 from .query_text import term_counts, weighted_terms
-
-STRONG = "strong"
-WEAK = "weak"
 
 K1 = 1.2  # FTS5 bm25()'s k1: a term's contribution never reaches idf * (k1 + 1)
 
