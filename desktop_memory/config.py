@@ -69,9 +69,8 @@ def settings_path() -> Path:
 @dataclass(frozen=True)
 class ChunkSettings:
     """Chunk sizes in characters. MiniLM reads at most 256 tokens (≈ 1,100 chars of prose) and was trained on 128;
-    on SciFact train (nDCG@10, hybrid / dense) targets of 1,400 → 1,000 → 800 → 600 chars gave 0.716 / 0.671,
-    0.726 / 0.687, 0.732 / 0.690, 0.731 / 0.696: 800 is the best fused ranking for +10 % tokens to embed
-    (docs/BENCHMARKS.md, "Chunk size")."""
+    the 800-char target was chosen by measurement on SciFact train: the best fused ranking of the sizes tried, for a
+    little more to embed (docs/BENCHMARKS.md, "Chunk size")."""
 
     target_chars: Chars = 800
     max_chars: Chars = 1100  # hard cap (≈ the model's 256 tokens), the safety net for code/URLs
@@ -101,7 +100,7 @@ class EmbedderSettings:
     max_tokens: Annotated[int, msgspec.Meta(ge=8, le=8192)] = 256
     batch_size: Annotated[int, msgspec.Meta(ge=1, le=4096)] = 32  # rows per model call, at most...
     batch_tokens: NonNegInt = 1024  # ...and at most this many padded tokens (0 = no limit): caps activation memory
-    # (4 rows at 256 tokens: 330 MB peak and as fast as 32 rows at 1 GB on 2 cores, docs/BENCHMARKS.md)
+    # (as fast as 32-row batches at a third of the peak memory: docs/BENCHMARKS.md, "Indexing: where the time goes")
     threads: Annotated[int, msgspec.Meta(ge=0, le=1024)] = 0  # 0 = decide from the core count
     ollama_url: str = "http://localhost:11434"
     ollama_model: str = "nomic-embed-text"

@@ -9,9 +9,8 @@
   outweighs a flat dense tail and vice versa. The statistics come from a fixed depth, so the order of the top
   results does not depend on how many results were asked for.
 
-RRF (k = 60, equal weights) is the default, as the product specifies. With the default 800-char chunks it gives
-nDCG@10 0.732 on SciFact train and 0.733 on test; z-score fusion 0.741 / 0.735. On the earlier 1,000-char chunks
-z-score also beat every RRF k / weight tried on train. See docs/BENCHMARKS.md ("Fusion", "Chunk size").
+RRF (k = 60, equal weights) is the default, as the product specifies; z-score fusion is the measured alternative.
+What each gives, and what was tried on train, is in docs/BENCHMARKS.md ("Fusion", "Chunk size").
 """
 
 from __future__ import annotations

@@ -23,8 +23,7 @@ from .strength import LaneScale, classify, lane_scale, strong_only
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
 # earns its share. Ranking 200 instead of 50 costs nothing measurable (FTS5 scores every match either way; the
-# dense lane re-scores >= 1,000 candidates either way). SciFact train, RRF k = 60: 0.7232 at 50 per lane,
-# 0.7249 at 200 (docs/BENCHMARKS.md).
+# dense lane re-scores >= 1,000 candidates either way) and ranks slightly better (docs/BENCHMARKS.md, "Chunk size").
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
 GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
@@ -44,9 +43,8 @@ def _embed_pool() -> ThreadPoolExecutor:
     """The process's query-embedding threads, started once and kept (threads stay flat over a long session).
 
     A hybrid search embeds its query here while the calling thread runs the keyword lane on its own connection:
-    onnxruntime and SQLite both release the GIL, so the two overlap on two cores (SciFact test, p50 of embed +
-    keyword + semantic lanes: 12.4 ms one after the other, 10.0 ms overlapped). These threads never touch a
-    database connection."""
+    onnxruntime and SQLite both release the GIL, so the two overlap on two cores (measured in docs/BENCHMARKS.md,
+    "Retrieval, second pass"). These threads never touch a database connection."""
     with _POOL_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="dm-query-embed"))
