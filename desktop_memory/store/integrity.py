@@ -65,7 +65,7 @@ class IntegrityChecks:
         )
         if unpaired:
             problems.append(f"{unpaired} vectors and sign-bit rows do not pair up")
-        problems += self._check_vector_identity()
+        problems += self.check_vector_identity()
         model, dim = self.vectors.model_info()
         if vecs and model is None:
             problems.append(f"{vecs} vectors stored but no model recorded")
@@ -81,7 +81,7 @@ class IntegrityChecks:
         return problems
 
 
-    def _check_vector_identity(self) -> list[str]:
+    def check_vector_identity(self) -> list[str]:
         """Every vector was computed from exactly its chunk's text: the hash recorded with the vector equals the
         chunk's text hash, and the chunk's hash is the hash of its text (one pass, no model)."""
         problems = []

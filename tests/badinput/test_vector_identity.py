@@ -14,6 +14,7 @@ from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.models import chunk_text_hash
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store
+from desktop_memory.store.integrity import IntegrityChecks
 from desktop_memory.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 SHARED = (
@@ -136,7 +137,7 @@ def test_migration_text_hash_hashes_existing_chunks_and_vectors(tmp_path: Path) 
         rows = store.conn.execute("select c.text, c.text_hash, v.text_hash from chunks c "
                                   "join chunk_vectors v on v.id = c.id order by c.id").fetchall()
         assert [(h1, h2) for _, h1, h2 in rows] == [(chunk_text_hash(t), chunk_text_hash(t)) for t, _, _ in rows]
-        assert store._check_vector_identity() == []
+        assert IntegrityChecks(store.conn, store.mode, store.vectors).check_vector_identity() == []
     finally:
         store.close()
     assert (tmp_path / "v2.db.bak-v2").exists()
