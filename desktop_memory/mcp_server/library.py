@@ -29,6 +29,7 @@ from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
 from ..errors import StoreError, UserError
+from ..paths_guard import OutsideLibrary, checked_path, not_in_library
 from ..service import MemoryService
 
 T = TypeVar("T")
@@ -41,6 +42,9 @@ class LibraryMissing(UserError):
 
 
 def missing_message(db_path: Path) -> str:
+    if db_path.is_dir():
+        return (f"{db_path} is a folder, not a desktop-memory library file: give --db the library's database file "
+                f"(for example {db_path / 'memory.db'}), or leave --db out to use the app's library.")
     return (f"No desktop-memory library at {db_path}: nothing has been indexed yet. Open the desktop-memory app "
             "and add a folder (or run `desktop-memory index FOLDER`), then ask again.")
 
@@ -123,23 +127,25 @@ class Library:
 
     def resolve(self, svc: MemoryService, text: str) -> str:
         """A path as a model gives it back, absolute: either absolute already, or in the shown form
-        ``<indexed folder name>/<rest>``."""
-        text = text.strip()
-        if not text:
-            raise UserError("The path is empty.")
-        expanded = os.path.expanduser(text)
+        ``<indexed folder name>/<rest>``. It must be a library folder or lie inside one, by its real path too
+        (paths_guard: the one check and message for every path-like argument)."""
+        stripped = text.strip()
+        if not stripped:
+            raise UserError("The path is empty: give a folder or file as list_sources shows it.")
+        roots = self.roots(svc)
+        follow = self.settings.ingest.follow_symlinks
+        expanded = os.path.expanduser(stripped)
         if os.path.isabs(expanded):
-            return os.path.normpath(expanded)
-        parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
-        if ".." in parts:
-            raise UserError(f"{text!r}: '..' is not allowed in a library path.")
-        for root in sorted(self.roots(svc), key=len, reverse=True):
-            name = posixpath.basename(root.replace("\\", "/").rstrip("/"))
-            if parts and parts[0] == name:
-                return os.path.join(root, *parts[1:]) if parts[1:] else root
-        raise UserError(f"{text!r} is not a folder or file in the library. Use a path as list_sources or search "
-                        "show it (it starts with the indexed folder's name), or an absolute path.")
-
+            return checked_path(os.path.normpath(expanded), roots, follow_symlinks=follow, may_add=False,
+                                shown=text)
+        parts = [p for p in stripped.replace("\\", "/").split("/") if p not in ("", ".")]
+        if ".." not in parts:
+            for root in sorted(roots, key=len, reverse=True):
+                name = posixpath.basename(root.replace("\\", "/").rstrip("/"))
+                if parts and parts[0] == name:
+                    joined = os.path.join(root, *parts[1:]) if parts[1:] else root
+                    return checked_path(joined, roots, follow_symlinks=follow, may_add=False, shown=text)
+        raise OutsideLibrary(not_in_library(text))
 
 def _probe(db_path: Path, wait_ms: int) -> None:
     """Fail fast with "busy" when another process holds the database locked outright: opening the service waits
