@@ -23,7 +23,7 @@ import apsw
 
 from ..errors import StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo, path_separator
-from . import erase
+from . import dup_holder, erase
 from . import migrations as _migrations
 from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
@@ -32,7 +32,7 @@ from .integrity import IntegrityChecks
 from .migrations import chunk_text_hash, current_version, migrate
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
-from .rows import as_int, as_str, scalar_int
+from .rows import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 
 HEADING_SEP = " › "
@@ -303,18 +303,11 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         return len(pairs)
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
-        canonical = {}
-        if keys:
-            uniq = sorted(set(keys))
-            for start in range(0, len(uniq), 500):
-                part = uniq[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for key, cid in self.conn.execute(
-                    f"select dedupe_key, min(id) from chunks where dup_of is null and dedupe_key in ({marks}) "
-                    f"and doc_id != ? group by dedupe_key",
-                    (*part, doc_id),
-                ):
-                    canonical[key] = cid
+        held = dup_holder.holders(self.conn, keys, doc_id) if keys else {}
+        own_path = as_str(scalar(self.conn, "select path from documents where id = ?", (doc_id,)))
+        # a passage another file holds stays there when that file's path sorts first, else it moves here
+        canonical = {key: cid for key, (cid, path) in held.items() if path < own_path}
+        takeovers: list[tuple[int, int]] = []
         rows = []
         fts_rows = []
         dups = 0
@@ -326,6 +319,8 @@ class Store(VectorRows, IntegrityChecks, Erasing):
             if dup_of is not None:
                 dups += 1
             cid = next_id + ord_
+            if dup_of is None and key in held and key not in canonical:
+                takeovers.append((cid, held[key][0]))
             rows.append(
                 (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
                  loc.line_end, loc.char_start, loc.char_end, key, dup_of, chunk_text_hash(chunk.text))
@@ -339,6 +334,12 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
         self._index_cjk(fts_rows)
+        if takeovers:
+            moved, deleted = dup_holder.take_over(self.conn, takeovers, self.has_vector_table())
+            if moved:
+                self._bump_meta("vec_epoch")  # a vector appeared under an id that is not the newest
+            if deleted:
+                self._bump_meta("vec_deleted", deleted)
         return dups
 
     def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
@@ -375,7 +376,8 @@ class Store(VectorRows, IntegrityChecks, Erasing):
     def _promote_duplicates(self, doc_id: int, has_vec: bool) -> None:
         rows = self.conn.execute(
             "select d.id, d.dup_of, d.text, o.embedded, d.text_hash, o.text_hash from chunks d "
-            "join chunks o on o.id = d.dup_of where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
+            "join chunks o on o.id = d.dup_of join documents dd on dd.id = d.doc_id "
+            "where o.doc_id = ? and d.doc_id != ? order by d.dup_of, dd.path, d.id",  # smallest path holds (dup_holder)
             (doc_id, doc_id),
         ).fetchall()
         promoted: dict[int, int] = {}
