@@ -69,7 +69,8 @@ class InstanceServer(QObject):
         sock.write(b"ok\n")
         sock.flush()
         if request.cmd != "ping":
-            self.message.emit({"cmd": request.cmd, "paths": list(request.paths)})
+            self.message.emit({"cmd": request.cmd, "paths": list(request.paths)} if request.cmd == "show"
+                              else {"cmd": request.cmd})
 
     def _refuse(self, sock: QLocalSocket, why: str) -> None:
         """Answer ``error`` and log it, once per connection; the rest of what it sends is not read."""

@@ -56,7 +56,8 @@ def surrogate_field(value: Any, where: str = "") -> str | None:
 
 
 def not_unicode_message(field: str) -> str:
-    return (f"The argument {field!r} holds text that is not valid Unicode (a lone surrogate, e.g. \\ud800); "
+    shown = field.encode("utf-8", "backslashreplace").decode("utf-8")  # a surrogate in a name is shown escaped
+    return (f"The argument '{shown}' holds text that is not valid Unicode (a lone surrogate, e.g. \\ud800); "
             "send it as plain text.")
 
 
