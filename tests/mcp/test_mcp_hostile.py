@@ -197,8 +197,8 @@ class Wire:
 
 
 def _call(ident: int, tool: str, arguments: str) -> str:
-    return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}'
-            % (ident, tool, arguments))
+    params = '{"name":"' + tool + '","arguments":' + arguments + "}"
+    return '{"jsonrpc":"2.0","id":' + str(ident) + ',"method":"tools/call","params":' + params + "}"
 
 
 def test_every_line_gets_an_answer(lib):
@@ -230,7 +230,8 @@ def test_every_line_gets_an_answer(lib):
     for key in ("not json", "truncated"):
         assert answers[key]["id"] is None and answers[key]["error"]["code"] == -32700
     nan = answers["nan"]
-    assert nan["id"] == 5 and nan["result"]["isError"] and "'top_k' must be a whole number" in nan["result"]["content"][0]["text"]
+    assert nan["id"] == 5 and nan["result"]["isError"]
+    assert "'top_k' must be a whole number" in nan["result"]["content"][0]["text"]
     assert answers["surrogate list"]["id"] == 6 and answers["surrogate list"]["error"]["code"] == -32602
     fine = answers["fine after all that"]
     assert fine["id"] == 7 and not fine["result"]["isError"], "the server keeps serving"

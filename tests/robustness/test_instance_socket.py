@@ -100,7 +100,7 @@ HOSTILE = {
     "cmd not a string": b'{"cmd":1}',
     "extra field": b'{"cmd":"quick","exec":"x"}',
     "quick with paths": b'{"cmd":"quick","paths":["/a"]}',
-    "too many paths": ('{"cmd":"show","paths":[%s]}' % ",".join(['"/a"'] * 1001)).encode(),
+    "too many paths": b'{"cmd":"show","paths":[' + b",".join([b'"/a"'] * 1001) + b"]}",
     "deep": b"[" * 100_000 + b"]" * 100_000,
     "deep inside": b'{"cmd":"show","paths":[' + b"[" * 50 + b"]" * 50 + b"]}",
     "not json": b"not json",
