@@ -92,5 +92,9 @@ def catch_up_plan(root: str, known: Mapping[str, tuple[int, float]], settings: I
             plan.ignored += 1
             continue
         plan.index.append(entry.path)
-    plan.remove = [p for p in sorted(known) if p not in seen and gone_as_file(p)]
+    # a file now a folder: indexing the files inside it removes the old entry (pipeline.reconcile_kind_changes);
+    # removing it here would take them too (removal runs after indexing), so only an emptied one is removed here
+    holding = {os.path.dirname(p) for p in seen}
+    plan.remove = [p for p in sorted(known) if p not in seen and gone_as_file(p)
+                   and not (os.path.isdir(p) and any(is_inside(h, p) for h in holding))]
     return plan
