@@ -16,6 +16,7 @@ import asyncio
 import datetime as dt
 import os
 import posixpath
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -172,8 +173,9 @@ _UNITS = {"h": 3600, "d": 86400, "w": 604800}
 def parse_when(text: str) -> float:
     """``2024-05-01``, ``2024-05-01T10:00`` or a relative ``7d`` / ``12h`` / ``2w`` → unix seconds."""
     t = text.strip().lower()
-    if t[:-1].isdigit() and t[-1:] in _UNITS:
-        return time.time() - int(t[:-1]) * _UNITS[t[-1]]
+    age = re.fullmatch(r"([0-9]{1,7})([hdw])", t)  # ASCII digits, bounded: '²d' or 400 nines are not ages
+    if age:
+        return time.time() - int(age[1]) * _UNITS[age[2]]
     try:
         return dt.datetime.fromisoformat(t.upper() if "t" in t else t).timestamp()
     except ValueError:
