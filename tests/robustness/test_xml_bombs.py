@@ -80,3 +80,25 @@ def test_plain_and_doctype_only_xml_still_read(tmp_path, extractor):
 def test_malformed_xml_is_still_called_malformed():
     with pytest.raises(DocumentProblem, match="malformed XML"):
         parse_xml(b"<w:document><unclosed></w:document>", "part")
+
+
+def test_hostile_numbers_in_odt_and_docx_attributes_cost_nothing(tmp_path, extractor):
+    """``text:s c="999999999999"`` asked for a terabyte of spaces; ``"²"`` passed ``isdigit`` and broke ``int``."""
+    office = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+    text = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+    content = (f'<?xml version="1.0"?><office:document-content xmlns:office="{office}" xmlns:text="{text}">'
+               '<office:body><office:text><text:h text:outline-level="\u00b2">Heading two</text:h>'
+               f'<text:h text:outline-level="{"9" * 5000}">Deep</text:h>'
+               '<text:p>left<text:s text:c="999999999999"/>right</text:p></office:text></office:body>'
+               "</office:document-content>")
+    odt = tmp_path / "spaces.odt"
+    with zipfile.ZipFile(odt, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", content)
+    doc = extract_document(str(odt), S, extractor=extractor)
+    assert "left" in doc.text and "right" in doc.text and len(doc.text) < 5000
+    docx = _docx(tmp_path / "levels.docx", (
+        f'<w:document xmlns:w="{W}"><w:body><w:p><w:pPr><w:outlineLvl w:val="\u00b2"/></w:pPr><w:r><w:t>odd '
+        f'level</w:t></w:r></w:p><w:p><w:pPr><w:outlineLvl w:val="{"9" * 5000}"/></w:pPr><w:r><w:t>huge level'
+        "</w:t></w:r></w:p></w:body></w:document>").encode())
+    assert "huge level" in extract_document(str(docx), S, extractor=extractor).text
