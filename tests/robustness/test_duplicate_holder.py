@@ -118,3 +118,52 @@ def test_a_full_forced_reindex_by_the_cli_keeps_every_holder(tmp_path, hash_conf
     assert holders(db) == before
     _vectors_are_their_own_texts(db)
     audit_db(db)
+
+
+def _many(root: Path, n: int) -> Path:
+    """``n`` files sharing 20 passages among them; folders ``sNN/`` walked before their twins ``sNN.md``."""
+    groups = [" ".join([f"Shared passage number {k} about the {k}th lighthouse and its ledger."] * 9)
+              for k in range(20)]
+    for i in range(n):
+        rel = f"s{i // 2:03d}/a.md" if i % 2 == 0 else f"s{i // 2:03d}.md"
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        own = " ".join([f"File {i} alone talks about item {i} and its own {i} story."] * 9)
+        path.write_text(f"# Shared\n\n{groups[i % 20]}\n\n## Own {i}\n\n{own}\n")
+    return root
+
+
+def test_kill9_during_a_forced_reindex_then_finishing_ends_as_a_clean_run(tmp_path, hash_config, ledger):
+    """The real CLI, killed while `index --force` rewrites documents; an ordinary `index` finishes the job."""
+    from .conftest import kill9, spawn_cli, wait_for
+
+    n = 600
+    clean_db, crash_db = tmp_path / "clean.db", tmp_path / "crash.db"
+    clean_root, crash_root = _many(tmp_path / "one" / "lib", n), _many(tmp_path / "two" / "lib", n)
+    assert run_cli(clean_db, "index", clean_root, config=hash_config).returncode == 0
+    assert run_cli(crash_db, "index", crash_root, config=hash_config).returncode == 0
+    conn = apsw.Connection(str(crash_db), flags=apsw.SQLITE_OPEN_READONLY)
+    started = conn.execute("select max(indexed_at) from documents").fetchone()[0]
+    conn.close()
+    proc = spawn_cli(crash_db, "index", "--force", crash_root, config=hash_config, logs=tmp_path / "logs")
+    ledger.fault("kill -9 during index --force")
+
+    def rewritten() -> int:
+        conn = apsw.Connection(str(crash_db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            return int(conn.execute("select count(*) from documents where indexed_at > ?", (started,)).fetchone()[0])
+        finally:
+            conn.close()
+
+    try:
+        wait_for(lambda: proc.poll() is not None or rewritten() >= 40, 240, interval=0.01, what="40 rewritten")
+        assert proc.poll() is None, "the forced run finished before the kill: make the tree larger"
+        kill9(proc)
+    finally:
+        if proc.poll() is None:
+            kill9(proc)
+    assert 40 <= rewritten() < n, "the kill landed inside the forced run"
+    assert run_cli(crash_db, "index", crash_root, config=hash_config).returncode == 0
+    assert holders(crash_db) == holders(clean_db)
+    _vectors_are_their_own_texts(crash_db)
+    audit_db(crash_db, ledger)
