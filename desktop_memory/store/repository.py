@@ -23,10 +23,11 @@ import apsw
 
 from ..errors import StoreError
 from ..models import STATUS_INDEXED, ChunkDraft, DocumentInfo, path_separator
-from . import dup_holder, erase
+from . import erase
 from . import migrations as _migrations
 from .cjk import grams_text
 from .connection import open_connection, secure_store_files, translate_error
+from .dup_holder import holders, take_over
 from .erase import Erasing
 from .integrity import IntegrityChecks
 from .migrations import chunk_text_hash, current_version, migrate
@@ -303,7 +304,7 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         return len(pairs)
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
-        held = dup_holder.holders(self.conn, keys, doc_id) if keys else {}
+        held = holders(self.conn, keys, doc_id) if keys else {}
         own_path = as_str(scalar(self.conn, "select path from documents where id = ?", (doc_id,)))
         # a passage another file holds stays there when that file's path sorts first, else it moves here
         canonical = {key: cid for key, (cid, path) in held.items() if path < own_path}
@@ -335,7 +336,7 @@ class Store(VectorRows, IntegrityChecks, Erasing):
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
         self._index_cjk(fts_rows)
         if takeovers:
-            moved, deleted = dup_holder.take_over(self.conn, takeovers, self.has_vector_table())
+            moved, deleted = take_over(self.conn, takeovers, self.has_vector_table())
             if moved:
                 self._bump_meta("vec_epoch")  # a vector appeared under an id that is not the newest
             if deleted:
