@@ -122,3 +122,25 @@ def test_the_check_itself(layout):
             checked_glob(glob, roots)
     assert checked_glob("*.md", roots) == "*.md" and checked_glob(lib + "/*.md", roots) == lib + "/*.md"
 
+
+
+def test_a_dropped_link_out_of_the_library_is_refused_in_the_window(qtbot, layout):
+    """The real window: a drop reaches the same check, the person reads the message, nothing outside is read."""
+    from desktop_memory.config import settings_path
+    from desktop_memory.gui.main_window import MainWindow
+    from tests.gui.helpers import drop, wait_job
+
+    settings = Settings(db_path=str(layout["tmp"] / "gui.db"), embedder=EmbedderSettings(kind="hash"))
+    w = MainWindow(settings, service_factory=lambda s: MemoryService(s, embedder=HashEmbedder(64)),
+                   settings_path=settings_path())
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.svc is not None and w.stats is not None, timeout=15000)
+    drop(w, [layout["lib"]])
+    assert wait_job(qtbot, w).indexed == 1
+    drop(w, [layout["lib"] / "escape"])
+    qtbot.waitUntil(lambda: not w.is_busy(), timeout=60000)
+    expected = f"{str(layout['lib'] / 'escape')!r} is not a folder in the library"
+    qtbot.waitUntil(lambda: any(expected in t for t in w.banners.texts()), timeout=10000)
+    assert not [d for d in w.svc.documents() if "secret" in d.path]
+    w.close()
