@@ -249,7 +249,8 @@ def reconcile_kind_changes(store: Store, roots: list[str], seen: set[str], summa
     """A path whose kind changed leaves the index in its old kind: a file now a folder (its old document goes;
     the files inside were just walked) and a folder now a file (the documents recorded under it go). Asked for
     every batch, so ``index``, the catch-up scan and the watcher (which index through here) all reconcile it.
-    Cost: one lookup per distinct folder holding a walked file, one range query per walked path new to the index."""
+    Cost: one lookup by path per distinct folder above a walked file, one range query per named path that is a
+    file."""
     stale: dict[int, str] = {}
     folders: set[str] = set()
     for path in seen:

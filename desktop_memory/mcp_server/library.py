@@ -148,6 +148,7 @@ class Library:
                     return checked_path(joined, roots, follow_symlinks=follow, may_add=False, shown=text)
         raise OutsideLibrary(not_in_library(text))
 
+
 def _probe(db_path: Path, wait_ms: int) -> None:
     """Fail fast with "busy" when another process holds the database locked outright: opening the service waits
     the store's long busy timeout, too long for a chat waiting on an answer."""
