@@ -110,7 +110,7 @@ class MemoryServer(MCPServer[Any]):
 def build_server(lib: Library, *, allow_indexing: bool = False) -> MCPServer[Any]:
     """The server with its tools (``index_path`` only with ``allow_indexing``)."""
     server: MCPServer[Any] = MemoryServer(name=APP_NAME, title="desktop-memory: your files", version=__version__,
-                                       instructions=INSTRUCTIONS, log_level="WARNING")
+                                          instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def search(*, query: Query, top_k: TopK = 10, backend: BackendArg = None, path: PathArg = None,
                      glob: GlobArg = None, kinds: KindsArg = None, modified_since: SinceArg = None,
