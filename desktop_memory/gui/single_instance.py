@@ -9,7 +9,9 @@ Why the sending side does not use Qt on Linux/macOS: importing QtCore + QtNetwor
 no Qt import at all (this module imports Qt lazily for that reason). Windows uses ``QLocalSocket``.
 
 The endpoint's name is derived from the config folder and the database path, so a test or a second library
-(``--db``) gets its own instance.
+(``--db``) gets its own instance. On POSIX the socket lives only in a folder that is this user's own with mode 0700
+(``private_runtime_dir``), and every request line is checked against a small schema (``parse_request``) before
+the app acts on it: the socket is how another process reaches the app, so neither is taken on trust.
 """
 
 from __future__ import annotations
