@@ -66,7 +66,7 @@ def main() -> int:
             t0 = time.perf_counter()
             proc.stdin.write(line.encode() + b"\n")
             proc.stdin.flush()
-            ready, _, _ = select.select([proc.stdout], [], [], 10)
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
             if not ready:
                 return float("inf")
             json.loads(proc.stdout.readline())
