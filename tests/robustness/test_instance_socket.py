@@ -150,7 +150,7 @@ def test_the_running_server_answers_every_hostile_line_and_emits_none(qtbot, no_
             before = len(replies)
             t = threading.Thread(target=_send, args=(name, data, replies))
             t.start()
-            qtbot.waitUntil(lambda before=before: len(replies) == before + 1, timeout=10000)
+            qtbot.waitUntil(lambda before=before: len(replies) == before + 1, timeout=30000)
             t.join()
     server.close()
     assert all(r.startswith(b"error: ") for r in replies[:-1]), replies

@@ -31,7 +31,7 @@ def _paths(svc: MemoryService) -> set[str]:
     return {d.path for d in svc.documents()}
 
 
-def _wait(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def _wait(cond: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
@@ -95,7 +95,7 @@ def test_catch_up_reconciles_what_changed_while_closed(tmp_path, svc):
     watcher = Watcher(svc)
     watcher.start()
     try:
-        assert watcher.ready.wait(30)
+        assert watcher.ready.wait(90)
         _wait(lambda: _reconciled(svc, notes), "the catch-up scan to reconcile")
     finally:
         watcher.stop()
@@ -107,7 +107,7 @@ def test_the_live_watch_reconciles_both_directions(tmp_path, svc):
     watcher = Watcher(svc)
     watcher.start()
     try:
-        assert watcher.ready.wait(30)
+        assert watcher.ready.wait(90)
         _flip(notes)
         _wait(lambda: _reconciled(svc, notes), "the watch to reconcile")
         (notes / "x.md" / "inner.md").unlink()
