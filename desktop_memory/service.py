@@ -37,6 +37,7 @@ from .errors import Cancelled, StoreError
 from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
+from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
@@ -199,8 +200,13 @@ class MemoryService:
     # ---------- indexing ----------
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                     cancel: threading.Event | None = None, force: bool = False, embed: bool = True) -> IndexSummary:
+        """Index files/folders the person named (CLI, drop, launch). A path inside a library folder that reaches
+        outside it (a symlink, with symlinks off) is refused before anything is read (paths_guard)."""
         with self.writing() as store:
-            return index_paths(store, list(paths), self.settings, self.embedder if embed else None,
+            roots = store.roots()
+            follow = self.settings.ingest.follow_symlinks
+            paths = [checked_path(p, roots, follow_symlinks=follow, may_add=True) for p in paths]
+            return index_paths(store, paths, self.settings, self.embedder if embed else None,
                                progress=progress, cancel=cancel, force=force, embed=embed)
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:

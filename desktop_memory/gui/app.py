@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import gc
 import logging
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
 
-    paths = [str(Path(p).resolve()) for p in args.paths]
+    paths = [os.path.abspath(p) for p in args.paths]  # links kept: the app checks them (paths_guard), not us
     if hand_off(settings.resolved_db_path(), {"cmd": "quick"} if args.quick else {"cmd": "show", "paths": paths}):
         return 0
     if app is None:

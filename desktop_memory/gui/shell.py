@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -72,7 +73,8 @@ class DesktopShell(QObject):
             self.show_quick()
         elif cmd == "show":
             self.show_window()
-            paths = [p for p in msg.get("paths") or [] if isinstance(p, str)]
+            raw = msg.get("paths")  # checked by the server's schema; a list of absolute paths, never a string
+            paths = [p for p in raw if isinstance(p, str) and os.path.isabs(p)] if isinstance(raw, list) else []
             if paths:
                 self.window.add_paths(paths)
         else:

@@ -9,7 +9,9 @@ Why the sending side does not use Qt on Linux/macOS: importing QtCore + QtNetwor
 no Qt import at all (this module imports Qt lazily for that reason). Windows uses ``QLocalSocket``.
 
 The endpoint's name is derived from the config folder and the database path, so a test or a second library
-(``--db``) gets its own instance.
+(``--db``) gets its own instance. On POSIX the socket lives only in a folder that is this user's own with mode 0700
+(``private_runtime_dir``), and every request line is checked against a small schema (``parse_request``) before
+the app acts on it: the socket is how another process reaches the app, so neither is taken on trust.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import json
 import logging
 import os
 import socket
+import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +31,134 @@ from .. import APP_NAME
 from ..config import config_dir
 
 HANDOFF_TIMEOUT_S = 1.0
+MAX_MESSAGE = 64 * 1024  # one request line: a dropped folder list, not a stream
+MAX_DEPTH = 4  # {"cmd": ..., "paths": [...]} nests two deep; anything deeper is not a request
+MAX_PATHS = 1000
+MAX_PATH_CHARS = 4096
+COMMANDS = frozenset({"ping", "quick", "show"})
+
+log = logging.getLogger(__name__)
 
 
-def endpoint(db_path: Path | str) -> str:
-    """The server name: an absolute socket path on POSIX, a pipe name on Windows."""
+def endpoint(db_path: Path | str) -> str | None:
+    """The server name: an absolute socket path on POSIX, a pipe name on Windows; None when there is no folder
+    only this user can reach (logged: the app then runs without single instance)."""
     key = f"{config_dir().resolve()}|{Path(db_path).expanduser().resolve()}"
     digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
     name = f"{APP_NAME}-{digest}"
     if os.name == "nt":
         return name
-    base = os.environ.get("XDG_RUNTIME_DIR") or ""
-    if not base or not os.path.isdir(base):
-        base = os.path.join(tempfile.gettempdir(), f"{APP_NAME}-{os.getuid()}")
-        os.makedirs(base, mode=0o700, exist_ok=True)
-    return os.path.join(base, f"{name}.sock")
+    base = private_runtime_dir()
+    return os.path.join(base, f"{name}.sock") if base else None
+
+
+def private_runtime_dir() -> str | None:
+    """``XDG_RUNTIME_DIR`` when it is this user's own (owner = uid, no group/other bits), else the fallback
+    ``$TMPDIR/desktop-memory-<uid>``: created atomically with mode 0700, or, when it exists, used only if it passes
+    the same check and is not a symlink. Why: a folder another account made first (mode 777) would let it delete
+    our socket, bind its own and read the next launch's request (the paths it names)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if xdg and os.path.isabs(xdg) and private_dir_problem(xdg, follow=True) is None:
+        return xdg
+    fallback = os.path.join(tempfile.gettempdir(), f"{APP_NAME}-{os.getuid()}")
+    try:
+        os.mkdir(fallback, 0o700)  # atomic: either we made it (ours, 0700) or it was there and is checked below
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        log.warning("single instance off: cannot create %s: %s", fallback, exc.strerror or exc)
+        return None
+    problem = private_dir_problem(fallback, follow=False)
+    if problem:
+        log.warning("single instance off: %s %s; remove it or set XDG_RUNTIME_DIR to a private folder", fallback,
+                    problem)
+        return None
+    return fallback
+
+
+def private_dir_problem(path: str, *, follow: bool) -> str | None:
+    """Why ``path`` is not a folder only this user can reach, or None when it is."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError as exc:
+        return f"cannot be checked ({exc.strerror or exc})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symlink"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.getuid():
+        return f"belongs to another account (uid {st.st_uid})"
+    if st.st_mode & 0o077:
+        return f"is open to other accounts (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request that passed the schema: ``cmd`` one of COMMANDS, ``paths`` absolute paths (``show`` only)."""
+
+    cmd: str
+    paths: tuple[str, ...] = ()
+
+
+class BadRequest(ValueError):
+    """A line that is not a request; the message says why (logged once, answered with ``error``)."""
+
+
+def parse_request(line: bytes) -> Request:
+    """One request line checked against the schema, with size and depth capped before ``json`` sees it (a line
+    nested 100,000 deep would otherwise end in RecursionError). Raises BadRequest."""
+    if len(line) > MAX_MESSAGE:
+        raise BadRequest(f"longer than {MAX_MESSAGE} bytes")
+    if _depth(line) > MAX_DEPTH:
+        raise BadRequest(f"nested deeper than {MAX_DEPTH}")
+    try:
+        msg: Any = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise BadRequest("not a JSON line") from None
+    if not isinstance(msg, dict):
+        raise BadRequest("not a JSON object")
+    extra = set(msg) - {"cmd", "paths"}
+    if extra:
+        raise BadRequest(f"unknown field(s) {sorted(extra)[:3]}")
+    cmd = msg.get("cmd")
+    if cmd not in COMMANDS:
+        raise BadRequest(f"cmd must be one of {', '.join(sorted(COMMANDS))}")
+    paths = msg.get("paths", [])
+    if cmd != "show" and paths:
+        raise BadRequest(f"{cmd} takes no paths")
+    if not isinstance(paths, list) or len(paths) > MAX_PATHS:
+        raise BadRequest(f"paths must be a list of at most {MAX_PATHS} absolute paths")
+    for p in paths:
+        if (not isinstance(p, str) or not p or len(p) > MAX_PATH_CHARS or "\x00" in p
+                or not os.path.isabs(p) or any("\ud800" <= ch <= "\udfff" for ch in p)):
+            raise BadRequest(f"paths must be a list of at most {MAX_PATHS} absolute paths")
+    return Request(str(cmd), tuple(paths))
+
+
+def _depth(data: bytes) -> int:
+    """The deepest nesting of JSON arrays/objects in ``data`` (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -49,7 +167,8 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def hand_off(db_path: Path | str, message: dict[str, Any], timeout_s: float = HANDOFF_TIMEOUT_S) -> bool:
     """Deliver ``message`` to the app running on this library; True when it acknowledged (this process may exit)."""
-    return hand_off_to(endpoint(db_path), message, timeout_s)
+    name = endpoint(db_path)
+    return hand_off_to(name, message, timeout_s) if name else False
 
 
 def hand_off_to(name: str, message: dict[str, Any], timeout_s: float = HANDOFF_TIMEOUT_S) -> bool:
@@ -95,5 +214,8 @@ def make_server(db_path: Path | str, parent: Any = None) -> Any:
         logging.getLogger(__name__).warning("single instance off: %s", exc)
         return None
 
-    server = InstanceServer(endpoint(db_path), parent)
+    name = endpoint(db_path)
+    if name is None:
+        return None
+    server = InstanceServer(name, parent)
     return server if server.start() else None

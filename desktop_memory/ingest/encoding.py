@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 BOMs first: the UTF-32-LE BOM starts with the UTF-16-LE one.
@@ -120,13 +121,48 @@ def _detect(data: bytes, western: str | None) -> tuple[str, str] | None:
     if not matches:
         return None
     best = min(m.chaos for m in matches)
-    top = max((m for m in matches if m.chaos <= best + 0.01), key=lambda m: m.coherence)
-    if top.chaos > MAX_CHAOS or top.coherence < MIN_COHERENCE:
+    if best > MAX_CHAOS:
         return None
-    try:
-        return data.decode(top.encoding, errors="replace"), top.encoding
-    except LookupError:
-        return None
+    # the readings as clean as the best one, most coherent first (the detector's own order among equals)
+    tied = sorted((m for m in matches if m.chaos <= best + 0.01), key=lambda m: -m.coherence)
+    for m in tied:
+        try:
+            text = data.decode(m.encoding, errors="replace")
+        except LookupError:
+            continue
+        if m.coherence >= MIN_COHERENCE:
+            return text, m.encoding
+        # A short text gives the detector too few words to recognise a language (coherence 0 for a 46-byte GBK
+        # note): then a reading is taken when it is written in one script, as real text is. A wrong reading of
+        # CJK bytes mixes Hangul with Han, or Han with half-width kana; the cp1252 reading was found messy above.
+        if one_script(text):
+            return text, m.encoding
+    return None
+
+
+MIN_SCRIPT_SHARE = 0.9  # of the non-ASCII letters, in one script group
+MIN_SCRIPT_LETTERS = 4
+MIN_DISTINCT = 8  # different letters (fewer when the text is shorter): real text is not three letters repeated
+_SCRIPT_GROUPS = {"CJK": "han", "HIRAGANA": "han", "KATAKANA": "han", "HANGUL": "hangul", "CYRILLIC": "cyrillic",
+                  "GREEK": "greek", "ARABIC": "arabic", "HEBREW": "hebrew", "THAI": "thai", "LATIN": "latin"}
+
+
+def one_script(text: str) -> bool:
+    """True when nearly all non-ASCII letters of ``text`` belong to one script (Han with kana counts as one), other
+    than Latin (a Latin reading is what the cp1252 check already judged), and they are not a few repeated."""
+    counts: dict[str, int] = {}
+    distinct: set[str] = set()
+    for ch in text:
+        if ch.isascii() or not unicodedata.category(ch).startswith("L"):
+            continue
+        distinct.add(ch)
+        group = _SCRIPT_GROUPS.get(unicodedata.name(ch, "?").split(" ", 1)[0], "other")
+        counts[group] = counts.get(group, 0) + 1
+    total = sum(counts.values())
+    if total < MIN_SCRIPT_LETTERS or len(distinct) < min(MIN_DISTINCT, total // 4):
+        return False  # too little to tell, or a few byte pairs repeated (binary noise), not words
+    group, most = max(counts.items(), key=lambda kv: kv[1])
+    return group not in ("latin", "other") and most >= MIN_SCRIPT_SHARE * total
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -36,7 +36,7 @@ from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
 from .readers import read_document
-from .walk import WalkEntry, has_surrogates, printable_path, walk_paths
+from .walk import WalkEntry, gone_as_file, has_surrogates, printable_path, walk_paths
 
 ProgressFn = Callable[[IndexProgress], None]
 EMBED_WINDOW = 256  # chunks fetched per round and sorted by length, so batches of similar length pad little
@@ -126,6 +126,7 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
             summary.outcomes.append(outcome)
             rep.emit(files_done=rep.state.files_done + 1, current=entry.path, chunks_written=summary.chunks_added,
                      last_outcome=outcome)
+        reconcile_kind_changes(store, roots, seen, summary)
         for root in roots:
             if os.path.isdir(root) and not has_surrogates(root):
                 _remove_vanished(store, root, seen, summary)
@@ -237,11 +238,38 @@ def _failed(
 
 def _remove_vanished(store: Store, root: str, seen: set[str], summary: IndexSummary) -> None:
     """Files that were indexed under this folder and are gone now leave the index."""
-    gone = [d for d in store.documents_under(root) if d.path not in seen and not os.path.exists(d.path)]
+    gone = [d for d in store.documents_under(root) if d.path not in seen and gone_as_file(d.path)]
     if gone:
         store.remove_documents(d.id for d in gone)
         summary.removed += len(gone)
         summary.outcomes.extend(FileOutcome(d.path, "removed", "file no longer exists") for d in gone)
+
+
+def reconcile_kind_changes(store: Store, roots: list[str], seen: set[str], summary: IndexSummary) -> None:
+    """A path whose kind changed leaves the index in its old kind: a file now a folder (its old document goes;
+    the files inside were just walked) and a folder now a file (the documents recorded under it go). Asked for
+    every batch, so ``index``, the catch-up scan and the watcher (which index through here) all reconcile it.
+    Cost: one lookup by path per distinct folder above a walked file, one range query per named path that is a
+    file."""
+    stale: dict[int, str] = {}
+    folders: set[str] = set()
+    for path in seen:
+        parent = os.path.dirname(path)
+        while parent not in folders and parent != os.path.dirname(parent):
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for folder in sorted(folders):
+        doc = store.get_document(folder)
+        if doc is not None and os.path.isdir(folder):
+            stale[doc.id] = folder
+    for root in roots:
+        if os.path.isfile(root) and not has_surrogates(root):
+            stale.update((d.id, d.path) for d in store.documents_under(root))
+    if stale:
+        store.remove_documents(stale)
+        summary.removed += len(stale)
+        summary.outcomes.extend(FileOutcome(p, "removed", "replaced by a folder or a file of the same name")
+                                for p in sorted(stale.values()))
 
 
 def embed_pending(

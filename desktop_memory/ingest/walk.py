@@ -255,6 +255,12 @@ class _Walker:
         return WalkEntry(path, size, mtime, None)
 
 
+def gone_as_file(path: str) -> bool:
+    """A recorded file that is no longer there as a file: deleted, or replaced by a folder of the same name
+    (``rm x.md; mkdir x.md``). The index, the catch-up scan and the watcher all ask this one question."""
+    return not os.path.lexists(path) or os.path.isdir(path)
+
+
 _NO_STAT = os.stat_result((0,) * 10)  # stands in for a path that is gone: no attributes, judged by name
 
 

@@ -16,6 +16,7 @@ import asyncio
 import datetime as dt
 import os
 import posixpath
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
 from ..errors import LibraryMissing, UserError
+from ..paths_guard import OutsideLibrary, checked_path, not_in_library
 from ..service import MemoryService
 from ..store.connection import probe_busy
 
@@ -36,6 +38,9 @@ BUSY_WAIT_MS = 3000  # a locked database: wait this long, then answer "busy" (th
 
 
 def missing_message(db_path: Path) -> str:
+    if db_path.is_dir():
+        return (f"{db_path} is a folder, not a desktop-memory library file: give --db the library's database file "
+                f"(for example {db_path / 'memory.db'}), or leave --db out to use the app's library.")
     return (f"No desktop-memory library at {db_path}: nothing has been indexed yet. Open the desktop-memory app "
             "and add a folder (or run `desktop-memory index FOLDER`), then ask again.")
 
@@ -118,22 +123,25 @@ class Library:
 
     def resolve(self, svc: MemoryService, text: str) -> str:
         """A path as a model gives it back, absolute: either absolute already, or in the shown form
-        ``<indexed folder name>/<rest>``."""
-        text = text.strip()
-        if not text:
-            raise UserError("The path is empty.")
-        expanded = os.path.expanduser(text)
+        ``<indexed folder name>/<rest>``. It must be a library folder or lie inside one, by its real path too
+        (paths_guard: the one check and message for every path-like argument)."""
+        stripped = text.strip()
+        if not stripped:
+            raise UserError("The path is empty: give a folder or file as list_sources shows it.")
+        roots = self.roots(svc)
+        follow = self.settings.ingest.follow_symlinks
+        expanded = os.path.expanduser(stripped)
         if os.path.isabs(expanded):
-            return os.path.normpath(expanded)
-        parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
-        if ".." in parts:
-            raise UserError(f"{text!r}: '..' is not allowed in a library path.")
-        for root in sorted(self.roots(svc), key=len, reverse=True):
-            name = posixpath.basename(root.replace("\\", "/").rstrip("/"))
-            if parts and parts[0] == name:
-                return os.path.join(root, *parts[1:]) if parts[1:] else root
-        raise UserError(f"{text!r} is not a folder or file in the library. Use a path as list_sources or search "
-                        "show it (it starts with the indexed folder's name), or an absolute path.")
+            return checked_path(os.path.normpath(expanded), roots, follow_symlinks=follow, may_add=False,
+                                shown=text)
+        parts = [p for p in stripped.replace("\\", "/").split("/") if p not in ("", ".")]
+        if ".." not in parts:
+            for root in sorted(roots, key=len, reverse=True):
+                name = posixpath.basename(root.replace("\\", "/").rstrip("/"))
+                if parts and parts[0] == name:
+                    joined = os.path.join(root, *parts[1:]) if parts[1:] else root
+                    return checked_path(joined, roots, follow_symlinks=follow, may_add=False, shown=text)
+        raise OutsideLibrary(not_in_library(text))
 
 
 def _probe(db_path: Path, wait_ms: int) -> None:
@@ -148,8 +156,9 @@ _UNITS = {"h": 3600, "d": 86400, "w": 604800}
 def parse_when(text: str) -> float:
     """``2024-05-01``, ``2024-05-01T10:00`` or a relative ``7d`` / ``12h`` / ``2w`` → unix seconds."""
     t = text.strip().lower()
-    if t[:-1].isdigit() and t[-1:] in _UNITS:
-        return time.time() - int(t[:-1]) * _UNITS[t[-1]]
+    age = re.fullmatch(r"([0-9]{1,7})([hdw])", t)  # ASCII digits, bounded: '²d' or 400 nines are not ages
+    if age:
+        return time.time() - int(age[1]) * _UNITS[age[2]]
     try:
         return dt.datetime.fromisoformat(t.upper() if "t" in t else t).timestamp()
     except ValueError:

@@ -14,17 +14,20 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from .. import APP_NAME, __version__
 from ..config import Settings
 from ..errors import UserError
 from ..service import MemoryService
 from . import tools
+from .arguments import plain_message
 from .library import Library
 from .schemas import ContextOut, IndexOut, PassageOut, SearchOut, SourcesOut
+from .wire import claim_stdin
 
 T = TypeVar("T")
 
@@ -57,6 +60,8 @@ SinceArg = Annotated[str | None, Field(
                 "12h, 2w).")]
 UntilArg = Annotated[str | None, Field(description="Only files modified before this date (same forms).")]
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id is answered as out of range, not an OverflowError
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 log = logging.getLogger(__name__)
@@ -74,10 +79,38 @@ async def _run(lib: Library, fn: Callable[[MemoryService], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
+class MemoryServer(MCPServer[Any]):
+    """The SDK's server, answering for people: a bad argument gets one short sentence naming it and what it
+    accepts (not pydantic's report), and every line on stdin gets an answer (wire.py)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:  # a bug: the SDK logs the traceback on stderr, the chat gets a sentence
+            raise UnexpectedToolError(f"{name} failed on an unexpected problem (the server logged it); try other "
+                                      "arguments, or report it if it keeps happening.") from exc.__cause__
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
+                raise ToolError(plain_message(cause, schema)) from cause
+            if isinstance(cause, ToolError):  # ours (a UserError's message): without "Error executing tool …: "
+                raise ToolError(str(cause)) from cause
+            raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, with our checked stdin in front (wire.py)."""
+        stdin = claim_stdin()
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            stdin.connect(write_stream)
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
 def build_server(lib: Library, *, allow_indexing: bool = False) -> MCPServer[Any]:
     """The server with its tools (``index_path`` only with ``allow_indexing``)."""
-    server: MCPServer[Any] = MCPServer(name=APP_NAME, title="desktop-memory: your files", version=__version__,
-                                       instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer[Any] = MemoryServer(name=APP_NAME, title="desktop-memory: your files", version=__version__,
+                                          instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def search(*, query: Query, top_k: TopK = 10, backend: BackendArg = None, path: PathArg = None,
                      glob: GlobArg = None, kinds: KindsArg = None, modified_since: SinceArg = None,
@@ -116,7 +149,7 @@ def build_server(lib: Library, *, allow_indexing: bool = False) -> MCPServer[Any
         "Use it when you want grounded material to answer from and cite."))
 
     async def get_passage(
-        id: Annotated[int, Field(ge=1, description="A passage id from search or get_context.")],
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="A passage id from search or get_context.")],
         neighbours: Annotated[int, Field(ge=0, le=5, description=(
             "How many passages before and after it in the same file to include (0-5)."))] = 1,
     ) -> Annotated[CallToolResult, PassageOut]:
@@ -165,7 +198,9 @@ def serve(settings: Settings, db_path: str | None = None, *, allow_indexing: boo
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="desktop-memory mcp: %(message)s")
     lib = Library(settings, db_path)
     if not lib.db_path.is_file():
-        log.warning("%s", f"no library yet at {lib.db_path}; tools will say so until one is indexed")
+        log.warning("%s", f"{lib.db_path} is a folder, not a library file; every tool will say so"
+                    if lib.db_path.is_dir() else
+                    f"no library yet at {lib.db_path}; tools will say so until one is indexed")
     lib.warm_up()
     try:
         build_server(lib, allow_indexing=allow_indexing).run("stdio")

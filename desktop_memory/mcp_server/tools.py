@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from ..context import passage_body, source_line
 from ..errors import UserError
 from ..models import WEAK, SearchFilters, SearchResult, is_inside
+from ..paths_guard import checked_glob
 from ..service import MemoryService
 from ..store.passages import StoredPassage
 from .library import Library, parse_when
@@ -47,7 +48,7 @@ class Filters:
     modified_until: str | None = None
 
     def build(self, lib: Library, svc: MemoryService) -> SearchFilters:
-        glob = (self.glob or "").strip() or None
+        glob = checked_glob(self.glob, lib.roots(svc)) if self.glob and self.glob.strip() else None
         if glob and not glob.startswith(("/", "*")) and not os.path.isabs(glob):
             glob = "*/" + glob  # the model sees relative paths; the filter matches absolute ones
         return SearchFilters(
@@ -199,11 +200,10 @@ def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: s
 # ---------------------------------------------------------------- index_path
 
 def index_path(lib: Library, svc: MemoryService, path: str) -> tuple[str, IndexOut]:
-    target = lib.resolve(svc, path)
-    roots = lib.roots(svc)
-    if not any(_under(target, r) for r in roots):
-        raise UserError(f"{path!r} is not inside a folder already in the library; this server only re-indexes "
-                        "folders the person added in the app (list_sources shows them).")
+    target = lib.resolve(svc, path)  # a library folder or inside one (paths_guard), else refused
+    if not os.path.lexists(target):
+        raise UserError(f"{path!r}: no such file or folder (it may have been moved or deleted; list_sources "
+                        "shows what the library holds).")
     summary = svc.index_paths([target])
     problems = [Problem(path=lib.show(svc, o.path), status=o.status, reason=o.reason) for o in summary.problems()]
     shown = lib.show(svc, target)

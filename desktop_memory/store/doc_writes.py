@@ -12,10 +12,11 @@ import apsw
 from ..models import HEADING_SEP, STATUS_INDEXED, ChunkDraft, chunk_text_hash
 from . import erase
 from .cjk import grams_text
+from .dup_holder import holders, take_over
 from .erase import Eraser
 from .meta import MetaTable
 from .records import WriteResult
-from .rows import as_int, as_str, scalar_int
+from .rows import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 
 
@@ -137,18 +138,11 @@ class DocumentWrites:
         return len(pairs)
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[ChunkDraft], keys: Sequence[str]) -> int:
-        canonical = {}
-        if keys:
-            uniq = sorted(set(keys))
-            for start in range(0, len(uniq), 500):
-                part = uniq[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for key, cid in self.conn.execute(
-                    f"select dedupe_key, min(id) from chunks where dup_of is null and dedupe_key in ({marks}) "
-                    f"and doc_id != ? group by dedupe_key",
-                    (*part, doc_id),
-                ):
-                    canonical[key] = cid
+        held = holders(self.conn, keys, doc_id) if keys else {}
+        own_path = as_str(scalar(self.conn, "select path from documents where id = ?", (doc_id,)))
+        # a passage another file holds stays there when that file's path sorts first, else it moves here
+        canonical = {key: cid for key, (cid, path) in held.items() if path < own_path}
+        takeovers: list[tuple[int, int]] = []
         rows = []
         fts_rows = []
         dups = 0
@@ -160,6 +154,8 @@ class DocumentWrites:
             if dup_of is not None:
                 dups += 1
             cid = next_id + ord_
+            if dup_of is None and key in held and key not in canonical:
+                takeovers.append((cid, held[key][0]))
             rows.append(
                 (cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page, loc.line_start,
                  loc.line_end, loc.char_start, loc.char_end, key, dup_of, chunk_text_hash(chunk.text))
@@ -173,6 +169,12 @@ class DocumentWrites:
         )
         self.conn.executemany("insert into chunks_fts(rowid, text) values(?, ?)", fts_rows)
         self._index_cjk(fts_rows)
+        if takeovers:
+            moved, deleted = take_over(self.conn, takeovers, self.vectors.has_vector_table())
+            if moved:
+                self.meta.bump("vec_epoch")  # a vector appeared under an id that is not the newest
+            if deleted:
+                self.meta.bump("vec_deleted", deleted)
         return dups
 
     def _index_cjk(self, rows: Sequence[tuple[int, str]]) -> None:
@@ -209,7 +211,8 @@ class DocumentWrites:
     def _promote_duplicates(self, doc_id: int, has_vec: bool) -> None:
         rows = self.conn.execute(
             "select d.id, d.dup_of, d.text, o.embedded, d.text_hash, o.text_hash from chunks d "
-            "join chunks o on o.id = d.dup_of where o.doc_id = ? and d.doc_id != ? order by d.dup_of, d.id",
+            "join chunks o on o.id = d.dup_of join documents dd on dd.id = d.doc_id "
+            "where o.doc_id = ? and d.doc_id != ? order by d.dup_of, dd.path, d.id",  # smallest path holds (dup_holder)
             (doc_id, doc_id),
         ).fetchall()
         promoted: dict[int, int] = {}

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..config import IngestSettings
-from ..ingest.walk import name_skip_reason, walk_paths
+from ..ingest.walk import gone_as_file, name_skip_reason, walk_paths
 from ..models import is_inside
 
 
@@ -47,10 +47,13 @@ def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: In
             plan.ignored += 1
             continue
         if os.path.isdir(path):
-            for file in _files_in(path, settings):
+            files = list(_files_in(path, settings))
+            for file in files:
                 if file not in queued:
                     queued.add(file)
                     plan.index.append(file)
+            if not files:  # a file replaced by an empty folder: its old document goes (nothing under it is lost)
+                plan.remove.append(path)
         elif os.path.lexists(path):
             if path not in queued:
                 queued.add(path)
@@ -85,5 +88,9 @@ def catch_up_plan(root: str, known: Mapping[str, tuple[int, float]], settings: I
             plan.ignored += 1
             continue
         plan.index.append(entry.path)
-    plan.remove = [p for p in sorted(known) if p not in seen and not os.path.lexists(p)]
+    # a file now a folder: indexing the files inside it removes the old entry (pipeline.reconcile_kind_changes);
+    # removing it here would take them too (removal runs after indexing), so only an emptied one is removed here
+    holding = {os.path.dirname(p) for p in seen}
+    plan.remove = [p for p in sorted(known) if p not in seen and gone_as_file(p)
+                   and not (os.path.isdir(p) and any(is_inside(h, p) for h in holding))]
     return plan

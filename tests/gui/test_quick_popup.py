@@ -195,7 +195,7 @@ def test_stale_socket_is_replaced_and_garbage_is_refused(qtbot, tmp_path):
         t.start()
         qtbot.waitUntil(lambda: len(answers) == 2, timeout=10000)
         t.join()
-        assert answers[1] == b"error\n" and got == [{"cmd": "quick"}]
+        assert answers[1].startswith(b"error") and got == [{"cmd": "quick"}]
     server.close()
 
 

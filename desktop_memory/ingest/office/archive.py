@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zipfile
 from xml.etree import ElementTree as ET
+from xml.parsers import expat
 
 from .layout import DocumentProblem
 
@@ -120,10 +121,43 @@ def _member_name(info: zipfile.ZipInfo) -> str:
         return name
 
 
+class _Refused(Exception):
+    """Raised from inside expat's callbacks: stops the parse at the declaration, before anything expands."""
+
+
 def parse_xml(data: bytes, what: str) -> ET.Element:
-    """Parse XML without expanding entities declared in a DTD (billion laughs) or fetching anything."""
-    if b"<!ENTITY" in data[:65536]:
-        raise DocumentProblem(f"refused: {what} declares XML entities (an entity bomb?)")
+    """Parse XML after expat, configured to refuse what a document part never needs, has read it all: any inline
+    DTD (where entity bombs live), entity declarations and external entities (nothing is fetched, parameter
+    entities are never read). The parser itself refuses them wherever they sit (after a 64 KiB comment, in
+    UTF-16), not a byte sniff. A DOCTYPE line with no inline declarations (XHTML in EPUBs) is fine.
+
+    Why two passes: the checking pass sets no element callbacks, so it runs at expat's C speed; the tree is then
+    built by ElementTree's C parser from the same bytes, which the first pass proved carry no declaration.
+    (Building the tree from Python callbacks instead costs 2.6x: 2.2 s instead of 0.8 s for a 6.6 MB part.)"""
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def refuse(*_args: object) -> None:
+        raise _Refused()
+
+    def external(_context: str, _base: str | None, _system: str | None, _public: str | None) -> int:
+        raise _Refused()
+
+    def doctype(_name: str, _system: str | None, _public: str | None, internal_subset: int) -> None:
+        if internal_subset:
+            raise _Refused()
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = refuse
+    parser.UnparsedEntityDeclHandler = refuse
+    parser.ExternalEntityRefHandler = external  # expat stops as soon as a handler raises
+    try:
+        parser.Parse(data, True)
+    except _Refused:
+        raise DocumentProblem(f"refused: {what} declares XML entities or an inline DTD (an entity bomb?)") from None
+    except expat.ExpatError as exc:
+        raise DocumentProblem(f"corrupt {what}: malformed XML ({expat.errors.messages[exc.code]}: line "
+                              f"{exc.lineno}, column {exc.offset})") from None
     try:
         return ET.fromstring(data)
     except ET.ParseError as exc:

@@ -9,7 +9,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from .archive import Package
-from .layout import DocumentProblem, TextBuilder
+from .layout import DocumentProblem, TextBuilder, bounded_int
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
@@ -78,8 +78,8 @@ def _style_levels(pkg: Package) -> dict[str, int]:
         if base is not None:
             based[sid] = base.get(W + "val") or ""
         lvl = st.find(f"{W}pPr/{W}outlineLvl")
-        if lvl is not None and (lvl.get(W + "val") or "").isdigit():
-            outline[sid] = int(lvl.get(W + "val") or 0) + 1
+        if lvl is not None and bounded_int(lvl.get(W + "val"), -1, 9) >= 0:
+            outline[sid] = bounded_int(lvl.get(W + "val"), 0, 9) + 1
     levels: dict[str, int] = {}
     for sid in names:
         cur, hops = sid, 0
@@ -121,8 +121,8 @@ def _paragraph(p: ET.Element, out: TextBuilder, levels: dict[str, int]) -> None:
     style = p.find(f"{W}pPr/{W}pStyle")
     level = levels.get(style.get(W + "val") or "") if style is not None else None
     own = p.find(f"{W}pPr/{W}outlineLvl")
-    if level is None and own is not None and (own.get(W + "val") or "").isdigit() and int(own.get(W + "val") or 9) < 9:
-        level = int(own.get(W + "val") or 0) + 1
+    if level is None and own is not None and bounded_int(own.get(W + "val"), 9, 9) < 9:
+        level = bounded_int(own.get(W + "val"), 0, 9) + 1
     if level is not None and text.strip():
         out.heading(level, text)
     else:

@@ -116,3 +116,11 @@ class TextBuilder:
         return {"ok": True, "kind": kind, "text": text, "headings": self.headings,
                 "pages": self.units or None, "title": clean_title(title) if title else None,
                 "warnings": warnings or []}
+
+
+def bounded_int(text: str | None, default: int, hi: int) -> int:
+    """An XML attribute's number: ASCII digits only, at most ``hi``; else ``default``. A hostile file's
+    ``text:c="999999999999"`` would otherwise ask for a terabyte of spaces, and ``"²"`` passes ``isdigit``."""
+    if text and len(text) <= 9 and text.isascii() and text.isdigit():
+        return min(int(text), hi)
+    return default

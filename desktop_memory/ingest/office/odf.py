@@ -9,13 +9,14 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from .archive import ENCRYPTED_REASON, Package, article
-from .layout import DocumentProblem, TextBuilder
+from .layout import DocumentProblem, TextBuilder, bounded_int
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 PRES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
+MAX_SPACES = 1000  # text:s c="N": a run of spaces, not a memory bomb
 MANIFEST = "{urn:oasis:names:tc:opendocument:xmlns:manifest:1.0}"
 DC = "{http://purl.org/dc/elements/1.1/}"
 SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
@@ -112,7 +113,7 @@ def _blocks_one(el: ET.Element, out: TextBuilder, notes: list[str]) -> None:
     tag = el.tag
     if tag == TEXT + "h":
         level = el.get(TEXT + "outline-level") or "1"
-        out.heading(int(level) if level.isdigit() else 1, inline_text(el, notes))
+        out.heading(bounded_int(level, 1, 10), inline_text(el, notes))
     elif tag == TEXT + "p":
         out.paragraph(inline_text(el, notes))
         for frame in el.iter(DRAW + "text-box"):  # text boxes anchored in the paragraph
@@ -132,7 +133,7 @@ def inline_text(el: ET.Element, notes: list[str]) -> str:
     for child in el:
         tag = child.tag
         if tag == TEXT + "s":
-            parts.append(" " * int(child.get(TEXT + "c") or "1") if (child.get(TEXT + "c") or "1").isdigit() else " ")
+            parts.append(" " * bounded_int(child.get(TEXT + "c"), 1, MAX_SPACES))
         elif tag == TEXT + "tab":
             parts.append("\t")
         elif tag == TEXT + "line-break":
