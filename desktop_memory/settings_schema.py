@@ -149,3 +149,9 @@ def pages() -> list[PageSpec]:
 
 def all_fields() -> list[FieldSpec]:
     return [f for p in pages() for f in p.fields]
+
+
+def field(name: str) -> FieldSpec:
+    """One field's spec by its dotted name ("context.budget_tokens"): for editors outside the Settings dialog
+    (the context panel's budget box) that must have the same range."""
+    return next(f for f in all_fields() if f.name == name)
