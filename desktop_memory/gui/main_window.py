@@ -38,19 +38,20 @@ from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
-from .messages import error_text, search_error_text, show_open_notices
+from .messages import error_text, make_room_for_messages, search_error_text, show_open_notices
 from .progress_panel import ProgressPanel
 from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .service_host import ServiceHost, default_service_factory
-from .settings import ProbeFn, SettingsDialog
+from .settings import ProbeFn, SettingsDialog, plain_error
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
 from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus, install_focus_keys, show_about
+from .window_size import fit_small_screens
 from .window_state import restore_window_state, window_gui_state
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ __all__ = ["SHORTCUTS_HTML", "MainWindow", "default_service_factory", "error_tex
 
 class MainWindow(FileDropTarget, QMainWindow):
     service_ready = Signal()
+    quick_search_requested = Signal()  # File ▸ Quick search (the shell shows its popup; also without a tray)
     search_finished = Signal(str)  # the query whose results (or error) are now shown
     context_ready = Signal()
     job_finished = Signal(object)  # IndexSummary, or None when the job failed
@@ -88,7 +90,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.feedback = JobFeedback(self.index_jobs, self.progress, self.status, self.banners,
                                     reembed=self.reembed_library, settings=self.show_settings, parent=self)
         self.actions_ = ResultActions(self.results_model, self.results_view, banners=self.banners, status=self.status,
-                                      copy_context=self.copy_context, settings=lambda: self.settings, parent=self)
+                                      copy_context=self.copy_context, settings=lambda: self.settings, parent=self,
+                                      settings_page=lambda key: self.show_settings().show_page(key))
         self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
@@ -124,8 +127,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     def _build_ui(self) -> None:
         central = QWidget()
         outer = QVBoxLayout(central)
-        outer.setContentsMargins(10, 10, 10, 4)
-        outer.setSpacing(8)
+        outer.setContentsMargins(10, 6, 10, 2)
+        outer.setSpacing(6)
         self.search_bar = SearchBar()
         self.banners = BannerArea()
         self.progress = ProgressPanel()
@@ -148,6 +151,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.setCentralWidget(central)
         self.status = StatusBar()
         self.setStatusBar(self.status)
+        make_room_for_messages(self.status, self.status.counts, self.status.semantic)  # a message is never cut
+        fit_small_screens(self)  # the minimum size fits 1024×600 with banners and progress showing
         self.overlay = DropOverlay(central)
 
     def _wire(self) -> None:
@@ -177,7 +182,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         h.open_failed.connect(self._service_failed)
         h.embedder_state.connect(self._embedder_state)
         h.embedder_failed.connect(lambda text: self.banners.show_message(
-            text, "warning", key="embedder", actions=[("Retry", h.load_embedder), ("Settings…", self._open_settings)]))
+            plain_error(text), "warning", key="embedder",
+            actions=[("Retry", h.load_embedder), ("Settings…", self._open_settings)]))
         h.model_changed.connect(self.feedback.model_changed)
         h.model_changed.connect(self.library_ctl.poke)
         h.save_failed.connect(lambda text: self.banners.show_message(text, "warning", key="settings-save"))

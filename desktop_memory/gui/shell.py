@@ -59,6 +59,7 @@ class DesktopShell(QObject):
             self.tray.show()
         if server is not None:
             server.message.connect(self.handle)
+        window.quick_search_requested.connect(self.show_quick)  # File ▸ Quick search: reachable without a tray
         window.installEventFilter(self)
 
     def _sync_pause(self, watcher: Any) -> None:

@@ -50,6 +50,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
     act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
     f.addSeparator()
+    act(f, "&Quick search…", w.quick_search_requested.emit, ("Ctrl+Shift+Space",))
     act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
     f.addSeparator()
     act(f, "&Quit", w.close, (QKeySequence.StandardKey.Quit, "Ctrl+Q"))
@@ -83,7 +84,10 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     lib = mb.addMenu("L&ibrary")
     act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
     act(lib, "&Embed missing vectors", w.reembed_library)
-    act(lib, "&Cancel indexing", w.cancel_job)
+    cancel = act(lib, "&Cancel indexing", w.cancel_job)
+    cancel.setEnabled(w.is_indexing())  # only while something runs (the jobs' own started/finished say when)
+    w.index_jobs.started.connect(lambda _job: cancel.setEnabled(True))
+    w.index_jobs.finished.connect(lambda: cancel.setEnabled(w.is_indexing()))
 
     h = mb.addMenu("&Help")
     act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),
