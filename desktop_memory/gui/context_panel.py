@@ -247,7 +247,9 @@ class ContextPanel(QWidget):
         self.meter.style().unpolish(self.meter)
         self.meter.style().polish(self.meter)
         self.copy_btn.setEnabled(bool(report.text))
-        if report.dropped:
+        if raise_to is not None:
+            self.dropped.setText("")  # the block's placeholder says it all, and the button offers the fix
+        elif report.dropped:
             names = ", ".join(f"#{d.rank} {os.path.basename(d.source)}" for d in report.dropped[:6])
             more = f" and {len(report.dropped) - 6} more" if len(report.dropped) > 6 else ""
             self.dropped.setText(f"Did not fit the budget: {names}{more}")
