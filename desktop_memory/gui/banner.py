@@ -145,9 +145,14 @@ class BannerArea(QWidget):
         return [b for b in self._banners if not b.isHidden()]
 
     def _arrange(self) -> None:
+        """Show the VISIBLE most severe banners (the newest among equals), in the order they came."""
         hidden = 0 if self._expanded else max(0, len(self._banners) - self.VISIBLE)
+        by_weight = sorted(range(len(self._banners)),
+                           key=lambda i: (LEVELS.index(self._banners[i].level) if self._banners[i].level in LEVELS
+                                          else 0, i))
+        keep = set(by_weight[hidden:])
         for i, b in enumerate(self._banners):
-            b.setVisible(i >= hidden)
+            b.setVisible(i in keep)
         self.more.setVisible(hidden > 0 or (self._expanded and len(self._banners) > self.VISIBLE))
         self.more.setText(f"+{hidden} more" if hidden else "Fewer")
         self.more.setToolTip(f"Show {hidden} older message{'s' if hidden != 1 else ''}" if hidden else

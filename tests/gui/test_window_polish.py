@@ -57,15 +57,18 @@ def test_banners_are_compact_and_say_the_ollama_fix_once(qtbot, make_window):
     text = next(b.text for b in w.banners.banners() if b.key == "embedder")
     assert text.count("ollama serve") == 1 and "`" not in text and "Errno" not in text
     assert len(w.banners.banners()) == 4 and len(w.banners.shown()) == 2
+    assert [b.key for b in w.banners.shown()] == ["embedder", "n2"]  # the warning stays in sight, then the newest
     assert w.banners.more.isVisibleTo(w) and w.banners.more.text() == "+2 more"
     line = w.banners.fontMetrics().height()
-    assert all(b.height() <= line + 16 for b in w.banners.shown())  # one line of text: a one-line banner
-    assert w.banners.height() <= 2 * (line + 16) + 4
+    warning, notice = w.banners.shown()
+    assert notice.height() <= line + 16  # one line of text: a one-line banner
+    assert warning.label.height() == warning.label.heightForWidth(warning.label.width())  # wrapped in full
+    assert w.banners.height() <= warning.height() + notice.height() + 4
     w.banners.more.click()
     assert len(w.banners.shown()) == 4
     w.banners.dismiss("n2")
     w.banners.dismiss("n1")
-    assert len(w.banners.shown()) == 2 and not w.banners.more.isVisibleTo(w)
+    assert [b.key for b in w.banners.shown()] == ["embedder", "n0"] and not w.banners.more.isVisibleTo(w)
 
 
 def test_a_transient_message_is_not_cut_by_the_permanent_widgets(qtbot, make_window):
