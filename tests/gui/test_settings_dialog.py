@@ -113,10 +113,10 @@ def test_when_fields_follow_the_provider(qtbot):
     dlg = _dialog(qtbot)
     kind = dlg.editor("embedder.kind")
     assert isinstance(kind, RadioEditor) and not kind.buttons["hash"].isVisibleTo(dlg)
-    assert not dlg.editor("embedder.ollama_url").widget.isEnabled()
+    assert not dlg.editor("embedder.ollama_url").widget.isEnabled() and not dlg.ollama.isEnabled()
     assert dlg.editor("embedder.threads").widget.isEnabled()
     kind.buttons["ollama"].setChecked(True)
-    assert dlg.editor("embedder.ollama_url").widget.isEnabled()
+    assert dlg.editor("embedder.ollama_url").widget.isEnabled() and dlg.ollama.isEnabled()
     assert not dlg.editor("embedder.threads").widget.isEnabled()
 
 

@@ -47,6 +47,7 @@ class SettingsPage(QScrollArea):
         outer.addWidget(title)
         self.editors: dict[str, FieldEditor] = {}
         self.labels: dict[str, QLabel] = {}
+        self.extras: dict[str, QWidget] = {}  # a provider's own row, after the field it belongs to (and as enabled)
         row_height = QLineEdit().sizeHint().height()
         form: QFormLayout | None = None
         group: object = object()
@@ -76,7 +77,8 @@ class SettingsPage(QScrollArea):
             ed.changed.connect(self.changed.emit)
             self.editors[f.name] = ed
             if extra_rows and f.name in extra_rows:
-                form.addRow("", extra_rows[f.name](self))
+                self.extras[f.name] = extra_rows[f.name](self)
+                form.addRow("", self.extras[f.name])
         if spec.note:
             note = QLabel(spec.note)
             note.setWordWrap(True)
@@ -103,8 +105,9 @@ class SettingsPage(QScrollArea):
             on = all(prefix + k not in self.editors or self.editors[prefix + k].value() in allowed
                      for k, allowed in when.items())
             ed.widget.setEnabled(on)
-            if name in self.labels:
-                self.labels[name].setEnabled(on)
+            for part in (self.labels.get(name), self.extras.get(name)):
+                if part is not None:
+                    part.setEnabled(on)
 
     def load(self, settings: Settings) -> None:
         for ed in self.editors.values():
