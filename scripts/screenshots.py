@@ -185,8 +185,9 @@ def main() -> int:
 
             w = new_window(factory_for(), indexed_db, size)
             w.set_theme(theme)
-            if first_summary is None and any(want(k) for k in ("done", "results", "preview-markdown", "weak",
-                                                               "library")):
+            needs_library = ("done", "results", "preview-markdown", "pdf", "weak", "budget", "banners", "copied",
+                             "no-handler", "quick", "quick-budget", "library", "library-problems")
+            if first_summary is None and any(want(k) for k in needs_library):
                 w.add_paths([str(corpus)])
                 wait(lambda w=w: not w.is_indexing() and w.last_summary is not None, 600)
                 first_summary = w.last_summary
