@@ -279,3 +279,37 @@ def test_tray_pause_watching_drives_the_watch_controller(qtbot, make_window, has
     shell.tray.act_pause.trigger()
     assert calls == [True, False]
     shell.close()
+
+
+def test_footer_matches_the_clipboard_while_an_embedding_runs(qtbot, make_window, docs_dir):
+    """The same truth while a long embedding runs (keyword results meanwhile, re-packs on a busy machine)."""
+    import time
+
+    from desktop_memory.config import EmbedderSettings
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    from .conftest import FASTAPI
+
+    class SlowEmbedder(HashEmbedder):
+        def embed_documents(self, texts):
+            time.sleep(0.05 * len(texts))
+            return super().embed_documents(texts)
+
+    s = Settings(db_path=str(docs_dir.parent / "memory.db"), embedder=EmbedderSettings(batch_size=8))
+    w = make_window(lambda st: MemoryService(st, embedder=SlowEmbedder(64)), settings=s)
+    w.context_panel.budget.setValue(600)
+    drop(w, [FASTAPI / "advanced"])
+    qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)
+    popup = DesktopShell(QApplication.instance(), w, tray=False).show_quick()
+    _type(qtbot, popup, "websocket")
+    for i in range(popup.model.rowCount()):
+        popup.model.set_included(i, True)
+    popup.toggle(0)
+    qtbot.waitUntil(lambda: not popup.context.pending and "in the block" in popup.status.text(), timeout=10000)
+    passages, tokens = _footer(popup)
+    block = _copy(qtbot, popup)
+    assert w.is_indexing(), "the embedding finished too fast for this test to mean anything"
+    assert block.count("[Source: ") == passages >= 1 and estimate_tokens(block) == tokens
+    w.cancel_job()
+    wait_job(qtbot, w)
