@@ -38,7 +38,7 @@ from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
-from .messages import error_text, make_room_for_messages, search_error_text, show_open_notices
+from .messages import error_text, search_error_text, show_open_notices
 from .progress_panel import ProgressPanel
 from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
@@ -151,8 +151,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.setCentralWidget(central)
         self.status = StatusBar()
         self.setStatusBar(self.status)
-        make_room_for_messages(self.status, self.status.counts, self.status.semantic)  # a message is never cut
-        fit_small_screens(self)  # the minimum size fits 1024×600 with banners and progress showing
+        fit_small_screens(self)  # minimum size fits 1024×600 with banners and progress; status messages uncut
         self.overlay = DropOverlay(central)
 
     def _wire(self) -> None:
@@ -183,7 +182,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         h.embedder_state.connect(self._embedder_state)
         h.embedder_failed.connect(lambda text: self.banners.show_message(
             plain_error(text), "warning", key="embedder",
-            actions=[("Retry", h.load_embedder), ("Settings…", self._open_settings)]))
+            actions=[("Retry", h.load_embedder), ("Settings…", lambda: self.show_settings().show_page("embedder"))]))
         h.model_changed.connect(self.feedback.model_changed)
         h.model_changed.connect(self.library_ctl.poke)
         h.save_failed.connect(lambda text: self.banners.show_message(text, "warning", key="settings-save"))
@@ -226,7 +225,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.status.counts.setText("No library open")
         self.banners.show_message(
             f"Cannot open the database {self.settings.resolved_db_path()}: {error_text(exc)}", "error", key="store",
-            actions=[("Retry", self.open_service), ("Choose location…", self._open_settings)])
+            actions=[("Retry", self.open_service), ("Choose location…", lambda: self.show_settings().show_page(""))])
 
     def _embedder_state(self, state: str, text: str, tip: str) -> None:
         self.status.set_embedder(state, text, tip)
@@ -337,16 +336,12 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     # ---------------------------------------------------------------------------------------- settings
     def show_settings(self) -> SettingsDialog:
-        kwargs = {"probe": self._probe} if self._probe else {}
-        dlg = SettingsDialog(self.settings, self.queries, self, **kwargs)
+        dlg = SettingsDialog(self.settings, self.queries, self, **({"probe": self._probe} if self._probe else {}))
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))
         dlg.open()
         self._settings_dialog = dlg
         return dlg
-
-    def _open_settings(self) -> None:
-        self.show_settings()
 
     def apply_settings(self, new: Settings) -> None:
         """Swap in the dialog's settings (a new object), persist, and react to what changed."""

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QSizePolicy
 
+from .messages import make_room_for_messages
+
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
@@ -21,6 +23,7 @@ SCROLLED_MIN_HEIGHT = 36  # a list or text view shows at least a line or two, an
 
 
 def fit_small_screens(w: MainWindow) -> None:
+    make_room_for_messages(w.status, w.status.counts, w.status.semantic)  # a transient message is never cut
     cp, pv = w.context_panel, w.preview
     for view in (cp.items, cp.block, pv.browser, w.results_view, w.library.tree, w.progress.problems):
         view.setMinimumHeight(SCROLLED_MIN_HEIGHT)

@@ -66,9 +66,13 @@ def test_banners_are_compact_and_say_the_ollama_fix_once(qtbot, make_window):
     assert w.banners.height() <= warning.height() + notice.height() + 4
     w.banners.more.click()
     assert len(w.banners.shown()) == 4
+    warning.buttons[1].click()  # Settings…: straight to the Embedder page
+    assert w._settings_dialog.stack.currentWidget().spec.key == "embedder"
+    w._settings_dialog.reject()
+    w.host.embedder_failed.emit(OLLAMA_DOWN)
     w.banners.dismiss("n2")
     w.banners.dismiss("n1")
-    assert [b.key for b in w.banners.shown()] == ["embedder", "n0"] and not w.banners.more.isVisibleTo(w)
+    assert [b.key for b in w.banners.shown()] == ["n0", "embedder"] and not w.banners.more.isVisibleTo(w)
 
 
 def test_a_transient_message_is_not_cut_by_the_permanent_widgets(qtbot, make_window):

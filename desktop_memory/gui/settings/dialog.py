@@ -95,11 +95,9 @@ class SettingsDialog(QDialog):
         except msgspec.ValidationError:
             return "Fix the Embedder settings marked in red first."
 
-    def show_page(self, key: str) -> SettingsPage:
+    def show_page(self, key: str) -> None:
         """Bring a section's page to the front ("embedder"; "" for the Library page)."""
-        i = next(i for i, p in enumerate(self.pages) if p.spec.key == key)
-        self.page_list.setCurrentRow(i)
-        return self.pages[i]
+        self.page_list.setCurrentRow(next(i for i, p in enumerate(self.pages) if p.spec.key == key))
 
     # -- what the editors hold ------------------------------------------------------------------------------
     def editor(self, name: str) -> FieldEditor:
