@@ -87,7 +87,8 @@ class BannerArea(QWidget):
     """A vertical stack of banners. A banner with a ``key`` replaces an earlier one with the same key."""
 
     MAX = 4
-    VISIBLE = 2  # the newest ones; the rest behind the "more" line
+    VISIBLE = 2  # the most severe (newest among equals); the rest behind "+N more"
+    SHORT_WINDOW = 700  # px: in a shorter window one banner shows, so the window's minimum still fits the screen
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -124,7 +125,7 @@ class BannerArea(QWidget):
         self._lay.addWidget(b)
         while len(self._banners) > self.MAX:
             self._banners[0].dismiss()
-        self._arrange()
+        self.arrange()
         if timeout_ms:
             QTimer.singleShot(timeout_ms, lambda b=b: b.dismiss() if b in self._banners else None)
         return b
@@ -144,16 +145,18 @@ class BannerArea(QWidget):
         """The banners on screen now (the newest VISIBLE unless the person asked for all)."""
         return [b for b in self._banners if not b.isHidden()]
 
-    def _arrange(self) -> None:
-        """Show the VISIBLE most severe banners (the newest among equals), in the order they came."""
-        hidden = 0 if self._expanded else max(0, len(self._banners) - self.VISIBLE)
+    def arrange(self) -> None:
+        """Show the VISIBLE most severe banners (the newest among equals), in the order they came (the window calls
+        this when its height changes: one banner in a short window)."""
+        visible = 1 if self.window().height() < self.SHORT_WINDOW else self.VISIBLE
+        hidden = 0 if self._expanded else max(0, len(self._banners) - visible)
         by_weight = sorted(range(len(self._banners)),
                            key=lambda i: (LEVELS.index(self._banners[i].level) if self._banners[i].level in LEVELS
                                           else 0, i))
         keep = set(by_weight[hidden:])
         for i, b in enumerate(self._banners):
             b.setVisible(i in keep)
-        self.more.setVisible(hidden > 0 or (self._expanded and len(self._banners) > self.VISIBLE))
+        self.more.setVisible(hidden > 0 or (self._expanded and len(self._banners) > visible))
         self.more.setText(f"+{hidden} more" if hidden else "Fewer")
         self.more.setToolTip(f"Show {hidden} older message{'s' if hidden != 1 else ''}" if hidden else
                              "Show only the newest messages")
@@ -161,11 +164,11 @@ class BannerArea(QWidget):
 
     def _toggle_more(self) -> None:
         self._expanded = not self._expanded
-        self._arrange()
+        self.arrange()
 
     def _forget(self, b: Banner) -> None:
         if b in self._banners:
             self._banners.remove(b)
-        if len(self._banners) <= self.VISIBLE:
+        if len(self._banners) <= 1:
             self._expanded = False
-        self._arrange()
+        self.arrange()

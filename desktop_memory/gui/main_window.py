@@ -373,6 +373,7 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
+        self.banners.arrange()  # one banner in a short window, two in a tall one
         if self.overlay.isVisible():
             self.overlay.cover()
 

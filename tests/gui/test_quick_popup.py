@@ -126,6 +126,7 @@ def test_footer_says_what_enter_copies_also_after_excluding(qtbot, make_window, 
         assert "did not fit" in popup.status.text() and passages < popup.model.rowCount()
         block = _copy(qtbot, popup)
         assert block.count("[Source: ") == passages and estimate_tokens(block) == tokens
+    shell.close()
 
 
 def test_a_budget_that_fits_nothing_says_so_and_raises(qtbot, make_window, hash_factory, docs_dir):
@@ -155,6 +156,7 @@ def test_a_budget_that_fits_nothing_says_so_and_raises(qtbot, make_window, hash_
     panel.raise_btn.click()
     qtbot.waitUntil(lambda: panel.report is not None and bool(panel.report.items), timeout=10000)
     assert panel.copy_btn.isEnabled() and not panel.raise_btn.isVisibleTo(w)
+    shell.close()
 
 
 def test_enter_right_after_typing_copies_that_querys_block(qtbot, make_window, hash_factory, docs_dir):
@@ -301,7 +303,8 @@ def test_footer_matches_the_clipboard_while_an_embedding_runs(qtbot, make_window
     w.context_panel.budget.setValue(600)
     drop(w, [FASTAPI / "advanced"])
     qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)
-    popup = DesktopShell(QApplication.instance(), w, tray=False).show_quick()
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
     _type(qtbot, popup, "websocket")
     for i in range(popup.model.rowCount()):
         popup.model.set_included(i, True)
@@ -311,5 +314,6 @@ def test_footer_matches_the_clipboard_while_an_embedding_runs(qtbot, make_window
     block = _copy(qtbot, popup)
     assert w.is_indexing(), "the embedding finished too fast for this test to mean anything"
     assert block.count("[Source: ") == passages >= 1 and estimate_tokens(block) == tokens
+    shell.close()
     w.cancel_job()
     wait_job(qtbot, w)
