@@ -11,8 +11,9 @@ notices, Ollama down among them, over results and the summary), copied (the stat
 no-handler (Open with no application: the banner points to the open-with setting), quick (the popup, its footer
 read from the packing), quick-budget (the popup when nothing fits), library (the folder tree), library-problems
 (Problems only: folder Status in full), menu-file and menu-library (Quick search; Cancel indexing greyed while
-idle), settings (every page, generated from the schema; settings-problem: values the settings file would
-refuse, shown at their fields), about. Files are named ``<screen>-<W>x<H>-<theme>.png``.
+idle), settings (every page, generated from the schema; settings-ollama: Test connection with no server;
+settings-problem: values the settings file would refuse, shown at their fields), about. Files are named
+``<screen>-<W>x<H>-<theme>.png``.
 ``--small`` re-encodes each PNG with a 256-colour palette (Pillow) so the set can live in docs/screenshots/.
 
 Uses the real MemoryService with the fast HashEmbedder by default (``--real-model``: the bundled MiniLM, so
@@ -287,6 +288,14 @@ def main() -> int:
                 for page in dlg.pages:  # one page per settings section, generated from the schema
                     dlg.show_page(page.spec.key)
                     shot(dlg, f"settings-{page.spec.key or 'library'}", size, theme)
+                dlg.editor("embedder.kind").set_value("ollama")  # an Ollama that is not there: the fix, once
+                dlg.editor("embedder.ollama_url").set_value("http://127.0.0.1:9")
+                dlg.show_page("embedder")
+                assert dlg.ollama is not None
+                dlg.ollama.test_connection()
+                wait(lambda d=dlg: d.ollama.test_result.text().startswith(("✓", "✗")), 60)
+                shot(dlg, "settings-ollama", size, theme)
+                dlg.restore_defaults()
                 for name, value in (("chunking.target_chars", 3000), ("chunking.max_chars", 1100),
                                     ("chunking.overlap_chars", 5000)):
                     dlg.editor(name).set_value(value)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from ...config import EmbedderSettings
@@ -76,6 +77,19 @@ class OllamaTester(QWidget):
     def _say(self, text: str) -> None:
         self.test_result.setText(text)
         self.test_result.setVisible(bool(text))
+        self._fit_result()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        self._fit_result()
+
+    def _fit_result(self) -> None:
+        """The result's real height at its width (a wrapping label's own hint reserves extra lines): in full, no
+        gap under it."""
+        label = self.test_result
+        need = max(label.heightForWidth(max(label.width(), 1)), label.fontMetrics().height())
+        if label.minimumHeight() != need or label.maximumHeight() != need:
+            label.setFixedHeight(need)
 
     def test_connection(self) -> None:
         if self._probing:  # stays enabled while it runs: disabling it would throw the focus to the next field
