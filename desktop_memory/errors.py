@@ -49,10 +49,13 @@ class NotOurDatabase(StoreError):
 class SettingsError(UserError):
     """The settings file cannot be used as it is. ``path`` and ``line`` say where; ``problem`` says what."""
 
-    def __init__(self, path: Path | None, problem: str, line: int | None = None) -> None:
+    def __init__(self, path: Path | None, problem: str, line: int | None = None,
+                 keys: tuple[str, ...] = (), detail: str = "") -> None:
         self.path = path
         self.problem = problem
         self.line = line
+        self.keys = keys  # the field's place (("chunking", "overlap_chars")): the Settings dialog shows it there
+        self.detail = detail or problem  # the problem without the key's name, for a message beside the field
         where = f"{path}" + (f", line {line}" if line else "") if path else "settings"
         super().__init__(
             f"The settings file {where} has a problem: {problem}.\n"

@@ -1,7 +1,9 @@
 """Non-modal, dismissible message banners (errors, warnings, notices) shown above the content.
 
 Why banners and not dialogs: a server that is down or a locked database should not block the window; the
-user reads what happened and what to do, and keeps working (keyword search still works, for instance).
+user reads what happened and what to do, and keeps working (keyword search still works, for instance). Compact:
+tight margins, and only the newest VISIBLE banners are shown, the others behind one "N more messages" line, so a few
+notices never eat the results on a 600-pixel-high screen.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 LEVELS = ("info", "success", "warning", "error")
@@ -34,11 +37,10 @@ class Banner(QFrame):
         self.key = key
         self.level = level
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(10, 6, 6, 6)
-        lay.setSpacing(8)
+        lay.setContentsMargins(8, 2, 2, 2)
+        lay.setSpacing(6)
         icon = QLabel(_ICONS.get(level, "ℹ"))
-        icon.setAlignment(Qt.AlignmentFlag.AlignTop)
-        lay.addWidget(icon)
+        lay.addWidget(icon, 0, Qt.AlignmentFlag.AlignVCenter)
         self.label = QLabel(text)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -57,11 +59,19 @@ class Banner(QFrame):
         close.setToolTip("Dismiss")
         close.setAccessibleName("Dismiss message")
         close.clicked.connect(self.dismiss)
-        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignVCenter)
 
     @property
     def text(self) -> str:
         return self.label.text()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        """The text's real height at the width it got (a wrapping label's own hint reserves 2–3 lines): one line of
+        text makes a one-line banner; a long one wraps in full, never clipped."""
+        super().resizeEvent(e)
+        need = max(self.label.heightForWidth(self.label.width()), self.label.fontMetrics().height())
+        if need != self.label.minimumHeight() or need != self.label.maximumHeight():
+            self.label.setFixedHeight(need)
 
     def _run(self, cb: Callable[[], None]) -> None:
         self.dismiss()
@@ -77,13 +87,25 @@ class BannerArea(QWidget):
     """A vertical stack of banners. A banner with a ``key`` replaces an earlier one with the same key."""
 
     MAX = 4
+    VISIBLE = 2  # the most severe (newest among equals); the rest behind "+N more"
+    SHORT_WINDOW = 700  # px: in a shorter window one banner shows, so the window's minimum still fits the screen
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._lay = QVBoxLayout(self)
+        row = QHBoxLayout(self)  # the stack, and beside it (costing no height) the "N more" toggle
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        self._lay = QVBoxLayout()
         self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(4)
+        self._lay.setSpacing(2)
+        row.addLayout(self._lay, 1)
         self._banners: list[Banner] = []
+        self._expanded = False
+        self.more = QToolButton(self)
+        self.more.setAutoRaise(True)
+        self.more.setObjectName("BannerMore")
+        self.more.clicked.connect(self._toggle_more)
+        row.addWidget(self.more, 0, Qt.AlignmentFlag.AlignBottom)
         self.setVisible(False)
 
     def show_message(
@@ -103,7 +125,7 @@ class BannerArea(QWidget):
         self._lay.addWidget(b)
         while len(self._banners) > self.MAX:
             self._banners[0].dismiss()
-        self.setVisible(True)
+        self.arrange()
         if timeout_ms:
             QTimer.singleShot(timeout_ms, lambda b=b: b.dismiss() if b in self._banners else None)
         return b
@@ -119,7 +141,34 @@ class BannerArea(QWidget):
     def texts(self) -> list[str]:
         return [b.text for b in self._banners]
 
+    def shown(self) -> list[Banner]:
+        """The banners on screen now (the newest VISIBLE unless the person asked for all)."""
+        return [b for b in self._banners if not b.isHidden()]
+
+    def arrange(self) -> None:
+        """Show the VISIBLE most severe banners (the newest among equals), in the order they came (the window calls
+        this when its height changes: one banner in a short window)."""
+        visible = 1 if self.window().height() < self.SHORT_WINDOW else self.VISIBLE
+        hidden = 0 if self._expanded else max(0, len(self._banners) - visible)
+        by_weight = sorted(range(len(self._banners)),
+                           key=lambda i: (LEVELS.index(self._banners[i].level) if self._banners[i].level in LEVELS
+                                          else 0, i))
+        keep = set(by_weight[hidden:])
+        for i, b in enumerate(self._banners):
+            b.setVisible(i in keep)
+        self.more.setVisible(hidden > 0 or (self._expanded and len(self._banners) > visible))
+        self.more.setText(f"+{hidden} more" if hidden else "Fewer")
+        self.more.setToolTip(f"Show {hidden} older message{'s' if hidden != 1 else ''}" if hidden else
+                             "Show only the newest messages")
+        self.setVisible(bool(self._banners))
+
+    def _toggle_more(self) -> None:
+        self._expanded = not self._expanded
+        self.arrange()
+
     def _forget(self, b: Banner) -> None:
         if b in self._banners:
             self._banners.remove(b)
-        self.setVisible(bool(self._banners))
+        if len(self._banners) <= 1:
+            self._expanded = False
+        self.arrange()

@@ -20,6 +20,28 @@ from .results_model import ResultsModel
 from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
+BUDGET_STEP = 64  # a raised budget is rounded up to this
+
+
+def budget_to_fit(report: ContextReport | None) -> int | None:
+    """When the budget fits none of the included passages: the budget that fits the best-ranked one (rounded up);
+    None when something fits or nothing is included."""
+    if report is None or report.items or not report.dropped:
+        return None
+    need = report.dropped[0].tokens
+    return -(-need // BUDGET_STEP) * BUDGET_STEP
+
+
+def fits_nothing_text(report: ContextReport) -> str:
+    return (f"Nothing fits the {report.budget:,}-token budget: the best included passage needs "
+            f"{report.dropped[0].tokens:,} tokens.")
+
+
+def block_summary(report: ContextReport) -> str:
+    """What the block holds, from the packing whose text is copied: passages, tokens, and what did not fit."""
+    n, dropped = len(report.items), len(report.dropped)
+    text = f"{n} passage{'s' if n != 1 else ''} in the block · {report.tokens_used:,} / {report.budget:,} tokens"
+    return text + (f" · {dropped} did not fit" if dropped else "")
 
 
 class ContextController(QObject):

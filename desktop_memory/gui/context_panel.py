@@ -39,6 +39,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import WEAK, ContextReport, SearchResult
+from ..settings_schema import field as schema_field
+from .context_controller import budget_to_fit, fits_nothing_text
 from .results_model import is_checked
 from .style import monospace_font
 
@@ -124,7 +126,8 @@ class ContextPanel(QWidget):
         head.addStretch(1)
         budget_label = QLabel("&Budget")
         self.budget = QSpinBox()
-        self.budget.setRange(64, 200_000)
+        spec = schema_field("context.budget_tokens")  # the settings' range: the panel never clamps a valid budget
+        self.budget.setRange(int(spec.minimum or 0), int(spec.maximum or 10_000_000))
         self.budget.setSingleStep(256)
         self.budget.setSuffix(" tokens")
         self.budget.setAccelerated(True)
@@ -167,6 +170,12 @@ class ContextPanel(QWidget):
         self.weak_btn.clicked.connect(self.include_weak_requested)
         self.weak_btn.hide()
         foot.addWidget(self.weak_btn)
+        self.raise_btn = QPushButton("")
+        self.raise_btn.setToolTip("Raise the token budget so the best included passage fits")
+        self.raise_btn.setAutoDefault(False)
+        self.raise_btn.clicked.connect(self.raise_budget)
+        self.raise_btn.hide()
+        foot.addWidget(self.raise_btn)
         self.dropped = QLabel("")
         self.dropped.setObjectName("Muted")
         self.dropped.setWordWrap(True)
@@ -214,28 +223,47 @@ class ContextPanel(QWidget):
         if report is None:
             self.rows.set_report(None)
             self.block.setPlainText("")
-            self.block.setPlaceholderText(
-                "Search, then copy the passages that fit the budget as one block for your chat.")
+            self._placeholder("Search, then copy the passages that fit the budget as one block for your chat.")
             self.meter.setText(f"0 / {self.budget.value():,} tokens")
             self.dropped.setText("")
             self.copy_btn.setEnabled(False)
+            self.raise_btn.hide()
             return
         self.rows.set_report(report)
         self.block.setPlainText(report.text)
-        if not report.text and self.weak_left_out():
-            self.block.setPlaceholderText("No strong matches: weak passages are left out of the context. "
-                                          "Tick one above, or Include weak matches, to paste it anyway.")
+        raise_to = budget_to_fit(report)
+        self.raise_btn.setVisible(raise_to is not None)
+        if raise_to is not None:  # the budget, not the matches, is why the block is empty: say so, offer the fix
+            self.raise_btn.setText(f"&Raise budget to {raise_to:,}")
+            self._placeholder(f"{fits_nothing_text(report)} Raise the budget to {raise_to:,} tokens, or "
+                              "exclude that passage to try the next one.")
+        elif not report.text and self.weak_left_out():
+            self._placeholder("No strong matches: weak passages are left out of the context. "
+                              "Tick one above, or Include weak matches, to paste it anyway.")
+        elif not report.text:
+            self._placeholder("Nothing is included: tick a result above to put it in the block.")
         self.meter.setText(f"{report.tokens_used:,} / {report.budget:,} tokens")
         self.meter.setProperty("over", "true" if report.tokens_used > report.budget else "false")
         self.meter.style().unpolish(self.meter)
         self.meter.style().polish(self.meter)
         self.copy_btn.setEnabled(bool(report.text))
-        if report.dropped:
+        if raise_to is not None:
+            self.dropped.setText("")  # the block's placeholder says it all, and the button offers the fix
+        elif report.dropped:
             names = ", ".join(f"#{d.rank} {os.path.basename(d.source)}" for d in report.dropped[:6])
             more = f" and {len(report.dropped) - 6} more" if len(report.dropped) > 6 else ""
             self.dropped.setText(f"Did not fit the budget: {names}{more}")
         else:
             self.dropped.setText(f"{len(report.items)} passage{'s' if len(report.items) != 1 else ''} in rank order")
+
+    def _placeholder(self, text: str) -> None:
+        self.block.setPlaceholderText(text)
+        self.block.viewport().update()  # Qt does not repaint an empty editor's placeholder on its own (garbled)
+
+    def raise_budget(self) -> None:
+        raise_to = budget_to_fit(self.report)
+        if raise_to is not None:
+            self.budget.setValue(raise_to)  # → budget_changed → re-pack
 
     def flash_copied(self) -> None:
         self.copy_btn.setText("Copied ✓")

@@ -13,6 +13,16 @@ from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from .search_view import KIND_LABELS
+
+
+def formats_sentence() -> str:
+    """Every kind of file the app reads, from the Kind filter's list (one list: a new format shows up in both):
+    "Markdown, text, code, PDF, Word / ODF / RTF, slides, e-books and web pages"."""
+    labels = [label if label == "Markdown" or any(c.isupper() for c in label[1:]) else label.lower()
+              for kind, label in KIND_LABELS if kind]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
 
 def local_paths(mime: QMimeData | None) -> list[str]:
     """Existing local files/folders in a drag's mime data (web URLs and missing paths are ignored)."""
@@ -70,7 +80,7 @@ class EmptyState(QFrame):
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(self.title)
         self.hint = QLabel(
-            "Markdown, text, code and PDF files become a private, searchable memory.\n"
+            f"{formats_sentence()} become a private, searchable memory.\n"
             "Everything stays on this computer, in one database file."
         )
         self.hint.setObjectName("EmptyHint")

@@ -46,6 +46,8 @@ from .library_model import (
 )
 from .tasks import TaskRunner
 
+STATUS_MAX_WIDTH = 420  # px: beyond it the tooltip has the rest
+
 
 class LibraryView(QWidget):
     reindex_requested = Signal(list)
@@ -203,6 +205,17 @@ class LibraryView(QWidget):
         self._expand_all_next = False
         self._restore_selection(selected, current)
         self._update_buttons()
+        self.fit_status_column()
+
+    def fit_status_column(self) -> None:
+        """Widen Status to its longest folder line ("14 files · 6 failed · 8 skipped · watching") so it is never
+        cut; it only grows (a width the person chose stays), up to STATUS_MAX_WIDTH."""
+        fm = self.tree.fontMetrics()
+        texts = [str(idx.siblingAtColumn(C_STATUS).data() or "") for idx in self._folders()]
+        need = max((fm.horizontalAdvance(t) for t in texts), default=0) + 2 * fm.averageCharWidth() + 8
+        hdr = self.tree.header()
+        if need > hdr.sectionSize(C_STATUS):
+            hdr.resizeSection(C_STATUS, min(need, STATUS_MAX_WIDTH))
 
     # refreshes (every second while indexing) must not lose what the user selected or expanded
     def _selected_row_paths(self) -> set[str]:

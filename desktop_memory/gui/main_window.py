@@ -26,7 +26,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from ..config import Settings
+from ..config import THEMES, Settings
 from ..models import IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
 from .about import AboutDialog
@@ -45,12 +45,13 @@ from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .service_host import ServiceHost, default_service_factory
-from .settings_dialog import ProbeFn, SettingsDialog
+from .settings import ProbeFn, SettingsDialog, plain_error
 from .status_bar import StatusBar
-from .style import THEMES, app_icon, apply_theme
+from .style import app_icon, apply_theme
 from .tasks import TaskRunner
 from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus, install_focus_keys, show_about
+from .window_size import fit_small_screens
 from .window_state import restore_window_state, window_gui_state
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ __all__ = ["SHORTCUTS_HTML", "MainWindow", "default_service_factory", "error_tex
 
 class MainWindow(FileDropTarget, QMainWindow):
     service_ready = Signal()
+    quick_search_requested = Signal()  # File ▸ Quick search (the shell shows its popup; also without a tray)
     search_finished = Signal(str)  # the query whose results (or error) are now shown
     context_ready = Signal()
     job_finished = Signal(object)  # IndexSummary, or None when the job failed
@@ -75,8 +77,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host = ServiceHost(settings, self.jobs, service_factory, settings_path, self)
         self.stats: Stats | None = None
         self._closing = False
-        theme = str(settings.gui.get("theme", "system"))
-        self.theme = theme if theme in THEMES else "system"
+        self.theme: str = settings.appearance.theme
         self.setWindowTitle("Desktop Memory")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -89,7 +90,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.feedback = JobFeedback(self.index_jobs, self.progress, self.status, self.banners,
                                     reembed=self.reembed_library, settings=self.show_settings, parent=self)
         self.actions_ = ResultActions(self.results_model, self.results_view, banners=self.banners, status=self.status,
-                                      copy_context=self.copy_context, settings=lambda: self.settings, parent=self)
+                                      copy_context=self.copy_context, settings=lambda: self.settings, parent=self,
+                                      settings_page=lambda key: self.show_settings().show_page(key))
         self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
@@ -125,8 +127,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     def _build_ui(self) -> None:
         central = QWidget()
         outer = QVBoxLayout(central)
-        outer.setContentsMargins(10, 10, 10, 4)
-        outer.setSpacing(8)
+        outer.setContentsMargins(10, 6, 10, 2)
+        outer.setSpacing(6)
         self.search_bar = SearchBar()
         self.banners = BannerArea()
         self.progress = ProgressPanel()
@@ -149,6 +151,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.setCentralWidget(central)
         self.status = StatusBar()
         self.setStatusBar(self.status)
+        fit_small_screens(self)  # minimum size fits 1024×600 with banners and progress; status messages uncut
         self.overlay = DropOverlay(central)
 
     def _wire(self) -> None:
@@ -178,7 +181,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         h.open_failed.connect(self._service_failed)
         h.embedder_state.connect(self._embedder_state)
         h.embedder_failed.connect(lambda text: self.banners.show_message(
-            text, "warning", key="embedder", actions=[("Retry", h.load_embedder), ("Settings…", self._open_settings)]))
+            plain_error(text), "warning", key="embedder",
+            actions=[("Retry", h.load_embedder), ("Settings…", lambda: self.show_settings().show_page("embedder"))]))
         h.model_changed.connect(self.feedback.model_changed)
         h.model_changed.connect(self.library_ctl.poke)
         h.save_failed.connect(lambda text: self.banners.show_message(text, "warning", key="settings-save"))
@@ -221,7 +225,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.status.counts.setText("No library open")
         self.banners.show_message(
             f"Cannot open the database {self.settings.resolved_db_path()}: {error_text(exc)}", "error", key="store",
-            actions=[("Retry", self.open_service), ("Choose location…", self._open_settings)])
+            actions=[("Retry", self.open_service), ("Choose location…", lambda: self.show_settings().show_page(""))])
 
     def _embedder_state(self, state: str, text: str, tip: str) -> None:
         self.status.set_embedder(state, text, tip)
@@ -332,22 +336,18 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     # ---------------------------------------------------------------------------------------- settings
     def show_settings(self) -> SettingsDialog:
-        kwargs = {"probe": self._probe} if self._probe else {}
-        dlg = SettingsDialog(self.settings, self.queries, self, theme=self.theme, **kwargs)
+        dlg = SettingsDialog(self.settings, self.queries, self, **({"probe": self._probe} if self._probe else {}))
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings(), dlg.chosen_theme()))
+        dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))
         dlg.open()
         self._settings_dialog = dlg
         return dlg
 
-    def _open_settings(self) -> None:
-        self.show_settings()
-
-    def apply_settings(self, new: Settings, theme: str | None = None) -> None:
+    def apply_settings(self, new: Settings) -> None:
         """Swap in the dialog's settings (a new object), persist, and react to what changed."""
         change = self.host.apply(new)
-        if theme and theme != self.theme:
-            self.set_theme(theme)
+        if new.appearance.theme != self.theme:
+            self.set_theme(new.appearance.theme)
         if change.backend:
             self.search_bar.set_backend(new.search.backend)
         self.context_panel.set_budget(new.context.budget_tokens)
@@ -368,10 +368,12 @@ class MainWindow(FileDropTarget, QMainWindow):
         row = self.actions_.current_row()
         self.preview.show_result(self.preview.result, self.results_model.terms,
                                  self.results_model.marked_text(row) or None)
-        self.host.update(gui={"theme": theme})
+        if theme in THEMES and theme != self.settings.appearance.theme:
+            self.host.update(appearance=dataclasses.replace(self.settings.appearance, theme=theme))
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
+        self.banners.arrange()  # one banner in a short window, two in a tall one
         if self.overlay.isVisible():
             self.overlay.cover()
 

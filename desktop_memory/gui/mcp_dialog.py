@@ -1,7 +1,9 @@
 """Help → "Use in chat apps (MCP)…": the client configuration snippets with this installation's real paths.
 
 The same snippets as the README (mcp_server/snippets.py), filled in with the command that starts this install's
-MCP server and, when the library is not at the default place, its database; one tab per client and a Copy button.
+MCP server and always the database the dialog names (``--db``): the chat app does not see this app's environment
+(DESKTOP_MEMORY_DATA_DIR, a portable install), so "the default place" may be another library there. One tab per
+client and a Copy button.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..config import default_db_path
 from ..mcp_server.snippets import installed_snippets
 
 
@@ -61,7 +62,7 @@ class McpDialog(QDialog):
     def _fill(self) -> None:
         current = max(0, self.tabs.currentIndex())
         self.tabs.clear()
-        db = None if self.db_path == default_db_path() else str(self.db_path)
+        db = str(self.db_path)  # always: the snippet opens the library this dialog names, whatever the environment
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for snip in installed_snippets(db, self.allow_indexing.isChecked()):
             page = QWidget()

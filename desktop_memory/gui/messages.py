@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from PySide6.QtWidgets import QStatusBar, QWidget
+
 from ..errors import EmbedderError, UserError
 from ..service_api import MemoryApi
 from .banner import BannerArea
@@ -34,3 +36,21 @@ def show_open_notices(banners: BannerArea, svc: MemoryApi) -> None:
         banners.show_message(svc.read_only_note, "warning", key="read-only")
     for notice in svc.take_notices():  # e.g. the library made owner-only (private_files.py)
         banners.show_message(notice, "info", key="privacy")
+
+
+def make_room_for_messages(status: QStatusBar, *yielding: QWidget) -> None:
+    """While the status bar shows a transient message ("Copied 6 passages (987 tokens) to the clipboard: …"), the
+    ``yielding`` permanent widgets step aside so the message is not cut; they come back when it ends."""
+    hidden: list[QWidget] = []
+
+    def changed(message: str) -> None:
+        if message:
+            for w in yielding:
+                if w.isVisible():
+                    w.hide()
+                    hidden.append(w)
+        else:
+            while hidden:
+                hidden.pop().show()
+
+    status.messageChanged.connect(changed)

@@ -259,8 +259,9 @@ class ProgressPanel(QFrame):
             self.problems.addTopLevelItem(it)
         self.problems.resizeColumnToContents(0)
         self.problems.resizeColumnToContents(1)
-        # as tall as its rows (up to 6), so a short list does not push the results down
-        rows = min(6, max(1, len(problems)))
+        # as tall as its rows (up to 6; 3 in a short window, so its minimum still fits 1024×600), so a short list
+        # does not push the results down
+        rows = min(6 if self.window().height() >= 800 else 3, max(1, len(problems)))
         row_h = self.problems.sizeHintForRow(0) if problems else self.fontMetrics().height() + 4
         frame = 2 * self.problems.frameWidth() + 2
         self.problems.setFixedHeight(self.problems.header().sizeHint().height() + rows * row_h + frame)

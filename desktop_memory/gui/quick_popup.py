@@ -21,12 +21,22 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QKeyEvent, QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..models import ContextReport
 from ..service_api import MemoryApi
 from . import desktop
-from .context_controller import ContextController
+from .context_controller import ContextController, block_summary, budget_to_fit, fits_nothing_text
 from .formatting import query_terms
 from .messages import error_text
 from .results_model import ResultDelegate, ResultsModel
@@ -40,6 +50,7 @@ HINT = "Enter copy context · Shift+Enter copy passage · ↓ then Space include
 class QuickPopup(QFrame):
     results_shown = Signal(str)  # the query whose results are now listed
     copied = Signal(str)  # "context" or "passage"
+    budget_raised = Signal(int)  # the person raised the budget here (the window keeps it too)
 
     def __init__(self, runner: TaskRunner, make_request: Callable[[str], SearchRequest], budget: int,
                  parent: QWidget | None = None) -> None:
@@ -74,7 +85,7 @@ class QuickPopup(QFrame):
         self.searcher.failed.connect(lambda _req, exc, _tb: self._failed(error_text(exc)))
         self.searcher.cleared.connect(self._cleared)
         self.context.copied.connect(self._context_copied)
-        self.context.nothing_to_copy.connect(lambda: self._failed("Nothing to copy: no result is included."))
+        self.context.nothing_to_copy.connect(self._nothing_to_copy)
         self.context.failed.connect(self._failed)
         self.context.report_ready.connect(lambda _r: self._update_status())
         self.view = QListView()
@@ -86,9 +97,17 @@ class QuickPopup(QFrame):
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setAccessibleName("Quick search results")
         layout.addWidget(self.view, 1)
+        foot = QHBoxLayout()
         self.status = QLabel("")
         self.status.setObjectName("Muted")
-        layout.addWidget(self.status)
+        self.status.setWordWrap(True)
+        foot.addWidget(self.status, 1)
+        self.raise_btn = QPushButton("")
+        self.raise_btn.setAutoDefault(False)
+        self.raise_btn.clicked.connect(self.raise_budget)
+        self.raise_btn.hide()
+        foot.addWidget(self.raise_btn)
+        layout.addLayout(foot)
         self.hint = QLabel(HINT)
         self.hint.setObjectName("Muted")
         layout.addWidget(self.hint)
@@ -175,19 +194,40 @@ class QuickPopup(QFrame):
         self._copy_after_search = False
         self.status.setText(message)
 
+    def _nothing_to_copy(self) -> None:
+        rep = self.context.report
+        self._failed(fits_nothing_text(rep) if rep is not None and budget_to_fit(rep) else
+                     "Nothing to copy: no result is included.")
+
     def _update_status(self) -> None:
+        """The footer says what Enter copies: it is read from the same packing (the context report) whose text
+        goes to the clipboard, never counted separately."""
         n = self.model.rowCount()
+        rep = self.context.report
+        raise_to = None
         if not n:
             text = "No matches." if self._shown_query else ""
+        elif self.context.pending or rep is None:
+            text = f"{n} result{'s' if n != 1 else ''} · packing the context…"
         else:
-            inc = len(self.model.included_results())
-            rep = self.context.report
-            tokens = f" · {rep.tokens_used:,} tokens" if rep is not None and not self.context.pending else ""
-            text = f"{n} result{'s' if n != 1 else ''} · {inc} in the context block{tokens}"
+            raise_to = budget_to_fit(rep)
+            text = f"{n} result{'s' if n != 1 else ''} · " + (fits_nothing_text(rep) if raise_to else
+                                                                 block_summary(rep))
         notes = self._notes
         if notes:
             text += " · " + "; ".join(notes)
         self.status.setText(text)
+        self.raise_btn.setVisible(raise_to is not None)
+        if raise_to is not None:
+            self.raise_btn.setText(f"&Raise budget to {raise_to:,}")
+
+    def raise_budget(self) -> None:
+        """Raise the budget so the best included passage fits (and tell the window, which keeps it)."""
+        raise_to = budget_to_fit(self.context.report)
+        if raise_to is not None:
+            self.context.set_budget(raise_to)
+            self.budget_raised.emit(raise_to)
+            self._update_status()
 
     # ------------------------------------------------------------------ actions
     def current_row(self) -> int:

@@ -24,11 +24,13 @@ from .status_bar import StatusBar
 class ResultActions(QObject):
     def __init__(self, model: ResultsModel, view: ResultsView, *, banners: BannerArea, status: StatusBar,
                  copy_context: Callable[[], None], parent: QWidget,
-                 settings: Callable[[], Settings] | None = None) -> None:
+                 settings: Callable[[], Settings] | None = None,
+                 settings_page: Callable[[str], object] | None = None) -> None:
         super().__init__(parent)
         self.model, self.view, self.banners, self.status = model, view, banners, status
         self._copy_context = copy_context
         self._settings = settings
+        self._settings_page = settings_page  # opens Settings at a page ("desktop": Opening files)
         self._menu_parent = parent
         view.open_requested.connect(self.open_row)
         view.toggle_requested.connect(self.toggle_row)
@@ -58,16 +60,31 @@ class ResultActions(QObject):
         else:
             how = "default" if desktop.open_path(path) else ""
         if not how:
+            setting = "Open PDFs at page with" if (at and at.kind == "pdf") or path.lower().endswith(".pdf") \
+                else "Open text at line with"
             self.banners.show_message(
-                f"No application is set up to open {os.path.basename(path)}. "
-                "Associate one with this file type in your system settings, or use Reveal.", "warning", key="open",
-                actions=[("Reveal", lambda: self.reveal_file(path))],
+                f"No application is set up to open {os.path.basename(path)}. Set a command in Settings ▸ Opening "
+                f"files (\"{setting}\"), associate an app with this file type in your system settings, or use "
+                "Reveal.", "warning", key="open",
+                actions=[*self._setup_action(), ("Reveal", lambda: self.reveal_file(path))],
             )
+
+    def _setup_action(self) -> list[tuple[str, Callable[[], None]]]:
+        page = self._settings_page
+        if page is None:
+            return []
+
+        def open_page() -> None:
+            page("desktop")
+
+        return [("Set up opening…", open_page)]
 
     def reveal_file(self, path: str) -> None:
         if not desktop.reveal_path(path):
-            self.banners.show_message(f"Could not open the file manager for {short_path(path)}.", "warning",
-                                      key="open")
+            self.banners.show_message(
+                f"Could not open a file manager for {short_path(path)}. Copy its path (Ctrl+Shift+P), or open it "
+                "directly with a command of your own in Settings ▸ Opening files (\"Open text at line with\").",
+                "warning", key="open", actions=self._setup_action())
 
     def copy_passage(self, row: int) -> None:
         r = self.model.result(row)

@@ -196,6 +196,15 @@ class ResultDelegate(QStyledItemDelegate):
         r: SearchResult = index.data(ResultRole)
         if r is None:
             return super().paint(painter, option, index)
+        self._paint_result(painter, option, index, r)
+
+    @staticmethod
+    def greyed(r: SearchResult, included: bool) -> bool:
+        """A weak match, or a result left out of the context, is drawn in the muted colour (never struck out)."""
+        return not included or r.strength == "weak"
+
+    def _paint_result(self, painter: QPainter, option: QStyleOptionViewItem,
+                      index: QModelIndex | QPersistentModelIndex, r: SearchResult) -> None:
         included: bool = bool(index.data(IncludedRole))
         pal = option.palette
         cols = colors(pal)
@@ -230,10 +239,9 @@ class ResultDelegate(QStyledItemDelegate):
         score_w = fm_s.horizontalAdvance(score_txt) + 4
         name_rect = QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - score_w - 8, fm_b.height())
         name = fm_b.elidedText(os.path.basename(r.source), Qt.TextElideMode.ElideMiddle, name_rect.width())
-        if not included:
-            f = QFont(bold)
-            f.setStrikeOut(True)
-            painter.setFont(f)
+        greyed = self.greyed(r, included) and not selected
+        if greyed:  # greyed, never struck through: a list of weak matches must not look deleted
+            painter.setPen(muted)
         painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         painter.setFont(small)
         painter.setPen(muted)
@@ -276,7 +284,7 @@ class ResultDelegate(QStyledItemDelegate):
         hl = (f"background-color:{cols['term_bg'].name()}; font-weight:600;" if not selected
               else "font-weight:700; text-decoration: underline;")
         self._doc.setDefaultFont(base)
-        snip_col = (muted if not included else text_col).name()
+        snip_col = (muted if greyed else text_col).name()
         self._doc.setHtml(f'<span style="color:{snip_col}">{marked_html(snip, hl)}</span>')
         text_w = rect.width() - rank_w - 4
         self._doc.setTextWidth(text_w)
@@ -295,7 +303,7 @@ class ResultDelegate(QStyledItemDelegate):
                     else QPalette.ColorRole.AlternateBase if alternate else QPalette.ColorRole.Base)
             bg = pal.color(role)
             painter.fillRect(last, bg)
-            painter.setPen(muted if not included else text_col)
+            painter.setPen(muted if greyed else text_col)
             painter.setFont(base)
             painter.drawText(last, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop, "…")
         painter.restore()

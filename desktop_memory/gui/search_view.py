@@ -69,7 +69,8 @@ class SearchBar(QWidget):
         row.addWidget(self.box, 1)
         # recent queries: a menu on this button, or ↓ in the empty search box
         self.recent_btn = QToolButton()
-        self.recent_btn.setText("Recent")
+        self.recent_btn.setObjectName("RecentButton")
+        self.recent_btn.setText("Recent ▾")  # its own arrow: the style's menu indicator overlapped the label
         self.recent_btn.setToolTip("Recent searches (↓ in the empty search box)")
         self.recent_btn.setAccessibleName("Recent searches")
         self.recent_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)

@@ -60,6 +60,7 @@ class DesktopShell(QObject):
             self.tray.show()
         if server is not None:
             server.message.connect(self.handle)
+        window.quick_search_requested.connect(self.show_quick)  # File ▸ Quick search: reachable without a tray
         window.installEventFilter(self)
 
     def _sync_pause(self, watcher: Any) -> None:
@@ -89,10 +90,11 @@ class DesktopShell(QObject):
             self.popup = QuickPopup(runner, self._request, self.window.settings.context.budget_tokens, self.window)
             runner.setParent(self.popup)
             self.popup.copied.connect(self._copied)
+            self.popup.budget_raised.connect(self.window.context_panel.budget.setValue)  # one budget, the window's
             # typed while the library was still opening (a cold `--quick` start): search once it is open
             self.window.service_ready.connect(self._library_opened)
         self.popup.set_service(self.window.svc)
-        self.popup.context.set_budget(self.window.settings.context.budget_tokens)
+        self.popup.context.set_budget(self.window.context_panel.budget.value())
         self.popup.summon()
         return self.popup
 

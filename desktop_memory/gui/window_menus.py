@@ -9,10 +9,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from ..config import THEMES
 from .about import AboutDialog
 from .context_panel import COPY_SHORTCUT_TEXT
 from .keys import install_escape, set_tab_order, unique_shortcuts
-from .style import THEMES
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -53,6 +53,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
     act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
     f.addSeparator()
+    act(f, "&Quick search…", w.quick_search_requested.emit, ("Ctrl+Shift+Space",))
     act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
     f.addSeparator()
     act(f, "&Quit", w.close, (QKeySequence.StandardKey.Quit, "Ctrl+Q"))
@@ -87,7 +88,10 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     lib.setObjectName(LIBRARY_MENU)  # found by name (install_watch adds to it), not by its label
     act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
     act(lib, "&Embed missing vectors", w.reembed_library)
-    act(lib, "&Cancel indexing", w.cancel_job)
+    cancel = act(lib, "&Cancel indexing", w.cancel_job)
+    cancel.setEnabled(w.is_indexing())  # only while something runs (the jobs' own started/finished say when)
+    w.index_jobs.started.connect(lambda _job: cancel.setEnabled(True))
+    w.index_jobs.finished.connect(lambda: cancel.setEnabled(w.is_indexing()))
 
     h = mb.addMenu("&Help")
     act(h, "&Keyboard shortcuts", lambda: w.banners.show_message(SHORTCUTS_HTML, "info", key="shortcuts"),

@@ -17,8 +17,10 @@ thing in ``main()``; spawn then re-launches the frozen executable as the worker.
 from __future__ import annotations
 
 import atexit
+import logging
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import threading
@@ -35,16 +37,50 @@ from . import pdf_worker
 from .readers import check_file, open_checked
 
 PAGE_SEPARATOR = "\n\f\n"
+log = logging.getLogger(__name__)
 START_TIMEOUT_S = 60.0  # first start imports pdfplumber + pypdfium2; not counted against a file's timeout
 _POLL_S = 0.25
 OCR_SHARE = 0.8  # OCR stops at this share of the time limit and keeps the pages it read
 OCR_MIN_MEMORY_MB = 3072  # RapidOCR maps ~1.8 GB of address space (~700 MB resident) on a 144-dpi page
 
 
+CORRUPT = "corrupt PDF: "
+# A parser's own words for a damaged file ("Non-Ascii85 digit found: ±", "Invalid dictionary construct: [/'Water',
+# 3…") → what it means for the person, in the Library and the summary. First match wins; the raw text goes to the log.
+_PLAIN_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"ascii85|asciihex|flate|lzw|ccitt|decod|zlib|inflate|stream", re.I),
+     "a compressed part of the file is damaged, so its text cannot be read"),
+    (re.compile(r"xref|trailer|startxref|cross.?reference", re.I),
+     "its table of contents (cross-reference table) is damaged and could not be repaired"),
+    (re.compile(r"\beof\b|end of file|truncat|unexpected end", re.I),
+     "the file is cut short (an incomplete download or copy?)"),
+    (re.compile(r"dictionary|PDFObjRef|object|token|syntax|keyword|literal|construct|parse", re.I),
+     "its internal structure is damaged, so its text cannot be read"),
+    (re.compile(r"data format error|not in pdf format|file not found or|failed to load", re.I),
+     "no PDF reader can open it (damaged, or not really a PDF)"),
+)
+_PLAIN_ALREADY = re.compile(r"^(the |unreadable$|no pages|[a-z][a-z ,()0-9-]*$)")
+
+
+def plain_reason(reason: str) -> str:
+    """A failed PDF's reason in plain words: ``corrupt PDF: <a parser's message>`` becomes ``corrupt PDF: <what
+    that means>``; reasons already written for people (ours, see pdf_worker and crash_reason) are kept."""
+    if not reason.startswith(CORRUPT):
+        return reason
+    cause = reason[len(CORRUPT):]
+    if _PLAIN_ALREADY.match(cause):
+        return reason
+    log.info("PDF parser said: %s", cause)
+    plain = next((words for pattern, words in _PLAIN_CAUSES if pattern.search(cause)),
+                 "its structure is damaged, so its text cannot be read")
+    return CORRUPT + plain
+
+
 def build_pdf_doc(reply: dict[str, Any]) -> ExtractedDoc:
     """Worker reply → ExtractedDoc (page texts joined with "\\n\\f\\n", 1-based page spans), or raise."""
     if not reply.get("ok"):
-        raise ExtractionError(reply.get("reason") or "corrupt PDF: unreadable", status=reply.get("status", "failed"))
+        raise ExtractionError(plain_reason(reply.get("reason") or "corrupt PDF: unreadable"),
+                              status=reply.get("status", "failed"))
     parts: list[str] = []
     spans: list[tuple[int, int, int]] = []
     pos = 0

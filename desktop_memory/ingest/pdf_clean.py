@@ -8,7 +8,13 @@ What goes (each rule measured on the eval PDFs, see tests/unit/test_pdf_clean.py
 * running heads and feet: a short line in the first or last lines of a page that recurs there (page number
   ignored) on at least 25 % of the pages of a document of 4+ pages and about once per page (a table's repeated
   values are not running heads), e.g. ``4TH PASS PAGES``, ``6 FREE CULTURE``; once known it goes wherever it
-  sits on a page.
+  sits on a page;
+* page numbers and the per-chapter heads that carry them (``“PROPERTY” 109``, ``INTRODUCTION 5``, a bare ``17``):
+  a short edge line whose leading or trailing number is the page's printed number, i.e. the PDF page index plus
+  an offset that the same kind of line shows on at least PAGE_NUMBER_PAGES pages (so a chapter's head, found on a
+  few pages only, goes as well as the book's title);
+* a word hyphenated across a page break (``more and more im-`` | ``portant to``): joined on the first page
+  (``important``), as a reader reads it; the page count and order do not change.
 
 Runs in the PDF worker; pure string work, linear in the text.
 """
@@ -31,6 +37,12 @@ MIN_PAGES = 4
 RECUR_SHARE = 0.25  # a book alternates two running heads (title / chapter): each is on under half the pages
 RUNNING_MAX_CHARS = 60
 MIN_RUN = 5
+PAGE_NUMBER_PAGES = 3  # pages that must agree on an offset before "number = index + offset" counts as numbering
+_NUM = r"\d{1,4}|[ivxlc]{1,7}"  # arabic, or a front matter's lower-case roman numerals
+_NUMBERED = re.compile(rf"^({_NUM})(?:\s+(.*))?$|^(.*?)\s+({_NUM})$")
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_HYPHEN_END = re.compile(r"(\w\w)-$")
+_FRAGMENT_START = re.compile(r"^([a-z]+)([,.;:!?’”)]*)(?:\s+|$)")
 
 
 def _drop_line_number_runs(lines: list[str]) -> list[str]:
@@ -105,6 +117,53 @@ def _find_loosely(page: str, title: str) -> int:
     return line_start
 
 
+def _roman(text: str) -> int:
+    values = [_ROMAN[c] for c in text]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+def _printed_number(line: str) -> tuple[str, int] | None:
+    """The page number a short edge line carries at its start or end ("“PIRACY” 27", "110 FREE CULTURE", "17",
+    "xiv PREFACE"), with its numbering ("arabic" or "roman": each has its own offset)."""
+    text = " ".join(line.split())
+    if not text or len(text) > RUNNING_MAX_CHARS:
+        return None
+    m = _NUMBERED.match(text)
+    if not m:
+        return None
+    number = m.group(1) or m.group(4)
+    return ("arabic", int(number)) if number.isdigit() else ("roman", _roman(number))
+
+
+def _drop_page_numbers(split: list[list[str]]) -> None:
+    """Remove edge lines carrying the page's printed number (see the module doc), in place."""
+    def offset(line: str, index: int) -> tuple[str, int] | None:
+        printed = _printed_number(line)
+        return (printed[0], printed[1] - index) if printed else None
+
+    offsets: Counter[tuple[str, int]] = Counter()
+    for index, lines in enumerate(split):
+        offsets.update({off for i in _edges(lines) if (off := offset(lines[i], index)) is not None})
+    numbering = {off for off, pages in offsets.items() if pages >= PAGE_NUMBER_PAGES}
+    if not numbering:
+        return
+    for index, lines in enumerate(split):
+        edges = set(_edges(lines))
+        split[index] = [line for i, line in enumerate(lines) if i not in edges or offset(line, index) not in numbering]
+
+
+def _join_hyphenated_page_breaks(texts: list[str]) -> list[str]:
+    """``…more im-`` + ``portant to…`` on the next page → ``…more important`` + ``to…``."""
+    out = list(texts)
+    for k in range(len(out) - 1):
+        head, nxt = out[k], out[k + 1]
+        m, f = _HYPHEN_END.search(head), _FRAGMENT_START.match(nxt)
+        if m and f:
+            out[k] = head[:-1] + f.group(1) + f.group(2)
+            out[k + 1] = nxt[f.end():]
+    return out
+
+
 def clean_pages(pages: list[str]) -> list[str]:
     """The page texts without printer's furniture (page count and order unchanged; each page stripped)."""
     split = [_strip_page(p) if p else [] for p in pages]
@@ -122,8 +181,9 @@ def clean_pages(pages: list[str]) -> list[str]:
             for n, lines in enumerate(split):  # anywhere on the page: text order can put a foot mid-page
                 split[n] = [line for line in lines
                             if len(line) > RUNNING_MAX_CHARS or _key(line) not in running]
+        _drop_page_numbers(split)
     out = []
     for lines in split:
         text = "\n".join(lines).strip()
         out.append(re.sub(r"\n{3,}", "\n\n", text))
-    return out
+    return _join_hyphenated_page_breaks(out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from desktop_memory.config import Settings, default_db_path
 from desktop_memory.gui.mcp_dialog import McpDialog
@@ -32,10 +32,16 @@ def test_dialog_shows_filled_in_snippets_and_copies_them(qtbot, tmp_path):
     assert json.loads(dlg.current_text())["servers"]["desktop-memory"]["args"][-1] == "--allow-indexing"
 
 
-def test_default_library_needs_no_db_argument(qtbot):
+def test_the_default_library_is_named_too(qtbot, monkeypatch, tmp_path):
+    """The location may come from DESKTOP_MEMORY_DATA_DIR, which the chat app does not have: --db always."""
+    monkeypatch.setenv("DESKTOP_MEMORY_DATA_DIR", str(tmp_path / "portable"))
     dlg = McpDialog(default_db_path())
     qtbot.addWidget(dlg)
-    assert "--db" not in json.loads(dlg.current_text())["mcpServers"]["desktop-memory"]["args"]
+    for i in range(dlg.tabs.count()):
+        dlg.tabs.setCurrentIndex(i)
+        text = dlg.current_text()
+        assert "--db" in text and json.dumps(str(tmp_path / "portable" / "memory.db")) in text
+    assert str(default_db_path()) in dlg.findChild(QLabel, "mcpFoot").text()
 
 
 def test_help_menu_opens_it(qtbot, make_window, hash_factory, monkeypatch):

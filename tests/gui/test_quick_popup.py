@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,10 +20,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from desktop_memory.config import Settings, load_settings
+from desktop_memory.context.tokens import estimate_tokens
 from desktop_memory.gui import single_instance
 from desktop_memory.gui.shell import DesktopShell, install_shell, watch_controller
 
-from .helpers import drop, wait_job
+from .helpers import drop, search, wait_job
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +67,8 @@ def test_popup_types_picks_includes_and_copies(qtbot, make_window, hash_factory,
     qtbot.keyClick(popup.box, Qt.Key.Key_Down)  # ↓ picks the next result, the list takes the focus
     assert popup.current_row() == 1 and popup.focusWidget() is popup.view
     qtbot.keyClick(popup.view, Qt.Key.Key_Space)  # Space leaves it out of the context block
-    assert not popup.model.is_included(1) and f"{n - 1} in the context block" in popup.status.text()
+    assert not popup.model.is_included(1)
+    qtbot.waitUntil(lambda: not popup.context.pending and "in the block" in popup.status.text(), timeout=10000)
     qtbot.keyClick(popup.view, Qt.Key.Key_Up)
     qtbot.keyClick(popup.view, Qt.Key.Key_Up)  # above the first row: back to the query
     assert popup.current_row() == 0 and popup.focusWidget() is popup.box
@@ -90,6 +93,70 @@ def test_popup_types_picks_includes_and_copies(qtbot, make_window, hash_factory,
     assert popup.focusWidget() is popup.box and popup.box.text().endswith("a")
     qtbot.keyClick(popup.box, Qt.Key.Key_Escape)
     assert not popup.isVisible() and w.svc is not None, "Esc only hides the popup"
+
+
+def _footer(popup) -> tuple[int, int]:
+    """(passages, tokens) as the popup's footer states them."""
+    m = re.search(r"(\d+) passages? in the block · ([\d,]+) / ", popup.status.text())
+    assert m, popup.status.text()
+    return int(m.group(1)), int(m.group(2).replace(",", ""))
+
+
+def _copy(qtbot, popup) -> str:
+    with qtbot.waitSignal(popup.copied, timeout=10000):
+        qtbot.keyClick(popup.box, Qt.Key.Key_Return)
+    return QApplication.clipboard().text()
+
+
+def test_footer_says_what_enter_copies_also_after_excluding(qtbot, make_window, hash_factory, docs_dir):
+    """Old footer: "10 in the context block · 865 tokens" (the ticked results) while Enter copied 5 passages."""
+    w = _indexed_window(qtbot, make_window, hash_factory, docs_dir)
+    w.context_panel.budget.setValue(700)  # a budget that fits some passages, not all
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
+    _type(qtbot, popup, "python types")
+    for i in range(popup.model.rowCount()):
+        popup.model.set_included(i, True)
+    for exclude in (None, 0):
+        if exclude is not None:
+            shell.show_quick()
+            popup.toggle(exclude)
+        qtbot.waitUntil(lambda: not popup.context.pending and "in the block" in popup.status.text(), timeout=10000)
+        passages, tokens = _footer(popup)
+        assert "did not fit" in popup.status.text() and passages < popup.model.rowCount()
+        block = _copy(qtbot, popup)
+        assert block.count("[Source: ") == passages and estimate_tokens(block) == tokens
+    shell.close()
+
+
+def test_a_budget_that_fits_nothing_says_so_and_raises(qtbot, make_window, hash_factory, docs_dir):
+    w = _indexed_window(qtbot, make_window, hash_factory, docs_dir)
+    w.context_panel.budget.setValue(16)  # the schema's smallest budget: no passage fits
+    assert w.context_panel.budget.value() == 16
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
+    _type(qtbot, popup, "python types")
+    popup.model.set_included(0, True)
+    qtbot.waitUntil(lambda: not popup.context.pending and popup.raise_btn.isVisibleTo(popup), timeout=10000)
+    assert "Nothing fits the 16-token budget" in popup.status.text()
+    assert "weak" not in popup.status.text().lower()
+    popup.raise_btn.click()
+    qtbot.waitUntil(lambda: not popup.context.pending and "in the block" in popup.status.text(), timeout=10000)
+    assert _footer(popup)[0] >= 1 and not popup.raise_btn.isVisibleTo(popup)
+    assert w.context_panel.budget.value() == popup.context.budget > 16  # the window keeps the raised budget
+    # the window's own panel says the same and offers the same fix
+    popup.hide()
+    with qtbot.waitSignal(w.context_ready, timeout=10000):
+        search(qtbot, w, "python types")
+    w.results_model.set_included(0, True)
+    panel = w.context_panel
+    panel.budget.setValue(16)
+    qtbot.waitUntil(lambda: panel.raise_btn.isVisibleTo(w), timeout=10000)
+    assert "Nothing fits the 16-token budget" in panel.block.placeholderText() and not panel.copy_btn.isEnabled()
+    panel.raise_btn.click()
+    qtbot.waitUntil(lambda: panel.report is not None and bool(panel.report.items), timeout=10000)
+    assert panel.copy_btn.isEnabled() and not panel.raise_btn.isVisibleTo(w)
+    shell.close()
 
 
 def test_enter_right_after_typing_copies_that_querys_block(qtbot, make_window, hash_factory, docs_dir):
@@ -214,3 +281,39 @@ def test_tray_pause_watching_drives_the_watch_controller(qtbot, make_window, has
     shell.tray.act_pause.trigger()
     assert calls == [True, False]
     shell.close()
+
+
+def test_footer_matches_the_clipboard_while_an_embedding_runs(qtbot, make_window, docs_dir):
+    """The same truth while a long embedding runs (keyword results meanwhile, re-packs on a busy machine)."""
+    import time
+
+    from desktop_memory.config import EmbedderSettings
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    from .conftest import FASTAPI
+
+    class SlowEmbedder(HashEmbedder):
+        def embed_documents(self, texts):
+            time.sleep(0.05 * len(texts))
+            return super().embed_documents(texts)
+
+    s = Settings(db_path=str(docs_dir.parent / "memory.db"), embedder=EmbedderSettings(batch_size=8))
+    w = make_window(lambda st: MemoryService(st, embedder=SlowEmbedder(64)), settings=s)
+    w.context_panel.budget.setValue(600)
+    drop(w, [FASTAPI / "advanced"])
+    qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
+    _type(qtbot, popup, "websocket")
+    for i in range(popup.model.rowCount()):
+        popup.model.set_included(i, True)
+    popup.toggle(0)
+    qtbot.waitUntil(lambda: not popup.context.pending and "in the block" in popup.status.text(), timeout=10000)
+    passages, tokens = _footer(popup)
+    block = _copy(qtbot, popup)
+    assert w.is_indexing(), "the embedding finished too fast for this test to mean anything"
+    assert block.count("[Source: ") == passages >= 1 and estimate_tokens(block) == tokens
+    shell.close()
+    w.cancel_job()
+    wait_job(qtbot, w)

@@ -68,3 +68,31 @@ def test_tables_and_other_pdfs_keep_their_text(eval_dir: Path) -> None:
     fed = extract_pdf_in_process(str(PDFS / "federal-register-2020-17221.pdf"))
     assert "(2) In the Operating Procedures chapter," in fed.text
     assert "jbell on DSKJLSW7X2PROD with PROPOSALS" not in fed.text  # the printing office's stamp on every page
+
+
+def test_page_numbers_and_chapter_heads_that_carry_them_go() -> None:
+    """Issue 23 §7: a chapter's own head ("“PROPERTY” 109") is on too few pages to be a running head, but it
+    carries the page's printed number (index + a fixed offset), as does a bare page number."""
+    chapters = ["“PIRACY”", "“PROPERTY”", "PUZZLES", "BALANCES"]  # each heads 2 of 16 pages: not "running"
+    pages = [f"Body text of page {i} that is long enough to be prose, not furniture at all.\n"
+             + (f"{chapters[i // 4]} {i + 100}" if i % 2 else f"{i + 100}") for i in range(16)]
+    pages[0] = "CONTENTS\n“PROPERTY” 81\nINDEX 333"  # a contents page: numbers that are not its own stay
+    cleaned = clean_pages(pages)
+    assert cleaned[0] == pages[0]
+    assert all(p == f"Body text of page {i} that is long enough to be prose, not furniture at all."
+               for i, p in enumerate(cleaned[1:], 1))
+    front = [f"PREFACE\nText of the preface, page {n}." if n == 1 else f"{r} PREFACE\nMore preface text {n}."
+             for n, r in enumerate(["", "i", "ii", "iii", "iv"])]
+    assert all("PREFACE" not in p for p in clean_pages(front)[2:])
+
+
+def test_a_word_hyphenated_across_a_page_break_is_joined() -> None:
+    pages = ["it becomes more and more im-", "portant, to maintain it.", "Self-", "Made men"]
+    assert clean_pages(pages) == ["it becomes more and more important,", "to maintain it.", "Self-", "Made men"]
+
+
+def test_freeculture_has_no_page_furniture_in_its_passages(eval_dir: Path) -> None:
+    doc = extract_pdf_in_process(str(PDFS / "freeculture.pdf"))
+    assert "more and more important" in doc.text and "im-\n" not in doc.text
+    assert not re.search(r"“PROPERTY” 109|\nINTRODUCTION 5\n|\n“PIRACY” 27\n|\nxiv PREFACE\n", doc.text)
+    assert "“PROPERTY” 81" in doc.text  # the contents page keeps its page references
