@@ -50,6 +50,7 @@ class JobFeedback(QObject):
         self.jobs, self.progress, self.status, self.banners = jobs, progress, status, banners
         self._reembed, self._settings = reembed, settings
         jobs.started.connect(self._started)
+        jobs.accepted.connect(self._accepted)
         jobs.queue_changed.connect(self._queue_changed)
         jobs.progress.connect(self._progress)
         jobs.succeeded.connect(self._done)
@@ -73,7 +74,8 @@ class JobFeedback(QObject):
     def _started(self, job: Job) -> None:
         read = self.jobs.burst_read
         continuing = job.kind == "embed" and job.auto and read is not None
-        self.progress.start(len(job.paths), keep_bar=continuing)  # the embedding after a read carries the bar on
+        what = "Embedding passages without vectors" if job.kind == "embed" else ""
+        self.progress.start(len(job.paths), keep_bar=continuing, what=what)  # an embedding after a read: bar goes on
         self.progress.set_queued(self.jobs.queued_reads())
         if continuing and read is not None:
             self.progress.searchable_files = read.indexed + read.unchanged
@@ -82,15 +84,17 @@ class JobFeedback(QObject):
         elif job.kind == "embed":
             self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
 
+    def _accepted(self, n_paths: int) -> None:
+        if not self.progress.isVisible() or self.progress.summary is not None:
+            self.progress.start(n_paths)
+
     def _queue_changed(self, n: int) -> None:
         if n and not self.jobs.is_running() and not self.progress.isVisible():
             self.progress.start(sum(len(j.paths) for j in self.jobs.pending))
         self.progress.set_queued(n)
 
     def _progress(self, p: IndexProgress) -> None:
-        self.progress.update_progress(p)
-        if p.chunks_to_embed:
-            self.status.set_semantic_progress(p.chunks_embedded, p.chunks_to_embed)
+        self.progress.update_progress(p)  # vector counts come from Stats only (status bar and panel alike)
 
     def _done(self, summary: IndexSummary) -> None:
         self.progress.finish(summary)

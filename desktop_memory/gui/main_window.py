@@ -1,15 +1,16 @@
 """The main window: layout and wiring. The work is done by parts with one job each:
 
 * :class:`~.service_host.ServiceHost`: settings (replaced, never edited) and the service's life, embedder state;
-* :class:`~.index_jobs.IndexJobController`: the index-job queue (merge, resume, cancel);
+* :class:`~.index_jobs.IndexJobController`: the window's view of the core's scheduler (drops, Cancel, Resume);
 * :class:`~.search_controller.SearchController`: searches, the stale-result rule, notes;
 * :class:`~.context_controller.ContextController`: packing and copying the prompt context;
 * :class:`~.library_sync.LibraryController`: the "library changed" signal, stats and the Library tree.
 
-Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Every call
-goes through one of two TaskRunners: ``jobs`` (opening the database, loading the embedder, indexing / embedding,
-removing) and ``queries`` (search, context packing, stats, the library list, the change stamp), so a long index
-job can never starve a search. Results come back through Qt signals on the UI thread.
+Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Writes in the
+background (reads, watch batches, removals, embedding, compaction) are jobs of the service's scheduler (its own
+writer thread, desktop_memory/jobs); other calls go through one of two TaskRunners: ``jobs`` (opening the database,
+loading the embedder) and ``queries`` (search, context packing, stats, the library list, the change stamp), so a
+long index job can never starve a search. Results come back through Qt signals on the UI thread.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context_panel.budget_changed.connect(self.context.set_budget)
         self.context_panel.copy_requested.connect(self.copy_context)
         self.context_panel.include_weak_requested.connect(self.actions_.include_weak)
-        lib.reindex_requested.connect(lambda paths: self.add_paths(paths, force=True))
+        lib.reindex_requested.connect(self.add_paths)  # F5: reads only what changed
         lib.remove_requested.connect(self.remove_paths)
         lib.reveal_requested.connect(a.reveal_file)
         lib.open_requested.connect(a.open_file)
@@ -189,6 +190,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         j.failed.connect(lambda _e, _tb: self.job_finished.emit(None))
         j.finished.connect(self._job_finished)
         j.removed.connect(self._removed)
+        self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
         self.library_ctl.message.connect(lambda text: self.status.showMessage(text, 8000))
@@ -233,10 +235,16 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
+        """Another database: what works on the old one stops first (within one slice), and the window says so;
+        nothing of it is reported as if it happened in the new library."""
         self.watch.stop()  # it indexes through the old service: stop before that one closes
+        stopped = self.index_jobs.stop_for_switch()
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
-        self.cancel_job()
+        self.progress.hide()
+        if stopped:
+            self.banners.show_message(f"Switched database: stopped {stopped} in the previous library "
+                                      "(what was done is kept there).", "info", key="db-switch")
         self.search_tab.clear()
         self.host.reopen()
 
@@ -248,8 +256,13 @@ class MainWindow(FileDropTarget, QMainWindow):
     def reembed_library(self) -> None:
         self.index_jobs.reembed()
 
-    def reindex_all(self) -> None:
-        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}))
+    def reindex_all(self, force: bool = False) -> None:
+        """Re-index every folder: only what changed (``force``: read every file again, its own action)."""
+        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}),
+                                    force=force)
+
+    def reread_all(self) -> None:
+        self.reindex_all(force=True)
 
     def remove_paths(self, paths: list[str]) -> None:
         if self.svc is not None and paths:
@@ -274,8 +287,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.stats = s
         self.status.set_stats(s)
         self.search_tab.render_notes(s, self.is_busy())  # the header tells the status bar's very count
-        if not self.is_indexing():
-            self.progress.set_unembedded(s.pending_vectors)
+        self.progress.set_vectors(s.vectors, s.chunks, paused=self.index_jobs.paused)
         self._show_state()
         self.stats_refreshed.emit()
         self.index_jobs.maybe_resume(s, embedder_ok=self.host.state != "error")
@@ -389,7 +401,9 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host.closing = True
         self.watch.stop()
         self.library_ctl.stop()
-        self.index_jobs.shutdown()
+        stopped = self.index_jobs.shutdown()  # the running job stops within one slice
+        if stopped:
+            log.info("quit: stopped %s (work done so far is kept)", stopped)
         self.jobs.cancel_all()
         self.searcher.invalidate()
         self.queries.wait(wait_ms)

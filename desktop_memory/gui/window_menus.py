@@ -81,7 +81,8 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
         theme_actions[t] = a
 
     lib = mb.addMenu("L&ibrary")
-    act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
+    act(lib, "&Re-index everything (changed files)", w.reindex_all, ("Ctrl+Shift+R",))
+    act(lib, "Re-read &every file", w.reread_all)
     act(lib, "&Embed missing vectors", w.reembed_library)
     act(lib, "&Cancel indexing", w.cancel_job)
 

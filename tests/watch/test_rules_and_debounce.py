@@ -135,23 +135,6 @@ def test_documents_under_is_an_exact_prefix_range_on_the_path_index(tmp_path):
         store.close()
 
 
-def test_embedding_steps_aside_for_new_changes_only_after_its_minimum_round():
-    from desktop_memory.watch.watcher import _StepAside
-
-    deb = Debouncer()
-    flag = _StepAside(deb, min_s=0.2)
-    assert not flag.is_set()
-    deb.add("/r/a.md")  # a change arrives at once: embedding keeps going for its minimum round...
-    assert not flag.is_set()
-    wait_for(flag.is_set, timeout=5, what="the step-aside")  # ...then yields to it
-    idle = _StepAside(Debouncer(), min_s=0.0)
-    assert not idle.is_set()  # nothing waiting: embedding runs on
-    closing = Debouncer()
-    stop = _StepAside(closing, min_s=60)
-    closing.close()
-    assert stop.is_set()  # stopping the watcher never waits for the round
-
-
 def test_a_long_bulk_operation_waits_for_quiet_but_a_lone_busy_file_does_not():
     now = [0.0]
     deb = Debouncer(quiet_s=0.3, max_wait_s=1.5, storm_paths=200, storm_wait_s=20, clock=lambda: now[0])
