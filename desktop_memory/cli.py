@@ -451,9 +451,11 @@ def _watch(svc: MemoryService, args: argparse.Namespace) -> int:
             pass
     finally:
         watcher.stop()
+        stopped = svc.scheduler.stop()  # an embedding stops within one slice; what it made is kept
         for sig, handler in old.items():
             signal.signal(sig, handler)
-    print(f"{time.strftime('%H:%M:%S')} stopped watching", flush=True)
+    said = f" (stopped {stopped}; what was done is kept)" if stopped else ""
+    print(f"{time.strftime('%H:%M:%S')} stopped watching{said}", flush=True)
     return 0
 
 

@@ -267,6 +267,9 @@ class MemoryService:
             stored_model, _ = reader.model_info()
         if stored_model is None or stored_model == self.embedder.model_id:
             return False
+        scheduler = self._scheduler
+        if scheduler is not None and scheduler.alive and not scheduler.on_worker():
+            scheduler.cancel()  # an embedding with the old model stops within one slice and stays paused
         with self.writing() as store:
             store.reset_vectors()
         return True

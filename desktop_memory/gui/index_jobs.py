@@ -139,6 +139,8 @@ class IndexJobController(QObject):
         """Stopped means stopped: the running read/embedding stops within one slice and embedding stays paused."""
         self.auto_resume = False
         self._waiting.clear()
+        if self._sched is not None and (self.is_running() or bool(self.pending)):
+            self._busy = True  # until the cancelled burst's summary arrives (the job stops within one slice)
         self._awaiting.clear()
         if self._sched is not None:
             self._sched.cancel()

@@ -184,6 +184,8 @@ class Scheduler:
             if running is not None and running.kind in YIELDING:
                 running.cancel.set()
             self._cancelled_burst = running is not None
+            if running is None and self._burst is None and any(j.source != WATCHED for j in gone):
+                self._burst = Burst(visible=True)  # cancelled before it started: still one (empty) summary
         for job in gone:
             self._drop(job, "cancelled")
         self._emit("paused", payload=True)

@@ -27,6 +27,7 @@ from ..models import IndexSummary
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
 from .plan import Plan, catch_up_plan, is_inside, plan_changes
+from .report import summary_update
 from .update import (
     CATCH_UP,
     CHANGE,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
-SHOWN_PATHS = 3  # file names in one update line
 MISSING_RECHECK_S = 30.0  # while a folder is missing (unplugged drive), look for it again this often
 ROOTS_POLL_S = 2.0  # the library's folders are read again this often (another process may add or remove one)
 
@@ -428,31 +428,10 @@ class Watcher:
     # ---------- reporting ----------
     def _summary_update(self, kind: str, summary: IndexSummary, *, removed_paths: Sequence[str], events: int,
                         t0: float, prefix: str = "") -> WatchUpdate:
-        touched = [o.path for o in summary.outcomes if o.status in ("indexed", "failed", "skipped")]
-        touched += list(removed_paths) if summary.removed else []
-        parts = [f"{name} {n}" for name, n in (("indexed", summary.indexed), ("removed", summary.removed),
-                                                 ("failed", summary.failed), ("skipped", summary.skipped)) if n]
-        elapsed = time.perf_counter() - t0
-        shown = ", ".join(self._display(p) for p in touched[:SHOWN_PATHS])
-        more = f" (+{len(touched) - SHOWN_PATHS} more)" if len(touched) > SHOWN_PATHS else ""
-        what = ", ".join(parts) or "no changes"
-        detail = f": {shown}{more}" if shown else ""
-        from_events = f"{events} events, " if events else ""
-        message = f"{prefix}{what}{detail} ({from_events}{elapsed:.2f} s)"
-        for o in summary.outcomes:
-            if o.status == "failed":
-                message += f"\n  failed {self._display(o.path)}: {o.reason}"
-        return WatchUpdate(kind, message, indexed=summary.indexed, removed=summary.removed,
-                           unchanged=summary.unchanged, skipped=summary.skipped, failed=summary.failed,
-                           events=events, paths=tuple(touched), elapsed_s=elapsed, watching=self.watching_count())
-
-    def _display(self, path: str) -> str:
         with self._lock:
-            holders = [f for f in self._library if is_inside(path, f)]
-        if not holders:
-            return path
-        root = max(holders, key=len)
-        return os.path.join(os.path.basename(root), os.path.relpath(path, root))
+            library = list(self._library)
+        return summary_update(kind, summary, library, removed_paths=removed_paths, events=events,
+                              elapsed=time.perf_counter() - t0, watching=self.watching_count(), prefix=prefix)
 
     def _emit(self, update: WatchUpdate) -> None:
         if self._on_update is None:
