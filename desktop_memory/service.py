@@ -39,7 +39,7 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
-from .ingest.pipeline import ProgressFn, embed_pending, index_paths
+from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
 from .jobs import Scheduler
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
@@ -224,19 +224,19 @@ class MemoryService:
                                progress=progress, cancel=cancel, force=force, embed=embed)
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        with self.writing() as store:
-            return embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel)
+        """Embed what is queued, holding the writer only to commit each slice (other writes take turns)."""
+        return embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
+                                    cancel=cancel)
 
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
         summary = IndexSummary()
-        with self.writing() as store:
-            try:
-                embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel,
-                              summary=summary)
-            except Cancelled:
-                summary.cancelled = True
+        try:
+            embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
+                                 cancel=cancel, summary=summary)
+        except Cancelled:
+            summary.cancelled = True
         return summary
 
     def remove_paths(self, paths: Iterable[str | Path]) -> int:
@@ -270,6 +270,7 @@ class MemoryService:
         scheduler = self._scheduler
         if scheduler is not None and scheduler.alive and not scheduler.on_worker():
             scheduler.cancel()  # an embedding with the old model stops within one slice and stays paused
+            scheduler.wait_embedding_stopped(60.0)  # (a late slice of it would be dropped anyway: model check)
         with self.writing() as store:
             store.reset_vectors()
         return True

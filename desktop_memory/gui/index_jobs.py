@@ -93,8 +93,7 @@ class IndexJobController(QObject):
         sched = self._sched
         if self._busy or self._awaiting or sched is None:
             return self._busy or bool(self._awaiting)
-        running = sched.running
-        return running is not None and running.source != WATCHED
+        return any(job.source != WATCHED for job in sched.active())
 
     @property
     def paused(self) -> bool:

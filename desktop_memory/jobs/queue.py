@@ -21,6 +21,11 @@ REMOVE, WATCH, READ, COMPACT, EMBED = "remove", "watch", "index", "compact", "em
 PRIORITY = {REMOVE: 0, WATCH: 1, READ: 2, COMPACT: 3, EMBED: 9}
 YIELDING = frozenset({READ, EMBED})  # jobs that step aside between slices for a job of a higher priority
 PERSON, WATCHED, AUTO = "person", "watch", "auto"  # who asked: the person, the watcher, the scheduler itself
+WRITER, EMBEDDER = "writer", "embedder"  # the two lanes: every write but embedding / the embedding
+
+
+def lane(kind: str) -> str:
+    return EMBEDDER if kind == EMBED else WRITER
 
 _WEIGHT = {WATCHED: 0, AUTO: 1, PERSON: 2}
 _ids = itertools.count(1)
@@ -103,11 +108,18 @@ class JobQueue:
         at = next((i for i, q in enumerate(self.jobs) if q.priority > job.priority), len(self.jobs))
         self.jobs.insert(at, job)
 
-    def next(self) -> Job | None:
-        return self.jobs.pop(0) if self.jobs else None
+    def has(self, lane_of: str) -> bool:
+        return any(lane(j.kind) == lane_of for j in self.jobs)
 
-    def first_priority(self) -> int | None:
-        return self.jobs[0].priority if self.jobs else None
+    def next(self, lane_of: str) -> Job | None:
+        """The first waiting job of that lane (removed from the queue)."""
+        for i, job in enumerate(self.jobs):
+            if lane(job.kind) == lane_of:
+                return self.jobs.pop(i)
+        return None
+
+    def first_priority(self, lane_of: str) -> int | None:
+        return next((j.priority for j in self.jobs if lane(j.kind) == lane_of), None)
 
     def take(self, keep: Callable[[Job], bool]) -> list[Job]:
         """Remove and return the jobs ``keep`` rejects."""
@@ -128,5 +140,22 @@ class JobQueue:
         return emptied
 
 
-__all__ = ["AUTO", "COMPACT", "EMBED", "PERSON", "PRIORITY", "READ", "REMOVE", "WATCH", "WATCHED", "YIELDING",
-           "Job", "JobQueue", "WatchWork", "is_inside"]
+__all__ = [
+    "AUTO",
+    "COMPACT",
+    "EMBED",
+    "EMBEDDER",
+    "PERSON",
+    "PRIORITY",
+    "READ",
+    "REMOVE",
+    "WATCH",
+    "WATCHED",
+    "WRITER",
+    "YIELDING",
+    "Job",
+    "JobQueue",
+    "WatchWork",
+    "is_inside",
+    "lane",
+]

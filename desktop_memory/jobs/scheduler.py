@@ -2,16 +2,21 @@
 
 Why: the writer is one connection under one lock. When each front end ran its own long job on it, a saved edit
 waited behind minutes of embedding, a removal waited behind it too, Cancel stopped one job while another part
-restarted embedding, and a removed folder came back through a catch-up already planned. Here ONE worker thread
-(``desktop-memory-writer``) runs the jobs of :mod:`.queue` in priority order; the window, ``desktop-memory watch``
-and the benchmarks all submit to it, and read its state. The GUI shows that state; it does not own it.
+restarted embedding, and a removed folder came back through a catch-up already planned. Here one writer thread
+(``desktop-memory-writer``) runs the jobs of :mod:`.queue` in priority order, and one embedding thread
+(``desktop-memory-embed``) runs the embedding, which holds the writer only to commit each slice of ``EMBED_SLICE``
+passages (ingest/pipeline.py ``embed_pending_shared``): the model's minutes belong to no transaction, so a saved
+edit or a removal commits between two slices instead of waiting behind the embedding. The window,
+``desktop-memory watch`` and the benchmarks all submit to it, and read its state. The GUI shows that state; it does
+not own it.
 
 Rules kept here and nowhere else:
-* **Step aside, then resume.** A running read or embedding polls a flag between files / slices of
-  ``EMBED_SLICE`` passages; when a job of a higher priority waits, it stops there (work so far is committed), goes
-  back into the queue and resumes by itself after the other job.
-* **Cancel means stopped.** :meth:`cancel` stops the running read or embedding within one slice, forgets the
-  queued ones and pauses embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
+* **Step aside, then resume.** A running read polls a flag between files; when a job of a higher priority waits
+  (a removal, a watch batch), it stops there (work so far is committed), goes back into the queue and resumes by
+  itself after the other job. The embedding takes turns with every job at each slice's commit.
+* **Cancel means stopped.** :meth:`cancel` stops the running read or embedding within one slice (a slice computed
+  when Cancel came is dropped, so the vector count does not move after it), forgets the queued ones and pauses
+  embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
 * **Removal is final.** :meth:`remove` drops the queued reads of the folder, stops a running read of it, tells the
   watchers at once (listeners), then removes it first thing. Watch batches plan when they run, against the roots
   stored in the database, so nothing planned before the removal can bring it back.
@@ -36,11 +41,13 @@ from .queue import (
     AUTO,
     COMPACT,
     EMBED,
+    EMBEDDER,
     PERSON,
     READ,
     REMOVE,
     WATCH,
     WATCHED,
+    WRITER,
     YIELDING,
     Job,
     JobQueue,
@@ -81,8 +88,9 @@ class Burst:
 
 
 class _StepAside(threading.Event):
-    """The cancel flag a read or an embedding polls: set when the job is cancelled, or when a job of a higher
-    priority waits and this slice has worked for ``MIN_SLICE_S``."""
+    """The cancel flag a read or an embedding polls: set when the job is cancelled or the scheduler stops, and for a
+    read when a job of a higher priority waits and this slice has worked for ``MIN_SLICE_S``. (The embedding never
+    needs to step aside: it holds the writer only for each slice's commit.)"""
 
     def __init__(self, sched: Scheduler, job: Job) -> None:
         super().__init__()
@@ -93,7 +101,7 @@ class _StepAside(threading.Event):
     def is_set(self) -> bool:
         if self._job.cancel.is_set() or self._sched.stopping:
             return True
-        if self._sched.higher_waiting(self._job) and time.monotonic() >= self._until:
+        if self._job.kind == READ and self._sched.higher_waiting(self._job) and time.monotonic() >= self._until:
             self.stepped_aside = True
             return True
         return False
@@ -108,8 +116,10 @@ class Scheduler:
         self._queue = JobQueue()
         self._cond = threading.Condition()
         self._listeners: list[Callable[[Event], None]] = []
-        self._thread: threading.Thread | None = None
-        self.running: Job | None = None
+        self._thread: threading.Thread | None = None  # the writer lane
+        self._embed_thread: threading.Thread | None = None  # the embedding lane
+        self.running: Job | None = None  # on the writer lane
+        self.embedding: Job | None = None  # on the embedding lane
         self.paused = False  # embedding paused by the person's Cancel
         self.stopping = False
         self._burst: Burst | None = None
@@ -180,18 +190,29 @@ class Scheduler:
         with self._cond:
             self.paused = True
             gone = self._queue.take(lambda j: j.kind in (REMOVE, WATCH))
-            running = self.running
-            if running is not None and running.kind in YIELDING:
-                running.cancel.set()
-            self._cancelled_burst = running is not None
-            if running is None and self._burst is None and any(j.source != WATCHED for j in gone):
+            stopping = [j for j in (self.running, self.embedding) if j is not None and j.kind in YIELDING]
+            for job in stopping:
+                job.cancel.set()
+            self._cancelled_burst = bool(stopping)
+            if not stopping and self._burst is None and any(j.source != WATCHED for j in gone):
                 self._burst = Burst(visible=True)  # cancelled before it started: still one (empty) summary
         for job in gone:
             self._drop(job, "cancelled")
         self._emit("paused", payload=True)
-        if running is None:
+        if not stopping:
             self._end_burst(cancelled=True)
-        return running if running is not None and running.kind in YIELDING else None
+        return stopping[-1] if stopping else None
+
+    def wait_embedding_stopped(self, timeout: float = 60.0) -> bool:
+        """Block until no embedding runs (after :meth:`cancel`, before the vectors are reset for a new model)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.embedding is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.1))
+        return True
 
     def stop(self, timeout: float = 30.0) -> str:
         """Quit or switch database: stop the running job within one slice, forget the queue, end the thread.
@@ -199,24 +220,30 @@ class Scheduler:
         with self._cond:
             self.stopping = True
             gone = self._queue.take(lambda _j: False)
-            running = self.running
-            if running is not None:
-                running.cancel.set()
+            running = [j for j in (self.running, self.embedding) if j is not None]
+            for job in running:
+                job.cancel.set()
             self._cond.notify_all()
         for job in gone:
             self._drop(job, "the library was closed")
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        names = [describe(j) for j in ([running] if running else []) + gone if j.kind != WATCH]
+        for thread in (self._thread, self._embed_thread):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
+        names = [describe(j) for j in running + gone if j.kind != WATCH]
         return ", ".join(dict.fromkeys(names))
 
     # ---------- state (any thread) ----------
     @property
     def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return any(t is not None and t.is_alive() for t in (self._thread, self._embed_thread))
 
     def on_worker(self) -> bool:
-        return threading.current_thread() is self._thread
+        return threading.current_thread() in (self._thread, self._embed_thread)
+
+    def active(self) -> list[Job]:
+        """The jobs running now (writer lane first)."""
+        with self._cond:
+            return [j for j in (self.running, self.embedding) if j is not None]
 
     def queued(self) -> list[Job]:
         with self._cond:
@@ -224,18 +251,22 @@ class Scheduler:
 
     def busy(self) -> bool:
         with self._cond:
-            return self.running is not None or bool(self._queue.jobs)
+            return self._busy_locked()
+
+    def _busy_locked(self) -> bool:
+        return self.running is not None or self.embedding is not None or bool(self._queue.jobs)
 
     def higher_waiting(self, job: Job) -> bool:
+        """A job of a higher priority waits for the writer lane (the embedding lane never makes a read wait)."""
         with self._cond:
-            first = self._queue.first_priority()
+            first = self._queue.first_priority(lane_of=WRITER)
         return first is not None and first < job.priority
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until nothing runs or waits (tests, benchmarks, the CLI)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self.running is not None or self._queue.jobs:
+            while self._busy_locked():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -251,8 +282,12 @@ class Scheduler:
                 return job
             merged = self._queue.add(job)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="desktop-memory-writer", daemon=True)
+                self._thread = threading.Thread(target=self._run, args=(WRITER,), name="desktop-memory-writer",
+                                                daemon=True)
+                self._embed_thread = threading.Thread(target=self._run, args=(EMBEDDER,),
+                                                      name="desktop-memory-embed", daemon=True)
                 self._thread.start()
+                self._embed_thread.start()
             self._cond.notify_all()
         if merged is job:
             self._emit("queued", job)
@@ -263,26 +298,34 @@ class Scheduler:
         job.finish()
         self._emit("dropped", job, why)
 
-    def _run(self) -> None:
+    def _run(self, lane: str) -> None:
         while True:
             with self._cond:
-                while not self._queue.jobs and not self.stopping:
+                while not self._queue.has(lane) and not self.stopping:
                     self._cond.wait()
                 if self.stopping:
                     return
-                job = self._queue.next()
+                job = self._queue.next(lane)
                 assert job is not None
-                self.running = job
+                self._set_running(lane, job)
             try:
                 self._run_one(job)
             finally:
                 with self._cond:
-                    self.running = None
-                    idle = not self._queue.jobs
-                    cancelled, self._cancelled_burst = self._cancelled_burst, False
+                    self._set_running(lane, None)
+                    idle = not self._busy_locked()
+                    cancelled = self._cancelled_burst and not (self.running or self.embedding)
+                    if cancelled:
+                        self._cancelled_burst = False
                     self._cond.notify_all()
                 if idle or cancelled:
                     self._end_burst(cancelled=cancelled)
+
+    def _set_running(self, lane: str, job: Job | None) -> None:
+        if lane == WRITER:
+            self.running = job
+        else:
+            self.embedding = job
 
     def _run_one(self, job: Job) -> None:
         job.slices += 1

@@ -53,7 +53,7 @@ def test_a_removal_runs_within_one_slice_of_a_long_embedding_which_then_resumes(
     assert removal.result == 20 and took < 2 * SLICE_S + 1.0, took  # one slice, plus the removal itself
     assert not [r for r in svc.search("zebra", backend="keyword")]
     assert svc.stats().pending_vectors > 0, "the embedding was still running when the removal went through"
-    assert "yielded:embed" in events
+    assert "done:embed" not in events  # the embedding took turns with the removal, it did not end for it
     assert sched.wait_idle(120)  # ...and it resumed by itself and finished
     st = svc.stats()
     assert st.pending_vectors == 0 and st.vectors == st.chunks
