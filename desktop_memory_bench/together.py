@@ -164,7 +164,7 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
                 store.reset_vectors()
             out["reembedded_for_cancel"] = True
             svc.scheduler.embed()
-        _wait(lambda: svc.scheduler.running is not None and svc.scheduler.running.kind == EMBED, 120)
+        _wait(lambda: svc.scheduler.embedding is not None, 120)
         time.sleep(3.0)  # a few slices, so the slice length is known
         t = time.perf_counter()
         svc.scheduler.cancel()

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
 MISSING_RECHECK_S = 30.0  # while a folder is missing (unplugged drive), look for it again this often
-ROOTS_POLL_S = 2.0  # the library's folders are read again this often (another process may add or remove one)
+ROOTS_POLL_S = 2.0  # an idle watch reads the library's folders this often (another process may add or remove one)
 
 
 def _norm(folder: str) -> str:
@@ -95,7 +95,7 @@ class Watcher:
         self._paused: set[str] = {_norm(f) for f in ws.paused} if folders is None else set()
         self._library: list[str] = []
         self._errors: dict[str, str] = {}
-        self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000)
+        self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000, poll_s=ROOTS_POLL_S)
         self._observer = observer or FolderObserver(self._debouncer.add, on_overflow=self._overflowed)
         self._overflow_timer: threading.Timer | None = None
         self._cancel = threading.Event()
@@ -106,7 +106,6 @@ class Watcher:
         if not embed:  # `desktop-memory watch --no-embed`: this process's scheduler reads, it does not embed
             self._scheduler.auto_embed = False
         self._unsubscribe: Callable[[], None] | None = None
-        self._roots_timer: threading.Timer | None = None
         self._recheck: threading.Timer | None = None
         self.ready = threading.Event()  # set once the first catch-up is done (tests, benchmarks, the GUI wait on it)
         self._watching_reported = -1
@@ -129,9 +128,8 @@ class Watcher:
         self._debouncer.close()
         if self._unsubscribe is not None:
             self._unsubscribe()
-        for timer in (self._recheck, self._roots_timer):
-            if timer is not None:
-                timer.cancel()
+        if self._recheck is not None:
+            self._recheck.cancel()
         with self._lock:
             if self._overflow_timer is not None:
                 self._overflow_timer.cancel()
@@ -216,7 +214,6 @@ class Watcher:
             self._guarded(self._add_named_folders)
             self._guarded(self._in_writer, self._sync_and_catch_up, False)
             self.ready.set()
-            self._poll_roots_later()
             while True:
                 batch = self._debouncer.next_batch()
                 if batch is None:
@@ -267,25 +264,15 @@ class Watcher:
         if batch.changes:
             self._in_writer(self._apply, batch)
 
-    def _poll_roots_later(self) -> None:
-        if self._debouncer.closed:
-            return
-        self._roots_timer = threading.Timer(ROOTS_POLL_S, self._debouncer.request, args=("roots",))
-        self._roots_timer.daemon = True
-        self._roots_timer.start()
-
     def _follow_roots(self) -> None:
         """The library's folders as stored now: one another process added or removed is followed."""
-        try:
-            roots = [_norm(r) for r in self._service.roots()]
-            if self._only is not None:
-                roots = [r for r in roots if r in self._only]
-            with self._lock:
-                same = sorted(roots) == sorted(self._library)
-            if not same:
-                self._in_writer(self._sync_and_catch_up, False)
-        finally:
-            self._poll_roots_later()
+        roots = [_norm(r) for r in self._service.roots()]
+        if self._only is not None:
+            roots = [r for r in roots if r in self._only]
+        with self._lock:
+            same = sorted(roots) == sorted(self._library)
+        if not same:
+            self._in_writer(self._sync_and_catch_up, False)
 
     def _scheduler_event(self, event: Event) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
