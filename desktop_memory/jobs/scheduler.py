@@ -108,7 +108,8 @@ class _StepAside(threading.Event):
 
 
 class Scheduler:
-    """Runs the service's writes one at a time, in priority order, on one worker thread (started on first use)."""
+    """Runs the service's writes in priority order: one writer lane, one embedding lane (threads started on first
+    use); see the module doc."""
 
     def __init__(self, service: MemoryApi, *, auto_embed: bool = True) -> None:
         self._svc = service
@@ -178,10 +179,11 @@ class Scheduler:
             if running is not None and running.kind == READ and running.touches(paths):
                 running.paths = [p for p in running.paths if not any(is_inside(p, f) for f in paths)]
                 running.cancel.set()  # stops within one file; the rest of its paths are read after the removal
+        removal = self._submit(Job(REMOVE, list(paths)))  # queued first: whatever the watchers do next waits for it
         for job in dropped:
             self._drop(job, "its folder was removed")
         self._emit("removing", payload=list(paths))
-        return self._submit(Job(REMOVE, list(paths)))
+        return removal
 
     def cancel(self) -> Job | None:
         """The person's Cancel: the running read/embedding stops within one slice, queued reads, embedding and
@@ -308,18 +310,26 @@ class Scheduler:
                 job = self._queue.next(lane)
                 assert job is not None
                 self._set_running(lane, job)
+                if self._burst is None:  # under the lock: the two lanes start one burst, not two
+                    self._burst = Burst()
+                burst = self._burst
+                if job.source != WATCHED:
+                    burst.visible = True
+            ended: Burst | None = None
             try:
-                self._run_one(job)
+                self._run_one(job, burst)
             finally:
-                with self._cond:
+                with self._cond:  # deciding that the burst ended and detaching it is one step
                     self._set_running(lane, None)
                     idle = not self._busy_locked()
                     cancelled = self._cancelled_burst and not (self.running or self.embedding)
                     if cancelled:
                         self._cancelled_burst = False
+                    if idle or cancelled:
+                        ended, self._burst = self._burst, None
                     self._cond.notify_all()
-                if idle or cancelled:
-                    self._end_burst(cancelled=cancelled)
+                if ended is not None:
+                    self._emit("burst", None, (ended.summary(cancelled), ended.visible))
 
     def _set_running(self, lane: str, job: Job | None) -> None:
         if lane == WRITER:
@@ -327,12 +337,8 @@ class Scheduler:
         else:
             self.embedding = job
 
-    def _run_one(self, job: Job) -> None:
+    def _run_one(self, job: Job, burst: Burst) -> None:
         job.slices += 1
-        if self._burst is None:
-            self._burst = Burst()
-        if job.source != WATCHED:
-            self._burst.visible = True
         self._emit("started", job)
         step = _StepAside(self, job)
 
@@ -340,7 +346,7 @@ class Scheduler:
             self._emit("progress", job, p)
 
         try:
-            summary = self._execute(job, step, progress)
+            summary = self._execute(job, burst, step, progress)
         except BaseException as exc:  # the job failed; the writer goes on with the next one
             job.error = exc
             job.finish()
@@ -362,9 +368,8 @@ class Scheduler:
         job.finish()
         self._emit("done", job, summary)
 
-    def _execute(self, job: Job, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
-        svc, burst = self._svc, self._burst
-        assert burst is not None
+    def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
+        svc = self._svc
         if job.kind == REMOVE:
             n = svc.remove_paths(job.paths)
             job.summary.removed += n
@@ -393,7 +398,8 @@ class Scheduler:
         return job.summary
 
     def _end_burst(self, cancelled: bool) -> None:
-        burst, self._burst = self._burst, None
+        with self._cond:
+            burst, self._burst = self._burst, None
         if burst is not None:
             self._emit("burst", None, (burst.summary(cancelled), burst.visible))
 

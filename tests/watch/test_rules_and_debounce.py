@@ -161,3 +161,18 @@ def test_a_long_bulk_operation_waits_for_quiet_but_a_lone_busy_file_does_not():
         now[0] = 100.0 + i * 0.1
         deb.add("/r/app.log")
     assert deb.next_batch() is not None  # 1.9 s after its first event: released by max_wait
+
+
+def test_an_idle_debouncer_asks_to_look_at_the_library_again_only_with_poll_s():
+    polling = Debouncer(quiet_s=0.05, poll_s=0.2)
+    batch = polling.next_batch()  # nothing happened: after poll_s, a ("roots", "") request
+    assert batch is not None and batch.requests == [("roots", "")] and not batch.changes
+    quiet = Debouncer(quiet_s=0.05)
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(quiet.next_batch()), daemon=True)
+    t.start()
+    t.join(0.5)
+    assert not got  # without poll_s an idle watch never wakes
+    quiet.close()
+    t.join(5)
+    assert got == [None]
