@@ -362,8 +362,8 @@ class MemoryService:
     def compact(self) -> tuple[int, int]:
         """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
         secure delete existed (or before this version) survives in free pages. Waits for a running index job.
-        Returns (bytes before, bytes after). While the scheduler runs, it is a job of it (the embedding steps aside
-        for it instead of holding the writer until it is done)."""
+        Returns (bytes before, bytes after). While the scheduler runs, it is a job of it (run in priority order; the
+        embedding's commits wait for it)."""
         scheduler = self._scheduler
         if scheduler is not None and scheduler.alive and not scheduler.on_worker():
             result: tuple[int, int] = scheduler.compact().wait()

@@ -1,9 +1,10 @@
 """The window's view of the scheduler (desktop_memory/jobs): what it runs, its progress, one summary per burst.
 
 The scheduler is the core's, per service: it runs reads, watch batches, removals, embedding and compaction on one
-writer thread in priority order (a removal or a saved edit goes before an embedding, which steps aside within one
-slice and resumes by itself). This controller only asks it for work (drops, Re-index, Remove, Resume, Cancel) and
-turns its events, re-posted to the UI thread, into the signals the progress panel and the window listen to. Rules:
+writer thread in priority order (a removal or a saved edit goes before a read; the embedding runs beside them on
+its own thread and takes the writer only to commit each slice). This controller only asks it for work (drops,
+Re-index, Remove, Resume, Cancel) and turns its events, re-posted to the UI thread, into the signals the progress
+panel and the window listen to. Rules:
 * the person's work, and embedding resumed for them, is shown; a watch batch's own small jobs are not (they have
   their status-bar line), unless they join a burst the person started;
 * an interrupted embedding (vectors missing at start) resumes once by itself, never after the person cancelled and
@@ -150,7 +151,7 @@ class IndexJobController(QObject):
         """Finish an interrupted embedding (crash, quit while embedding) once, in the background."""
         sched = self._sched
         if (sched is None or not self.auto_resume or not embedder_ok or not stats.pending_vectors or not stats.chunks
-                or sched.busy() or sched.paused):
+                or sched.paused):  # (queued behind whatever runs: at most one embedding is ever queued)
             return False
         self.auto_resume = False
         self.reembed(auto=True)

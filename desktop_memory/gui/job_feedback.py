@@ -5,6 +5,7 @@ index_jobs.py and context_controller.py."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, SignalInstance
@@ -64,6 +65,23 @@ class JobFeedback(QObject):
             "The embedding model changed, so the old vectors were cleared (two models are never mixed). "
             "Keyword search works now; semantic search returns after re-embedding.",
             "info", key="reembed", actions=[("Re-embed now", self._reembed)])
+
+    def switch_database(self) -> None:
+        """The old library's work stops first (within one slice); a banner says what stopped; nothing of it is
+        reported as if it happened in the new library."""
+        stopped = self.jobs.stop_for_switch()
+        self.progress.hide()
+        if stopped:
+            self.banners.show_message(f"Switched database: stopped {stopped} in the previous library "
+                                      "(what was done is kept there).", "info", key="db-switch")
+
+    def remove(self, paths: list[str]) -> None:
+        """Remove from the index (final); the status bar says so, and that a read of it stops first."""
+        reading = [f for f in self.jobs.folders_in_flight()
+                   if any(f == p or f.startswith(p.rstrip(os.sep) + os.sep) for p in paths)]
+        stops = " (reading it stops first)" if reading else ""
+        self.status.showMessage(f"Removing {counted(len(paths), 'item')} from the index…{stops}")
+        self.jobs.remove_paths(paths)
 
     def cancel(self) -> None:
         self.jobs.cancel()

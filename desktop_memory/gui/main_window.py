@@ -6,11 +6,10 @@
 * :class:`~.context_controller.ContextController`: packing and copying the prompt context;
 * :class:`~.library_sync.LibraryController`: the "library changed" signal, stats and the Library tree.
 
-Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Writes in the
-background (reads, watch batches, removals, embedding, compaction) are jobs of the service's scheduler (its own
-writer thread, desktop_memory/jobs); other calls go through one of two TaskRunners: ``jobs`` (opening the database,
-loading the embedder) and ``queries`` (search, context packing, stats, the library list, the change stamp), so a
-long index job can never starve a search. Results come back through Qt signals on the UI thread.
+Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Background
+writes are jobs of the service's scheduler (desktop_memory/jobs); other calls go through a TaskRunner: ``jobs``
+(open the database, load the embedder) or ``queries`` (search, context, stats, the library, the change stamp), so a
+long job never starves a search. Results come back through Qt signals on the UI thread.
 """
 
 from __future__ import annotations
@@ -235,16 +234,11 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
-        """Another database: what works on the old one stops first (within one slice), and the window says so;
-        nothing of it is reported as if it happened in the new library."""
+        """Another database: the old one's work stops first and the window says so (JobFeedback.switch_database)."""
         self.watch.stop()  # it indexes through the old service: stop before that one closes
-        stopped = self.index_jobs.stop_for_switch()
+        self.feedback.switch_database()
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
-        self.progress.hide()
-        if stopped:
-            self.banners.show_message(f"Switched database: stopped {stopped} in the previous library "
-                                      "(what was done is kept there).", "info", key="db-switch")
         self.search_tab.clear()
         self.host.reopen()
 
@@ -258,16 +252,11 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def reindex_all(self, force: bool = False) -> None:
         """Re-index every folder: only what changed (``force``: read every file again, its own action)."""
-        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}),
-                                    force=force)
-
-    def reread_all(self) -> None:
-        self.reindex_all(force=True)
+        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}), force)
 
     def remove_paths(self, paths: list[str]) -> None:
         if self.svc is not None and paths:
-            self.status.showMessage(f"Removing {counted(len(paths), 'item')} from the index…")
-            self.index_jobs.remove_paths(paths)
+            self.feedback.remove(paths)
 
     def cancel_job(self) -> None:
         self.feedback.cancel()
@@ -401,9 +390,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host.closing = True
         self.watch.stop()
         self.library_ctl.stop()
-        stopped = self.index_jobs.shutdown()  # the running job stops within one slice
-        if stopped:
-            log.info("quit: stopped %s (work done so far is kept)", stopped)
+        log.info("quit: stopped %s", self.index_jobs.shutdown() or "nothing")  # within one slice; work done is kept
         self.jobs.cancel_all()
         self.searcher.invalidate()
         self.queries.wait(wait_ms)

@@ -82,7 +82,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
 
     lib = mb.addMenu("L&ibrary")
     act(lib, "&Re-index everything (changed files)", w.reindex_all, ("Ctrl+Shift+R",))
-    act(lib, "Re-read &every file", w.reread_all)
+    act(lib, "Re-read &every file", lambda: w.reindex_all(force=True))
     act(lib, "&Embed missing vectors", w.reembed_library)
     act(lib, "&Cancel indexing", w.cancel_job)
 

@@ -2,12 +2,13 @@
 
 Thread model: watchdog's observer thread only records changed paths in the :class:`Debouncer`. ONE worker thread
 (``desktop-memory-watch``) takes the batches and hands each to the service's scheduler (desktop_memory/jobs) as a
-watch job, which runs before any read or embedding waiting there (a running embedding steps aside within one
-slice) and is *planned when it runs*, against the library's folders as stored in the database: a folder removed
-meanwhile (here, by the CLI, by MCP) is never indexed again. The job calls the service's ``index_paths`` /
-``remove_paths``: the same incremental path as a manual re-index (content hash, vector reuse, one transaction per
-document). Embedding what a batch added is the scheduler's job too. Front ends get :class:`WatchUpdate` values
-through a callback, on the worker thread (the GUI re-posts them to its UI thread).
+watch job, which runs before any read waiting there (a running read steps aside between files; the embedding
+holds the writer only for each slice's commit) and is *planned when it runs*, against the library's folders as
+stored in the database: a folder removed meanwhile (here, by the CLI, by MCP) is never indexed again. The job
+calls the service's ``index_paths`` / ``remove_paths``: the same incremental path as a manual re-index (content
+hash, vector reuse, one transaction per document). Embedding what a batch added is the scheduler's job too. Front
+ends get :class:`WatchUpdate` values through a callback, on the worker thread (the GUI re-posts them to its UI
+thread).
 
 Which folders: the library's roots in the database, read again every ``ROOTS_POLL_S`` (a folder added or removed by
 another process is followed) and at once when this process removes one (the scheduler's ``removing`` event).
@@ -19,14 +20,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..jobs import EMBED, Event
 from ..models import IndexSummary
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
-from .plan import Plan, catch_up_plan, is_inside, plan_changes
+from .plan import Plan, catch_up_plan, is_inside, outermost, plan_changes
+from .plan import norm as _norm
 from .report import summary_update
 from .update import (
     CATCH_UP,
@@ -49,19 +51,6 @@ UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
 MISSING_RECHECK_S = 30.0  # while a folder is missing (unplugged drive), look for it again this often
 ROOTS_POLL_S = 2.0  # an idle watch reads the library's folders this often (another process may add or remove one)
-
-
-def _norm(folder: str) -> str:
-    return os.path.abspath(os.path.expanduser(folder))
-
-
-def outermost(folders: Iterable[str]) -> list[str]:
-    """The folders not inside another one of them: one recursive watch each covers the rest."""
-    result: list[str] = []
-    for f in sorted(set(folders), key=len):
-        if not any(is_inside(f, top) for top in result):
-            result.append(f)
-    return sorted(result)
 
 
 OVERFLOW_CATCH_UP_S = 2.0  # after the kernel dropped events: wait this long, then compare every folder again

@@ -146,7 +146,7 @@ def test_counts_and_words_are_true(make_window, paced_factory, qtbot, tmp_path):
     w.add_paths([str(notes)])
     again = wait_job(qtbot, w)
     assert (again.indexed, again.unchanged) == (0, 12)
-    w.reread_all()
+    w.reindex_all(force=True)  # Library → Re-read every file
     qtbot.waitUntil(lambda: w.last_summary is not again and w.last_summary.indexed == 12, timeout=60000)
     wait_job(qtbot, w)
 
