@@ -77,7 +77,7 @@ class IndexJobController(QObject):
         self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
         waiting, self._waiting = self._waiting, []
         for job in waiting:
-            sched.read(job.paths, job.force)
+            self._awaiting.add(sched.read(job.paths, job.force).id)
 
     @property
     def scheduler(self) -> Scheduler | None:
