@@ -33,10 +33,9 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..models import IndexProgress, IndexSummary
+from ..models import IndexProgress
 from .queue import (
     AUTO,
     COMPACT,
@@ -49,42 +48,19 @@ from .queue import (
     WATCHED,
     WRITER,
     YIELDING,
+    Event,
     Job,
     JobQueue,
     WatchWork,
     is_inside,
 )
-from .summary import add_reads
+from .summary import Burst, add_reads
 
 if TYPE_CHECKING:
     from ..service_api import MemoryApi
 
 log = logging.getLogger(__name__)
 MIN_SLICE_S = 0.2  # a resumed job works at least this long before stepping aside again (no starvation)
-
-
-@dataclass
-class Event:
-    """What happened: ``queued`` / ``started`` / ``progress`` / ``yielded`` / ``done`` / ``failed`` / ``dropped`` /
-    ``removing`` (paths about to be removed) / ``burst`` (payload: the burst's IndexSummary) / ``paused``."""
-
-    kind: str
-    job: Job | None = None
-    payload: Any = None
-
-
-@dataclass
-class Burst:
-    started: float = field(default_factory=time.monotonic)
-    read: IndexSummary | None = None
-    embedded: IndexSummary = field(default_factory=IndexSummary)
-    visible: bool = False  # the person's work (or a resume) is part of it: the window shows it
-
-    def summary(self, cancelled: bool) -> IndexSummary:
-        s = add_reads(self.read, self.embedded) if self.read is not None else self.embedded
-        s.cancelled = s.cancelled or cancelled
-        s.elapsed_s = time.monotonic() - self.started
-        return s
 
 
 class _StepAside(threading.Event):

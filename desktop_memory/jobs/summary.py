@@ -7,6 +7,8 @@ benchmarks all show the same merged summary with the burst's real elapsed time.
 from __future__ import annotations
 
 import dataclasses
+import time
+from dataclasses import dataclass, field
 
 from ..models import IndexSummary
 
@@ -49,4 +51,20 @@ def add_reads(a: IndexSummary | None, b: IndexSummary) -> IndexSummary:
     )
 
 
-__all__ = ["add_reads", "merge_summaries"]
+@dataclass
+class Burst:
+    """The work from the first job after idle to the next idle (or a Cancel): one summary, real elapsed time."""
+
+    started: float = field(default_factory=time.monotonic)
+    read: IndexSummary | None = None
+    embedded: IndexSummary = field(default_factory=IndexSummary)
+    visible: bool = False  # the person's work (or a resume) is part of it: the window shows it
+
+    def summary(self, cancelled: bool) -> IndexSummary:
+        s = add_reads(self.read, self.embedded) if self.read is not None else self.embedded
+        s.cancelled = s.cancelled or cancelled
+        s.elapsed_s = time.monotonic() - self.started
+        return s
+
+
+__all__ = ["Burst", "add_reads", "merge_summaries"]
