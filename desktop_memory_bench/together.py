@@ -130,7 +130,6 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
         targets = sorted(fastapi.rglob("*.md"))[:: max(1, out["fastapi_files"] // edits)][:edits]
         for i, target in enumerate(targets):
             word = f"zqxedit{i:02d}marker"
-            t = time.perf_counter()
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write(f"\n\nA late note: {word}.\n")
             latencies.append(_wait(lambda w=word: bool(_keyword(svc, w)), 60))
@@ -142,7 +141,6 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
         # 2. a folder removed mid-embedding: gone, and still gone after resume and restart
         hugo_word = _hugo_word(svc, hugo)
         out["pending_at_removal"] = svc.stats().pending_vectors
-        t = time.perf_counter()
         svc.scheduler.remove([str(hugo)])
         out["remove_s"] = _wait(lambda: not _keyword(svc, hugo_word) and _under(svc, hugo) == 0, 120)
         (hugo / "written-after-removal.md").write_text("# Late\n\nzqxlatehugo\n", encoding="utf-8")
@@ -166,7 +164,6 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
             svc.scheduler.embed()
         _wait(lambda: svc.scheduler.embedding is not None, 120)
         time.sleep(3.0)  # a few slices, so the slice length is known
-        t = time.perf_counter()
         svc.scheduler.cancel()
         out["cancel_s"] = _wait(lambda: not svc.scheduler.busy(), 60, step=0.002)
         with clock.lock:
