@@ -164,6 +164,7 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
             svc.scheduler.embed()
         _wait(lambda: svc.scheduler.embedding is not None, 120)
         time.sleep(3.0)  # a few slices, so the slice length is known
+        out["embedding_at_cancel"] = svc.scheduler.embedding is not None
         svc.scheduler.cancel()
         out["cancel_s"] = _wait(lambda: not svc.scheduler.busy(), 60, step=0.002)
         with clock.lock:
@@ -205,7 +206,8 @@ def format_result(r: dict[str, Any]) -> str:
         ["still gone after watch pause/resume", yes[r["gone_after_resume"]], "a new file written into it", "yes"],
         ["still gone after restart", yes[r["gone_after_restart"]], "service and watcher reopened", "yes"],
         ["Cancel → embedding stopped", f"{r['cancel_s']:.2f} s",
-         f"one slice: p50 {r['slice_p50_s']:.2f} s, max {r['slice_max_s']:.2f} s", "≤ one slice"],
+         f"one slice: p50 {r['slice_p50_s']:.2f} s, max {r['slice_max_s']:.2f} s"
+         + ("" if r["embedding_at_cancel"] else " (NO embedding ran at Cancel)"), "≤ one slice"],
         [f"vector count over {r['hold_s']:.0f} s after Cancel", f"{r['vector_drift']:+,}",
          f"{r['vectors_after_cancel']:,} vectors, {r['pending_after_cancel']:,} passages paused", "0"],
     ]
