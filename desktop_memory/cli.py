@@ -447,13 +447,19 @@ def _watch(svc: MemoryService, args: argparse.Namespace) -> int:
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.start()
+        pending = svc.stats().pending_vectors if not args.no_embed else 0
+        if pending:  # read earlier with --no-embed, or interrupted: the vectors are made in the background
+            print(f"{time.strftime('%H:%M:%S')} embedding {pending} passages without vectors", flush=True)
+            svc.scheduler.embed(source="auto")
         while not stop.wait(5.0) and watcher.running:  # a wake-up every 5 s: no measurable CPU
             pass
     finally:
         watcher.stop()
+        stopped = svc.scheduler.stop()  # an embedding stops within one slice; what it made is kept
         for sig, handler in old.items():
             signal.signal(sig, handler)
-    print(f"{time.strftime('%H:%M:%S')} stopped watching", flush=True)
+    said = f" (stopped {stopped}; what was done is kept)" if stopped else ""
+    print(f"{time.strftime('%H:%M:%S')} stopped watching{said}", flush=True)
     return 0
 
 

@@ -12,7 +12,12 @@ Connection ownership (the rule every caller relies on):
   to the pool afterwards (WAL: readers never wait for the writer). When every reader is leased, the next caller
   waits for one to come back. apsw connections may be used from any thread, never from two at once: the lease
   is that guarantee. Never keep a leased Store past the ``with`` block.
-* :meth:`close` closes every connection, idle or not (call it once no worker uses the service any more).
+* :meth:`close` stops the scheduler (its running job within one slice), then closes every connection.
+
+Background writes (a person's drops, watch batches, removals, embedding, compaction) go through ONE
+:class:`~desktop_memory.jobs.Scheduler` per service (:attr:`MemoryService.scheduler`, started on first use): it runs
+them on one writer thread in priority order, so a saved edit or a removal never waits behind an embedding for more
+than one slice. The direct methods below are what its jobs call, and what one-shot commands (the CLI) call.
 
 The embedder is shared (thread-safe, created once under a lock, loaded lazily). Settings are immutable from the
 service's point of view: :meth:`apply_settings` swaps in a new object, a running job keeps the one it started with.
@@ -34,8 +39,9 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .errors import Cancelled, StoreError
-from .ingest.pipeline import ProgressFn, embed_pending, index_paths
+from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
+from .jobs import Scheduler
 from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
@@ -127,6 +133,8 @@ class MemoryService:
         # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
         # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
         self.read_only_note: str = self._writer.mode_note
+        self._scheduler: Scheduler | None = None
+        self._scheduler_lock = threading.Lock()
 
     # ---------- plumbing ----------
     @contextlib.contextmanager
@@ -189,8 +197,20 @@ class MemoryService:
         self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
         self.searcher = Searcher(self.settings.search, bm25_index=self.searcher.bm25)
 
+    @property
+    def scheduler(self) -> Scheduler:
+        """The one scheduler of this library's background writes (created here; its thread starts on first job)."""
+        with self._scheduler_lock:
+            if self._scheduler is None:
+                self._scheduler = Scheduler(self)
+            return self._scheduler
+
     def close(self) -> None:
-        """Close every connection (idempotent). Workers must be done with the service first."""
+        """Stop the scheduler, then close every connection (idempotent). Other workers must be done first."""
+        with self._scheduler_lock:
+            scheduler = self._scheduler
+        if scheduler is not None:
+            scheduler.stop()
         self._readers.close()
         with self._write_lock:
             writer, self._writer = self._writer, None
@@ -210,19 +230,19 @@ class MemoryService:
                                progress=progress, cancel=cancel, force=force, embed=embed)
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        with self.writing() as store:
-            return embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel)
+        """Embed what is queued, holding the writer only to commit each slice (other writes take turns)."""
+        return embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
+                                    cancel=cancel)
 
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
         summary = IndexSummary()
-        with self.writing() as store:
-            try:
-                embed_pending(store, self.embedder, self.settings, progress=progress, cancel=cancel,
-                              summary=summary)
-            except Cancelled:
-                summary.cancelled = True
+        try:
+            embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
+                                 cancel=cancel, summary=summary)
+        except Cancelled:
+            summary.cancelled = True
         return summary
 
     def remove_paths(self, paths: Iterable[str | Path]) -> int:
@@ -252,6 +272,10 @@ class MemoryService:
             stored_model, _ = reader.model_info()
         if stored_model is None or stored_model == self.embedder.model_id:
             return False
+        scheduler = self._scheduler
+        if scheduler is not None and scheduler.alive and not scheduler.on_worker():
+            scheduler.cancel()  # an embedding with the old model stops within one slice and stays paused
+            scheduler.wait_embedding_stopped(60.0)  # (a late slice of it would be dropped anyway: model check)
         with self.writing() as store:
             store.reset_vectors()
         return True
@@ -346,7 +370,12 @@ class MemoryService:
     def compact(self) -> tuple[int, int]:
         """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
         secure delete existed (or before this version) survives in free pages. Waits for a running index job.
-        Returns (bytes before, bytes after)."""
+        Returns (bytes before, bytes after). While the scheduler runs, it is a job of it (run in priority order; the
+        embedding's commits wait for it)."""
+        scheduler = self._scheduler
+        if scheduler is not None and scheduler.alive and not scheduler.on_worker():
+            result: tuple[int, int] = scheduler.compact().wait()
+            return result
         with self.writing() as store:
             return store.compact()
 

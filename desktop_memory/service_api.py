@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .config import EmbedderSettings, Settings
+from .jobs import Scheduler
 from .models import ContextReport, DocumentInfo, IndexProgress, IndexSummary, SearchFilters, SearchResult, Stats
 from .retrieve import SearchOutcome
 
@@ -33,7 +34,10 @@ class MemoryApi(Protocol):
     @property
     def read_only_note(self) -> str: ...  # "" or why the library is read-only (search still works)
 
-    # -- indexing (the jobs runner) --
+    @property
+    def scheduler(self) -> Scheduler: ...  # the one writer's jobs: reads, watch batches, removals, embedding
+
+    # -- indexing (what the scheduler's jobs call) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,
                     embed: bool = True) -> IndexSummary: ...

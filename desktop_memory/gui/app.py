@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import APP_NAME, __version__
 from ..config import Settings, data_dir, load_settings, settings_path
@@ -76,6 +76,20 @@ def _install_excepthook(window: MainWindow) -> None:
             pass
 
     sys.excepthook = hook
+
+
+def present(window: MainWindow, shell: Any, *, quick: bool) -> None:
+    """Show what the start asked for. A cold ``--quick`` shows the popup, with or without a tray: the window stays
+    in the tray, or (no tray) starts minimized, so it never takes the focus that the popup hides without; the
+    popup is summoned once the window is placed, on the next turn of the event loop."""
+    from PySide6.QtCore import QTimer
+
+    if not quick:
+        window.show()
+        return
+    if shell.tray is None:
+        window.showMinimized()
+    QTimer.singleShot(0, shell.show_quick)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -165,9 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(settings, settings_path=settings_path())
     window.theme = theme
     _install_excepthook(window)
-    shell = install_shell(app, window, quick=args.quick)
-    if not (args.quick and shell.tray is not None):  # --quick on a cold start: the popup alone, window in the tray
-        window.show()
+    shell = install_shell(app, window)
+    present(window, shell, quick=args.quick)
     # Objects alive now (Qt wrappers, modules) never die: keep them out of the cyclic GC so a full collection
     # triggered by a worker cannot pause the UI thread for long.
     gc.freeze()

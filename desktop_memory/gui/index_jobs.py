@@ -1,29 +1,30 @@
-"""The index-job queue: one job at a time on the jobs runner; drops queue behind it, merge, resume, cancel.
+"""The window's view of the scheduler (desktop_memory/jobs): what it runs, its progress, one summary per burst.
 
-Rules kept here and nowhere else:
-* one indexing/embedding job runs at a time (they all take the service's single writer anyway);
-* read first, then embed (job_queue.py): an index job only reads (keyword-searchable in seconds); one embedding
-  job runs behind every queued read, and steps aside (keeping its vectors) when a new folder is dropped; the
-  reads and the embedding of one burst end in one summary;
-* queued index drops with the same ``force`` flag merge into the next job (dropping 5 folders = one job);
-* an interrupted embedding queue (pending vectors, no job) resumes once by itself, never after the user
-  cancelled or after a model change (the banner offers it instead);
-* cancel stops the running job between files and forgets the queue.
+The scheduler is the core's, per service: it runs reads, watch batches, removals, embedding and compaction on one
+writer thread in priority order (a removal or a saved edit goes before a read; the embedding runs beside them on
+its own thread and takes the writer only to commit each slice). This controller only asks it for work (drops,
+Re-index, Remove, Resume, Cancel) and turns its events, re-posted to the UI thread, into the signals the progress
+panel and the window listen to. Rules:
+* the person's work, and embedding resumed for them, is shown; a watch batch's own small jobs are not (they have
+  their status-bar line), unless they join a burst the person started;
+* an interrupted embedding (vectors missing at start) resumes once by itself, never after the person cancelled and
+  never after a model change (the banner offers it): Cancel pauses embedding until the person asks again;
+* drops made before the library is open wait here, merged, and go to the scheduler when it opens.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..errors import UserError
+from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
-from .job_queue import Job, JobQueue, add_reads, merge_summaries
-from .tasks import Task, TaskContext, TaskRunner
+from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
@@ -31,180 +32,224 @@ __all__ = ["IndexJobController", "Job"]
 
 
 class IndexJobController(QObject):
-    started = Signal(object)  # Job (paths merged)
-    queue_changed = Signal(int)  # jobs waiting behind the running one
+    accepted = Signal(int)  # a drop was handed over (number of paths): the panel shows it before it starts
+    started = Signal(object)  # Job (the first slice of a shown job)
+    queue_changed = Signal(int)  # reads waiting behind the running job
     progress = Signal(object)  # IndexProgress
-    succeeded = Signal(object)  # IndexSummary
-    failed = Signal(object, str)  # (exception, traceback): the job itself failed
-    finished = Signal()  # after succeeded/failed: the queue moves on
+    succeeded = Signal(object)  # IndexSummary: one per burst, with the burst's real elapsed time
+    failed = Signal(object, str)  # (exception, traceback): a job itself failed
+    finished = Signal()  # after succeeded/failed: the burst is over
     removed = Signal(int, list)  # (documents removed, the paths asked for)
-    error = Signal(object, str)  # a quick job (remove, roots) failed
+    error = Signal(object, str)  # a removal failed
+    paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
+
+    _arrived = Signal(object, object)  # (scheduler, Event): writer thread → UI thread
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._runner = runner
         self._svc: MemoryApi | None = None
-        self.queue = JobQueue()
-        self.current: Job | None = None
-        self.burst_read: IndexSummary | None = None  # the reads since the last summary shown
-        self._preempting = False  # the running automatic embedding was stopped for a new read
-        self._task: Task | None = None
+        self._sched: Scheduler | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._waiting: list[Job] = []  # drops before the library opened
+        self.current: Job | None = None  # the shown job running now (or last run, during its burst)
+        self._shown: set[int] = set()
+        self._busy = False
+        self._awaiting: set[int] = set()  # jobs asked for whose end has not reached the UI thread yet
+        self._failed_in_burst = False
+        self.burst_read: IndexSummary | None = None  # the reads of the burst shown now
         self.outcomes: dict[str, FileOutcome] = {}
         self.last_summary: IndexSummary | None = None
-        self.auto_resume = True  # see the module doc: off after a cancel, a model change, or one resume
+        self.auto_resume = True  # one resume of an interrupted embedding per session (see the module doc)
         self.closing = False
+        self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
+    # -- the service -------------------------------------------------------------------------------------
     def set_service(self, service: MemoryApi | None) -> None:
-        self._svc = service
-        if service is not None and self.pending and self._task is None:
-            self._start_next()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._svc, self._sched = service, None
+        self._busy, self.current, self._shown, self._awaiting = False, None, set(), set()
+        if service is None:
+            return
+        sched = self._sched = service.scheduler
+        self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
+        waiting, self._waiting = self._waiting, []
+        for job in waiting:
+            self._awaiting.add(sched.read(job.paths, job.force).id)
+
+    @property
+    def scheduler(self) -> Scheduler | None:
+        return self._sched
 
     @property
     def pending(self) -> list[Job]:
-        return self.queue.pending
+        if self._sched is None:
+            return list(self._waiting)
+        return [j for j in self._sched.queued() if j.source != WATCHED]
 
     def is_running(self) -> bool:
-        return self._task is not None
+        """Shown work runs or waits: from the first job the scheduler takes until its burst's summary arrived."""
+        sched = self._sched
+        if self._busy or self._awaiting or sched is None:
+            return self._busy or bool(self._awaiting)
+        return any(job.source != WATCHED for job in sched.active())
+
+    @property
+    def paused(self) -> bool:
+        return self._sched is not None and self._sched.paused
 
     def queued_reads(self) -> int:
-        return sum(1 for j in self.queue.pending if j.kind == "index")
+        return sum(1 for j in self.pending if j.kind == READ)
 
     def folders_in_flight(self) -> list[str]:
         """Folders being read or waiting to be read (not yet recorded as library roots)."""
-        jobs = [j for j in [self.current, *self.queue.pending] if j is not None and j.kind == "index"]
+        jobs = [j for j in [self.current, *self.pending] if j is not None and j.kind == READ]
         return [p for j in jobs for p in j.paths if os.path.isdir(p)]
-
-    def _reads_only(self) -> bool:
-        svc = self._svc
-        return svc is not None and "embed" in inspect.signature(svc.index_paths).parameters
 
     # -- requests ----------------------------------------------------------------------------------------
     def add_paths(self, paths: list[str], force: bool = False) -> None:
-        """Index files/folders in the background; queued behind a running job."""
+        """Read files/folders in the background (keyword-searchable at once); their embedding follows."""
         paths = [os.path.abspath(p) for p in paths if p]
         if not paths:
             return
-        self.queue.add_index(paths, force)
-        if self._task is not None and self.queue.should_preempt(self.current):
-            self._preempting = True  # reading comes first: the embedding stops between batches, resumes after
-            self._task.cancel()
-        self._kick()
+        if self._sched is None:
+            for job in self._waiting:
+                if job.force == force:
+                    job.paths += [p for p in paths if p not in job.paths]
+                    return
+            self._waiting.append(Job(READ, paths, force=force))
+            return
+        self._awaiting.add(self._sched.read(paths, force).id)
+        self.accepted.emit(len(paths))
+        self.paused_changed.emit(False)
+        self.queue_changed.emit(self.queued_reads())
 
     def reembed(self, auto: bool = False) -> None:
-        """Embed every chunk still missing a vector (after a model change, a failure or an interrupted run).
-        ``auto``: the queue's own idea (a new read may preempt it), not the person's request."""
-        self.queue.add_embed(auto=auto)
-        self._kick()
-
-    def _kick(self) -> None:
-        if self._task is None and self._svc is not None:
-            self._start_next()
-        else:
-            self.queue_changed.emit(self.queued_reads())
+        """Embed every passage still missing a vector (Resume, Embed missing vectors, after a model change)."""
+        if self._sched is not None:
+            job = self._sched.embed(source="auto" if auto else "person")
+            if job is not None:
+                self._awaiting.add(job.id)
+            if not auto:
+                self.paused_changed.emit(False)
 
     def cancel(self) -> None:
-        self.auto_resume = False  # the user said stop: never restart embedding behind their back
-        self._preempting = False
-        self.queue.clear()
+        """Stopped means stopped: the running read/embedding stops within one slice and embedding stays paused."""
+        self.auto_resume = False
+        self._waiting.clear()
+        if self._sched is not None and (self.is_running() or bool(self.pending)):
+            self._busy = True  # until the cancelled burst's summary arrives (the job stops within one slice)
+        self._awaiting.clear()
+        if self._sched is not None:
+            self._sched.cancel()
         self.queue_changed.emit(0)
-        if self._task is not None:
-            self._task.cancel()
+        self.paused_changed.emit(True)
 
     def maybe_resume(self, stats: Stats, embedder_ok: bool) -> bool:
-        """Finish an interrupted embedding queue (crash, quit while embedding) once, in the background."""
-        if (self._task is None and not self.pending and stats.pending_vectors and stats.chunks and embedder_ok
-                and self.auto_resume):
-            self.auto_resume = False
-            self.reembed(auto=True)
-            return True
-        return False
+        """Finish an interrupted embedding (crash, quit while embedding) once, in the background."""
+        sched = self._sched
+        if (sched is None or not self.auto_resume or not embedder_ok or not stats.pending_vectors or not stats.chunks
+                or sched.paused):  # (queued behind whatever runs: at most one embedding is ever queued)
+            return False
+        self.auto_resume = False
+        self.reembed(auto=True)
+        return True
 
     def remove_paths(self, paths: list[str]) -> None:
-        svc = self._svc
-        if svc is None or not paths:
-            return
+        """Final: the scheduler drops their queued reads, stops a read of them, unwatches them, removes them first."""
+        if self._sched is not None and paths:
+            self._sched.remove(list(paths))
 
-        def done(n: int) -> None:
-            for p in paths:
-                self.outcomes.pop(p, None)
-            self.removed.emit(n, paths)
-
-        self._runner.submit(lambda: svc.remove_paths(paths), name="remove", on_done=done, on_error=self.error.emit)
-
-    def reindex_all(self, fallback: list[str]) -> None:
-        """Re-scan every folder that was added (the core's roots), then re-index them (forced)."""
+    def reindex_all(self, fallback: list[str], force: bool = False) -> None:
+        """Every folder that was added (the core's roots): only what changed (F5), or everything (``force``)."""
         svc = self._svc
         if svc is None:
             return
         self._runner.submit(svc.roots, name="roots", on_error=self.error.emit,
-                            on_done=lambda roots: self.add_paths(list(roots) or fallback, force=True))
+                            on_done=lambda roots: self.add_paths(list(roots) or fallback, force=force))
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> str:
+        """Quit: stop the running job within one slice and forget the queue. Returns what was stopped."""
         self.closing = True
-        self.queue.clear()
-        if self._task is not None:
-            self._task.cancel()
+        self._waiting.clear()
+        sched, self._sched = self._sched, None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        return sched.stop() if sched is not None else ""
 
-    # -- the running job ---------------------------------------------------------------------------------
-    def _start_next(self) -> None:
-        svc = self._svc
-        if not self.pending or svc is None or self.closing:
+    def stop_for_switch(self) -> str:
+        """Another database: the old library's work stops first (within one slice). Returns what was stopped."""
+        stopped = self.shutdown()
+        self.closing = False
+        self._busy, self.current = False, None
+        return stopped
+
+    # -- events from the scheduler (UI thread) -----------------------------------------------------------
+    @Slot(object, object)
+    def _deliver(self, sched: Scheduler, ev: Event) -> None:
+        if sched is not self._sched or self.closing:
+            return  # an old library's scheduler, or quitting
+        job = ev.job
+        if job is not None and ev.kind in ("done", "failed", "dropped"):
+            self._awaiting.discard(job.id)
+        if ev.kind == "done" and job is not None and job.kind == REMOVE:
+            for p in job.paths:
+                self.outcomes.pop(p, None)
+            self.removed.emit(int(ev.payload or 0), list(job.paths))
             return
-        job = self.queue.next()  # queued drops with the same force flag are already merged into it
-        if job is None:
+        if ev.kind == "failed" and job is not None and job.kind == REMOVE:
+            self.error.emit(job.error, str(ev.payload))
             return
-        read_only = job.kind == "index" and self._reads_only()
-
-        def run(ctx: TaskContext) -> IndexSummary:  # worker thread
-            if job.kind == "embed":
-                return svc.embed_pending_summary(progress=ctx.report, cancel=ctx.cancel_event)
-            if read_only:
-                return svc.index_paths(job.paths, progress=ctx.report, cancel=ctx.cancel_event, force=job.force,
-                                       embed=False)
-            return svc.index_paths(job.paths, progress=ctx.report, cancel=ctx.cancel_event, force=job.force)
-
-        self.current = job
-        self._task = self._runner.submit(run, name=f"{job.kind}-job", with_context=True, on_done=self._done,
-                                         on_error=self._failed, on_progress=self._progress,
-                                         on_finished=self._finished)
-        self.started.emit(job)
-        self.queue_changed.emit(self.queued_reads())
+        if ev.kind == "burst":
+            self._burst_ended(*ev.payload)
+            return
+        if ev.kind == "paused":
+            self.paused_changed.emit(bool(ev.payload))
+            return
+        if ev.kind == "dropped" and not self._busy and not self._awaiting:
+            self.finished.emit()  # dropped before it ran (its folder was removed): nothing is shown running
+            return
+        if job is None or (job.source == WATCHED and not self._busy):
+            return
+        if ev.kind == "started" and job.kind in (READ, EMBED):
+            self._busy = True
+            self.current = job
+            if job.id not in self._shown:
+                self._shown.add(job.id)
+                self.started.emit(job)
+            self.queue_changed.emit(self.queued_reads())
+        elif ev.kind == "progress" and self._busy:
+            self._progress(ev.payload)
+        elif ev.kind == "done" and job.kind == READ and isinstance(ev.payload, IndexSummary):
+            for o in ev.payload.outcomes:
+                self.outcomes[o.path] = o
+            self.burst_read = add_reads(self.burst_read, ev.payload)
+        elif ev.kind == "failed" and self._busy:
+            self._failed_in_burst = True
+            exc = job.error or RuntimeError(describe(job) + " failed")
+            if not isinstance(exc, UserError):
+                log.error("%s failed:\n%s", describe(job), ev.payload)
+            self.failed.emit(exc, str(ev.payload))
 
     def _progress(self, p: IndexProgress) -> None:
         if p.last_outcome is not None:
             self.outcomes[p.last_outcome.path] = p.last_outcome
         self.progress.emit(p)
 
-    def _done(self, summary: IndexSummary) -> None:
+    def _burst_ended(self, summary: IndexSummary, visible: bool) -> None:
+        shown = self._busy
+        self._busy = False
+        self.burst_read = None
+        failed, self._failed_in_burst = self._failed_in_burst, False
+        if not (visible and shown):
+            return
         for o in summary.outcomes:
             self.outcomes[o.path] = o
-        job = self.current
-        if job is not None and job.kind == "index" and self._reads_only():
-            # read only: keyword-searchable now; the vectors come next, after any other queued read
-            self.burst_read = add_reads(self.burst_read, summary)
-            if not summary.cancelled and not self.closing:
-                self.queue.add_embed(auto=True)
-                return
-            summary = self.burst_read
-        elif job is not None and job.kind == "embed" and self._preempting:
-            self._preempting = False
-            if not self.closing:
-                self.queue.add_embed(auto=True)  # resumes after the new read, from where it stopped
-                return
-        elif job is not None and job.kind == "embed" and job.auto and self.burst_read is not None:
-            summary = merge_summaries(self.burst_read, summary)
-        self.burst_read = None
-        self.last_summary = summary
-        self.succeeded.emit(summary)
-
-    def _failed(self, exc: BaseException, tb: str) -> None:
-        if not isinstance(exc, UserError):
-            log.error("indexing job failed:\n%s", tb)
-        self.failed.emit(exc, tb)
-
-    def _finished(self) -> None:
-        self._task = None
-        self.current = None
+        if not failed:
+            self.last_summary = summary
+            self.succeeded.emit(summary)
         self.finished.emit()
-        if self.pending and not self.closing:
-            self._start_next()
+        self.current = None

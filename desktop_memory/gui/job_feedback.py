@@ -5,6 +5,7 @@ index_jobs.py and context_controller.py."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, SignalInstance
@@ -50,6 +51,7 @@ class JobFeedback(QObject):
         self.jobs, self.progress, self.status, self.banners = jobs, progress, status, banners
         self._reembed, self._settings = reembed, settings
         jobs.started.connect(self._started)
+        jobs.accepted.connect(self._accepted)
         jobs.queue_changed.connect(self._queue_changed)
         jobs.progress.connect(self._progress)
         jobs.succeeded.connect(self._done)
@@ -64,6 +66,23 @@ class JobFeedback(QObject):
             "Keyword search works now; semantic search returns after re-embedding.",
             "info", key="reembed", actions=[("Re-embed now", self._reembed)])
 
+    def switch_database(self) -> None:
+        """The old library's work stops first (within one slice); a banner says what stopped; nothing of it is
+        reported as if it happened in the new library."""
+        stopped = self.jobs.stop_for_switch()
+        self.progress.hide()
+        if stopped:
+            self.banners.show_message(f"Switched database: stopped {stopped} in the previous library "
+                                      "(what was done is kept there).", "info", key="db-switch")
+
+    def remove(self, paths: list[str]) -> None:
+        """Remove from the index (final); the status bar says so, and that a read of it stops first."""
+        reading = [f for f in self.jobs.folders_in_flight()
+                   if any(f == p or f.startswith(p.rstrip(os.sep) + os.sep) for p in paths)]
+        stops = " (reading it stops first)" if reading else ""
+        self.status.showMessage(f"Removing {counted(len(paths), 'item')} from the index…{stops}")
+        self.jobs.remove_paths(paths)
+
     def cancel(self) -> None:
         self.jobs.cancel()
         self.progress.set_queued(0)
@@ -73,7 +92,8 @@ class JobFeedback(QObject):
     def _started(self, job: Job) -> None:
         read = self.jobs.burst_read
         continuing = job.kind == "embed" and job.auto and read is not None
-        self.progress.start(len(job.paths), keep_bar=continuing)  # the embedding after a read carries the bar on
+        what = "Embedding passages without vectors" if job.kind == "embed" else ""
+        self.progress.start(len(job.paths), keep_bar=continuing, what=what)  # an embedding after a read: bar goes on
         self.progress.set_queued(self.jobs.queued_reads())
         if continuing and read is not None:
             self.progress.searchable_files = read.indexed + read.unchanged
@@ -82,15 +102,17 @@ class JobFeedback(QObject):
         elif job.kind == "embed":
             self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
 
+    def _accepted(self, n_paths: int) -> None:
+        if not self.progress.isVisible() or self.progress.summary is not None:
+            self.progress.start(n_paths)
+
     def _queue_changed(self, n: int) -> None:
         if n and not self.jobs.is_running() and not self.progress.isVisible():
             self.progress.start(sum(len(j.paths) for j in self.jobs.pending))
         self.progress.set_queued(n)
 
     def _progress(self, p: IndexProgress) -> None:
-        self.progress.update_progress(p)
-        if p.chunks_to_embed:
-            self.status.set_semantic_progress(p.chunks_embedded, p.chunks_to_embed)
+        self.progress.update_progress(p)  # vector counts come from Stats only (status bar and panel alike)
 
     def _done(self, summary: IndexSummary) -> None:
         self.progress.finish(summary)

@@ -1,15 +1,15 @@
 """The main window: layout and wiring. The work is done by parts with one job each:
 
 * :class:`~.service_host.ServiceHost`: settings (replaced, never edited) and the service's life, embedder state;
-* :class:`~.index_jobs.IndexJobController`: the index-job queue (merge, resume, cancel);
+* :class:`~.index_jobs.IndexJobController`: the window's view of the core's scheduler (drops, Cancel, Resume);
 * :class:`~.search_controller.SearchController`: searches, the stale-result rule, notes;
 * :class:`~.context_controller.ContextController`: packing and copying the prompt context;
 * :class:`~.library_sync.LibraryController`: the "library changed" signal, stats and the Library tree.
 
-Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Every call
-goes through one of two TaskRunners: ``jobs`` (opening the database, loading the embedder, indexing / embedding,
-removing) and ``queries`` (search, context packing, stats, the library list, the change stamp), so a long index
-job can never starve a search. Results come back through Qt signals on the UI thread.
+Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Background
+writes are jobs of the service's scheduler (desktop_memory/jobs); other calls go through a TaskRunner: ``jobs``
+(open the database, load the embedder) or ``queries`` (search, context, stats, the library, the change stamp), so a
+long job never starves a search. Results come back through Qt signals on the UI thread.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context_panel.budget_changed.connect(self.context.set_budget)
         self.context_panel.copy_requested.connect(self.copy_context)
         self.context_panel.include_weak_requested.connect(self.actions_.include_weak)
-        lib.reindex_requested.connect(lambda paths: self.add_paths(paths, force=True))
+        lib.reindex_requested.connect(self.add_paths)  # F5: reads only what changed
         lib.remove_requested.connect(self.remove_paths)
         lib.reveal_requested.connect(a.reveal_file)
         lib.open_requested.connect(a.open_file)
@@ -193,6 +193,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         j.failed.connect(lambda _e, _tb: self.job_finished.emit(None))
         j.finished.connect(self._job_finished)
         j.removed.connect(self._removed)
+        self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
         self.library_ctl.message.connect(lambda text: self.status.showMessage(text, 8000))
@@ -237,10 +238,11 @@ class MainWindow(FileDropTarget, QMainWindow):
                 self.run_search(keep_selection=True)
 
     def _reopen_service(self) -> None:
+        """Another database: the old one's work stops first and the window says so (JobFeedback.switch_database)."""
         self.watch.stop()  # it indexes through the old service: stop before that one closes
+        self.feedback.switch_database()
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(None)
-        self.cancel_job()
         self.search_tab.clear()
         self.host.reopen()
 
@@ -252,13 +254,13 @@ class MainWindow(FileDropTarget, QMainWindow):
     def reembed_library(self) -> None:
         self.index_jobs.reembed()
 
-    def reindex_all(self) -> None:
-        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}))
+    def reindex_all(self, force: bool = False) -> None:
+        """Re-index every folder: only what changed (``force``: read every file again, its own action)."""
+        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}), force)
 
     def remove_paths(self, paths: list[str]) -> None:
         if self.svc is not None and paths:
-            self.status.showMessage(f"Removing {counted(len(paths), 'item')} from the index…")
-            self.index_jobs.remove_paths(paths)
+            self.feedback.remove(paths)
 
     def cancel_job(self) -> None:
         self.feedback.cancel()
@@ -278,8 +280,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.stats = s
         self.status.set_stats(s)
         self.search_tab.render_notes(s, self.is_busy())  # the header tells the status bar's very count
-        if not self.is_indexing():
-            self.progress.set_unembedded(s.pending_vectors)
+        self.progress.set_vectors(s.vectors, s.chunks, paused=self.index_jobs.paused)
         self._show_state()
         self.stats_refreshed.emit()
         self.index_jobs.maybe_resume(s, embedder_ok=self.host.state != "error")
@@ -391,7 +392,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host.closing = True
         self.watch.stop()
         self.library_ctl.stop()
-        self.index_jobs.shutdown()
+        log.info("quit: stopped %s", self.index_jobs.shutdown() or "nothing")  # within one slice; work done is kept
         self.jobs.cancel_all()
         self.searcher.invalidate()
         self.queries.wait(wait_ms)

@@ -87,8 +87,15 @@ class ElidedLabel(QLabel):
         super().setText(fm.elidedText(self._full, self.elide_mode, w))
 
 
+def paused_text(missing: int) -> str:
+    """The one sentence for embedding stopped by the person (the Resume button sits beside it)."""
+    return (f"Embedding paused: {counted(missing, 'passage')} without vectors (keyword search finds them; semantic "
+            "search does not yet) — Resume")
+
+
 class ProgressPanel(QFrame):
     cancel_requested = Signal()
+    resume_requested = Signal()
     closed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -114,6 +121,11 @@ class ProgressPanel(QFrame):
         self.cancel_btn.setToolTip("Stop indexing (files done so far stay searchable)")
         self.cancel_btn.clicked.connect(self._on_cancel)
         top.addWidget(self.cancel_btn)
+        self.resume_btn = QPushButton("Resume")
+        self.resume_btn.setToolTip("Embed the passages still without vectors, in the background")
+        self.resume_btn.clicked.connect(self._on_resume)
+        self.resume_btn.hide()
+        top.addWidget(self.resume_btn)
         self.close_btn = QPushButton("Close")
         self.close_btn.clicked.connect(self._on_close)
         self.close_btn.hide()
@@ -138,6 +150,9 @@ class ProgressPanel(QFrame):
         lay.addWidget(self.problems)
         self.summary: IndexSummary | None = None
         self.searchable_files = 0  # files read by the job before this embedding (the title says so)
+        # the library's vector count, from the same Stats as the status bar (one source for the number on screen)
+        self.vectors: tuple[int, int] | None = None
+        self.paused = False
         # the core reports per file / per embedding batch; a batch can take seconds on a slow machine, so the
         # elapsed time ticks here to show the job is alive
         self._clock = QElapsedTimer()
@@ -148,13 +163,15 @@ class ProgressPanel(QFrame):
         self.hide()
 
     # -- running -----------------------------------------------------------------------------------------
-    def start(self, n_paths: int, keep_bar: bool = False) -> None:
+    def start(self, n_paths: int, keep_bar: bool = False, what: str = "") -> None:
         """A new job. ``keep_bar``: it continues the previous one (the embedding after a read), so the bar
-        stays where it is instead of starting over."""
+        stays where it is instead of starting over. ``what``: the line under the title (default: the drop)."""
         self.summary = None
+        self.paused = False
+        self.resume_btn.hide()
         self.title.setText("Preparing…")
         if not keep_bar:
-            self.current.setText(f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
+            self.current.setText(what or f"{n_paths} item{'s' if n_paths != 1 else ''} dropped")
         self.detail.setText("")
         self.detail.show()  # finish() hides it when there is nothing to say; every new job shows it again
         if not keep_bar or self.bar.maximum() == 0:
@@ -202,8 +219,9 @@ class ProgressPanel(QFrame):
             return
         bits = [f"{counted(p.chunks_written, 'chunk')} written this run"] if p.chunks_written or p.phase != "embed" \
             else []
-        if p.chunks_to_embed:
-            bits.append(f"semantic: {p.chunks_embedded:,}/{p.chunks_to_embed:,} chunks embedded")
+        if self.vectors is not None and (p.chunks_to_embed or p.phase == "embed"):
+            vectors, chunks = self.vectors  # the status bar's count (Stats), never a second, per-run one
+            bits.append(f"semantic: {vectors:,}/{chunks:,} chunks embedded")
         if p.chunks_per_s:
             bits.append(f"{p.chunks_per_s:,.0f} chunks/s")
         if p.eta_s is not None and p.phase != "done":
@@ -237,14 +255,15 @@ class ProgressPanel(QFrame):
         if s.vectors_reused:  # edited files: unchanged passages were not embedded again
             tail += f" ({s.vectors_reused:,} unchanged kept their vectors)"
         self.current.setText(" · ".join(parts) + tail)
-        missing = unembedded(self._last) if s.cancelled else 0
+        missing = (max(0, self.vectors[1] - self.vectors[0]) if self.vectors else unembedded(self._last)) \
+            if s.cancelled else 0
         if s.embed_error:
             detail = f"Semantic search unavailable for these files: {s.embed_error}"
         elif missing:
-            detail = (f"{counted(missing, 'passage')} without vectors (keyword search finds them; semantic search "
-                      f"does not yet) — {RESUME_HINT}.")
+            detail = paused_text(missing)
         else:
             detail = ""
+        self.resume_btn.setVisible(bool(missing) and not s.embed_error)
         self.detail.setText(detail)
         self.detail.setVisible(bool(detail))
         self.cancel_btn.hide()
@@ -271,13 +290,23 @@ class ProgressPanel(QFrame):
         self.problems_btn.setChecked(any(o.status == STATUS_FAILED for o in problems))
         self.show()
 
-    def set_unembedded(self, n: int) -> None:
-        """The library's real count of passages without vectors, once known (after a cancel)."""
-        if self.summary is None or not self.summary.cancelled or self.summary.embed_error:
+    def set_vectors(self, vectors: int, chunks: int, paused: bool) -> None:
+        """The library's vector count (the status bar's Stats). After a Cancel (embedding ``paused``) the panel says
+        how many passages wait and offers Resume; nothing resumes them otherwise."""
+        self.vectors = (vectors, chunks)
+        self.paused = paused
+        missing = max(0, chunks - vectors)
+        if self.summary is None:
+            self._render_detail()
             return
-        self.detail.setText(
-            f"{counted(n, 'passage')} without vectors (keyword search finds them; semantic search does not yet) "
-            f"— {RESUME_HINT}." if n else "Every passage has its vector.")
+        if not self.summary.cancelled or self.summary.embed_error:
+            return
+        if paused and missing:
+            self.detail.setText(paused_text(missing))
+        else:
+            self.detail.setText("Every passage has its vector." if not missing else
+                                f"{counted(missing, 'passage')} without vectors — {RESUME_HINT}.")
+        self.resume_btn.setVisible(paused and bool(missing))
         self.detail.show()
 
     def fail(self, message: str) -> None:
@@ -302,6 +331,10 @@ class ProgressPanel(QFrame):
     def _on_cancel(self) -> None:
         self.cancelling()
         self.cancel_requested.emit()
+
+    def _on_resume(self) -> None:
+        self.resume_btn.hide()
+        self.resume_requested.emit()
 
     def _on_close(self) -> None:
         self.hide()

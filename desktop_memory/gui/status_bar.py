@@ -44,11 +44,6 @@ class StatusBar(QStatusBar):
             self.semantic.setText("")
         self.semantic.setToolTip(f"model {s.model_id} ({s.dim}-d)" if s.model_id else "no vectors yet")
 
-    def set_semantic_progress(self, embedded: int, total: int) -> None:
-        """Live counter while a job embeds (more frequent than stats refreshes)."""
-        if total:  # this job's own counts: labelled so, to never contradict the library-wide figure
-            self.semantic.setText(f"embedding: {embedded:,}/{total:,} chunks of this run")
-
     def set_embedder(self, state: str, text: str, tooltip: str = "") -> None:
         self.embedder_state = state
         self.embedder.setText(text)

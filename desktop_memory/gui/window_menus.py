@@ -86,7 +86,8 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
 
     lib = mb.addMenu("L&ibrary")
     lib.setObjectName(LIBRARY_MENU)  # found by name (install_watch adds to it), not by its label
-    act(lib, "&Re-index everything", w.reindex_all, ("Ctrl+Shift+R",))
+    act(lib, "&Re-index everything (changed files)", w.reindex_all, ("Ctrl+Shift+R",))
+    act(lib, "Re-read &every file", lambda: w.reindex_all(force=True))
     act(lib, "&Embed missing vectors", w.reembed_library)
     cancel = act(lib, "&Cancel indexing", w.cancel_job)
     cancel.setEnabled(w.is_indexing())  # only while something runs (the jobs' own started/finished say when)

@@ -4,6 +4,8 @@
    its chunks and FTS rows in ONE transaction. A document is keyword-searchable the moment it commits.
 2. **embed**: drain the queue of chunks without vectors in batches, one transaction per batch. The queue is the
    ``embedded = 0`` flag in the database, so it survives a crash or kill: the next run embeds only what is missing.
+   :func:`embed_pending_shared` does the same holding the writer only to commit each slice (the model computes
+   with no lock held), so other writes (a saved edit, a removal) take turns with it instead of waiting for it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -323,6 +326,66 @@ def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, prog
                 rate = done / elapsed if elapsed > 0 else 0.0
                 remaining = max(0, total - done)
                 rep.emit(chunks_embedded=done, chunks_per_s=rate, eta_s=(remaining / rate) if rate > 0 else None)
+    except EmbedderError as exc:
+        summary.embed_error = str(exc)
+    finally:
+        summary.chunks_embedded += done
+    rep.emit(force=True)
+    return done
+
+
+StoreLease = Callable[[], AbstractContextManager[Store]]  # a pooled reader, or the writer, for one block
+
+
+def embed_pending_shared(read: StoreLease, write: StoreLease, embedder: Embedder, settings: Settings, *,
+                         progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                         summary: IndexSummary | None = None) -> int:
+    """Embed every chunk still without a vector, taking the writer only to commit each slice of ``EMBED_SLICE``.
+
+    Why: the model's minutes belong to no transaction, so a watch batch, a removal or a read commits between two
+    slices without waiting for the embedding (docs/ARCHITECTURE.md). Safe because a vector is stored only where the
+    chunk still holds exactly the text embedded (a chunk edited or removed meanwhile gets none), and a slice made
+    with a model that is no longer the index's (the model was switched meanwhile) is dropped, never stored. A
+    cancel seen after a slice was computed drops that slice too: after Cancel, the vector count does not move."""
+    summary = summary or IndexSummary()
+    rep = _Reporter(progress)
+    done = 0
+    try:
+        embedder.load()
+        with write() as store:
+            if hasattr(embedder, "expected_dim"):
+                embedder.expected_dim = store.model_info()[1]  # an Ollama model returning another dim is refused
+            store.ensure_model(embedder.model_id, embedder.dim)
+        with read() as store:
+            total = store.pending_count()
+        rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
+        started = time.perf_counter()
+        last_id = 0
+        while True:
+            _check(cancel)
+            with read() as store:
+                batch = store.pending_chunks(EMBED_WINDOW, after_id=last_id)
+            if not batch:
+                break
+            last_id = batch[-1][0]
+            batch.sort(key=lambda row: (len(row[1]), row[0]))
+            for start in range(0, len(batch), EMBED_SLICE):
+                _check(cancel)
+                part = batch[start : start + EMBED_SLICE]
+                te = time.perf_counter()
+                vectors = embedder.embed_documents([text for _, text in part])
+                summary.embed_s += time.perf_counter() - te
+                _check(cancel)
+                ts = time.perf_counter()
+                with write() as store:
+                    if store.model_info()[0] != embedder.model_id:
+                        raise Cancelled()  # the model was switched meanwhile: these are not the index's vectors
+                    done += store.store_vectors([cid for cid, _ in part], vectors, texts=[text for _, text in part])
+                summary.store_s += time.perf_counter() - ts
+                elapsed = time.perf_counter() - started
+                rate = done / elapsed if elapsed > 0 else 0.0
+                rep.emit(chunks_embedded=done, chunks_per_s=rate,
+                         eta_s=(max(0, total - done) / rate) if rate > 0 else None)
     except EmbedderError as exc:
         summary.embed_error = str(exc)
     finally:

@@ -5,8 +5,8 @@ A batch is released once no event arrived for ``quiet_s`` (the storm is over), o
 event (a file that never stops changing still gets indexed). A batch that has grown past ``storm_paths`` paths is a
 bulk operation (a checkout, an unpacked archive, a sync): it waits for quiet up to ``storm_wait_s``, so it becomes
 one update even when git takes eight seconds to write it on a busy machine. Paths are deduplicated: a file written
-ten times in a burst is indexed once. When nothing is pending the consumer blocks without a timeout, so an idle
-watch costs no CPU.
+ten times in a burst is indexed once. When nothing is pending the consumer blocks; with ``poll_s`` it wakes that
+often with a ("roots", "") request (the watcher then reads the library's folders: one tiny query), else never.
 """
 
 from __future__ import annotations
@@ -31,12 +31,14 @@ class Debouncer:
     """Thread-safe: the observer thread calls :meth:`add`, one consumer thread calls :meth:`next_batch`."""
 
     def __init__(self, quiet_s: float = 0.3, max_wait_s: float = 1.5, *, storm_paths: int = 200,
-                 storm_wait_s: float = 20.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 storm_wait_s: float = 20.0, clock: Callable[[], float] = time.monotonic,
+                 poll_s: float | None = None) -> None:
         self.quiet_s = max(0.0, quiet_s)
         self.max_wait_s = max(self.quiet_s, max_wait_s)
         self.storm_paths = storm_paths
         self.storm_wait_s = max(self.max_wait_s, storm_wait_s)
         self._clock = clock
+        self.poll_s = poll_s
         self._cond = threading.Condition()
         self._batch = Batch()
         self._last_event = 0.0
@@ -96,8 +98,11 @@ class Debouncer:
                     if now >= due:
                         return self._take()
                     self._cond.wait(due - now)
-                else:
+                elif self.poll_s is None:
                     self._cond.wait()  # idle: no timeout, no wake-ups
+                elif not self._cond.wait(self.poll_s) and not self._closed and not self._batch.requests \
+                        and not self._batch.changes:
+                    return Batch(requests=[("roots", "")])  # idle for poll_s: time to look at the library again
 
     def _take(self) -> Batch:
         batch, self._batch = self._batch, Batch()

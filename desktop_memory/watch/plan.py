@@ -28,6 +28,19 @@ class Plan:
         return bool(self.index or self.remove)
 
 
+def norm(folder: str) -> str:
+    return os.path.abspath(os.path.expanduser(folder))
+
+
+def outermost(folders: Iterable[str]) -> list[str]:
+    """The folders not inside another one of them: one recursive watch each covers the rest."""
+    result: list[str] = []
+    for f in sorted(set(folders), key=len):
+        if not any(is_inside(f, top) for top in result):
+            result.append(f)
+    return sorted(result)
+
+
 def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: IngestSettings,
                  exclude: Collection[str] = ()) -> Plan:
     """Work for a batch of changed paths (path → reported as a folder) under the watched ``roots``.

@@ -1,10 +1,17 @@
 """Keep the library's folders in sync with the disk: watch, debounce, and index through the service.
 
 Thread model: watchdog's observer thread only records changed paths in the :class:`Debouncer`. ONE worker thread
-(``desktop-memory-watch``) takes the batches and calls the service's ``index_paths`` / ``remove_paths`` /
-``embed_pending_summary``: the same incremental path as a manual re-index (content hash, vector reuse, one
-transaction per document), through the service's writer, never a connection of its own per event. Front ends get
-:class:`WatchUpdate` values through a callback, on the worker thread (the GUI re-posts them to its UI thread).
+(``desktop-memory-watch``) takes the batches and hands each to the service's scheduler (desktop_memory/jobs) as a
+watch job, which runs before any read waiting there (a running read steps aside between files; the embedding
+holds the writer only for each slice's commit) and is *planned when it runs*, against the library's folders as
+stored in the database: a folder removed meanwhile (here, by the CLI, by MCP) is never indexed again. The job
+calls the service's ``index_paths`` / ``remove_paths``: the same incremental path as a manual re-index (content
+hash, vector reuse, one transaction per document). Embedding what a batch added is the scheduler's job too. Front
+ends get :class:`WatchUpdate` values through a callback, on the worker thread (the GUI re-posts them to its UI
+thread).
+
+Which folders: the library's roots in the database, read again every ``ROOTS_POLL_S`` (a folder added or removed by
+another process is followed) and at once when this process removes one (the scheduler's ``removing`` event).
 """
 
 from __future__ import annotations
@@ -13,13 +20,16 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ..jobs import EMBED, Event
 from ..models import IndexSummary, is_inside
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
-from .plan import Plan, catch_up_plan, plan_changes
+from .plan import Plan, catch_up_plan, outermost, plan_changes
+from .plan import norm as _norm
+from .report import summary_update
 from .update import (
     CATCH_UP,
     CHANGE,
@@ -39,40 +49,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UpdateFn = Callable[[WatchUpdate], None]
 StateFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders): persist it
-SHOWN_PATHS = 3  # file names in one update line
 MISSING_RECHECK_S = 30.0  # while a folder is missing (unplugged drive), look for it again this often
-EMBED_MIN_S = 0.5  # embedding works at least this long before stepping aside for new changes (no starvation)
-
-
-def _norm(folder: str) -> str:
-    return os.path.abspath(os.path.expanduser(folder))
-
-
-def outermost(folders: Iterable[str]) -> list[str]:
-    """The folders not inside another one of them: one recursive watch each covers the rest."""
-    result: list[str] = []
-    for f in sorted(set(folders), key=len):
-        if not any(is_inside(f, top) for top in result):
-            result.append(f)
-    return sorted(result)
+ROOTS_POLL_S = 2.0  # an idle watch reads the library's folders this often (another process may add or remove one)
 
 
 OVERFLOW_CATCH_UP_S = 2.0  # after the kernel dropped events: wait this long, then compare every folder again
 
 
-class _StepAside(threading.Event):
-    """The cancel flag embedding polls between slices: set once a new change is waiting and the round has worked
-    for ``min_s`` (so a file rewritten every 100 ms cannot starve embedding), or when the watcher stops."""
+class _Either(threading.Event):
+    """Set when either flag is: the watcher stops, or the scheduler stops the job (quit, switching database)."""
 
-    def __init__(self, debouncer: Debouncer, min_s: float) -> None:
+    def __init__(self, a: threading.Event, b: threading.Event) -> None:
         super().__init__()
-        self._debouncer = debouncer
-        self._until = time.monotonic() + min_s
+        self._a, self._b = a, b
 
     def is_set(self) -> bool:
-        if super().is_set() or self._debouncer.closed:
-            return True
-        return self._debouncer.activity.is_set() and time.monotonic() >= self._until
+        return self._a.is_set() or self._b.is_set()
 
 
 class Watcher:
@@ -86,19 +78,23 @@ class Watcher:
         self._only = [_norm(f) for f in folders] if folders is not None else None
         self._on_update = on_update
         self._on_state = on_state
-        self._embed = embed
         self._lock = threading.RLock()
         # folders named on the command line are watched whatever the app paused
         self._paused_all = bool(ws.paused_all) and folders is None
         self._paused: set[str] = {_norm(f) for f in ws.paused} if folders is None else set()
         self._library: list[str] = []
         self._errors: dict[str, str] = {}
-        self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000)
+        self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000, poll_s=ROOTS_POLL_S)
         self._observer = observer or FolderObserver(self._debouncer.add, on_overflow=self._overflowed)
         self._overflow_timer: threading.Timer | None = None
         self._cancel = threading.Event()
+        self._job_cancel: threading.Event = self._cancel  # the running watch job's flag (see _in_writer)
+        self._job_summary = IndexSummary()
         self._thread: threading.Thread | None = None
-        self._embed_due = False
+        self._scheduler = service.scheduler
+        if not embed:  # `desktop-memory watch --no-embed`: this process's scheduler reads, it does not embed
+            self._scheduler.auto_embed = False
+        self._unsubscribe: Callable[[], None] | None = None
         self._recheck: threading.Timer | None = None
         self.ready = threading.Event()  # set once the first catch-up is done (tests, benchmarks, the GUI wait on it)
         self._watching_reported = -1
@@ -111,6 +107,7 @@ class Watcher:
         if self._thread is not None:
             return
         self._observer.start()
+        self._unsubscribe = self._scheduler.subscribe(self._scheduler_event)
         self._thread = threading.Thread(target=self._run, name="desktop-memory-watch", daemon=True)
         self._thread.start()
 
@@ -118,6 +115,8 @@ class Watcher:
         """Stop watching; a batch being indexed stops after its current document (committed work is kept)."""
         self._cancel.set()
         self._debouncer.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         if self._recheck is not None:
             self._recheck.cancel()
         with self._lock:
@@ -202,15 +201,13 @@ class Watcher:
     def _run(self) -> None:
         try:
             self._guarded(self._add_named_folders)
-            self._guarded(self._sync_and_catch_up)
+            self._guarded(self._in_writer, self._sync_and_catch_up, False)
             self.ready.set()
             while True:
                 batch = self._debouncer.next_batch()
                 if batch is None:
                     return
                 self._guarded(self._handle, batch)
-                if self._embed_due and not self._debouncer.pending():
-                    self._guarded(self._embed_pending)
         except Exception as exc:  # the thread must say why it stopped, never die silently
             self._emit(WatchUpdate(ERROR, f"watching stopped: {type(exc).__name__}: {exc}"))
             raise
@@ -228,11 +225,74 @@ class Watcher:
             self._emit(WatchUpdate(ERROR, f"{exc} — these changes are caught up at the next start",
                                    watching=self.watching_count()))
 
+    def _in_writer(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` as a watch job of the scheduler (on its writer thread, before any read or embedding)
+        and wait for it; its error is raised here."""
+
+        def work(cancel: threading.Event) -> IndexSummary:
+            self._job_cancel = _Either(self._cancel, cancel)
+            self._job_summary = IndexSummary()
+            try:
+                fn(*args)
+            finally:
+                self._job_cancel = self._cancel
+            return self._job_summary  # what it added: the scheduler embeds it next
+
+        job = self._scheduler.watch_batch(work, label=getattr(fn, "__name__", "watch"))
+        while not job.finished and not self._cancel.is_set():
+            job.wait(0.5)
+        if job.error is not None:
+            raise job.error
+
     def _handle(self, batch: Batch) -> None:
-        if batch.requests:  # after lost events ("catch-up"), every folder is compared, not only new ones
-            self._sync_and_catch_up(every_folder=any(what == "catch-up" for what, _ in batch.requests))
+        whats = {what for what, _ in batch.requests}
+        if whats - {"roots"}:  # after lost events ("catch-up"), every folder is compared, not only new ones
+            self._in_writer(self._sync_and_catch_up, "catch-up" in whats)
+        elif whats:
+            self._follow_roots()
         if batch.changes:
-            self._apply(batch)
+            self._in_writer(self._apply, batch)
+
+    def _follow_roots(self) -> None:
+        """The library's folders as stored now: one another process added or removed is followed."""
+        roots = [_norm(r) for r in self._service.roots()]
+        if self._only is not None:
+            roots = [r for r in roots if r in self._only]
+        with self._lock:
+            same = sorted(roots) == sorted(self._library)
+        if not same:
+            self._in_writer(self._sync_and_catch_up, False)
+
+    def _scheduler_event(self, event: Event) -> None:
+        """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
+        if event.kind == "removing":
+            self._forget(list(event.payload))
+        elif event.kind == "done" and event.job is not None and event.job.kind == EMBED:
+            s = event.job.summary
+            if s.embed_error:
+                self._emit(WatchUpdate(ERROR, f"embedding stopped: {s.embed_error} (keyword search works)",
+                                       watching=self.watching_count()))
+            elif s.chunks_embedded:
+                self._emit(WatchUpdate(EMBEDDED, f"embedded {s.chunks_embedded} chunks ({s.embed_s:.2f} s)",
+                                       chunks_embedded=s.chunks_embedded, elapsed_s=s.embed_s,
+                                       watching=self.watching_count()))
+
+    def _forget(self, paths: list[str]) -> None:
+        """Removed from the library: unwatched in the same step (the removal itself follows in the writer)."""
+        gone = [_norm(p) for p in paths]
+        with self._lock:
+            before = len(self._library)
+            self._library = [f for f in self._library if not any(is_inside(f, g) for g in gone)]
+            changed = len(self._library) != before
+        if not changed:
+            return
+        for folder in self._observer.watched():
+            if any(is_inside(folder, g) for g in gone):
+                self._observer.unwatch(folder)
+        count = self.watching_count()
+        self._watching_reported = count
+        self._emit(WatchUpdate(WATCHING, f"watching {count} folder{'s' * (count != 1)}", watching=count))
+        self.refresh()
 
     def _add_named_folders(self) -> None:
         """``watch FOLDER`` on a folder not in the library yet: index it first (that adds it)."""
@@ -243,8 +303,9 @@ class Watcher:
             if folder in known or not os.path.isdir(folder):
                 continue
             t0 = time.perf_counter()
-            summary = self._service.index_paths([folder], cancel=self._cancel, embed=False)
-            self._embed_due = True
+            summary = self._scheduler.read([folder], source="watch").wait()
+            if summary is None:
+                continue
             self._emit(self._summary_update(CATCH_UP, summary, removed_paths=[], events=0, t0=t0,
                                             prefix=f"added {folder}: "))
 
@@ -298,7 +359,7 @@ class Watcher:
         for folder in self._active():
             if not (every_folder or any(is_inside(folder, top) for top in added)):
                 continue
-            if self._cancel.is_set():
+            if self._job_cancel.is_set():
                 return
             self._catch_up(folder)
 
@@ -332,57 +393,20 @@ class Watcher:
         their vectors over (duplicate promotion), so a rename costs no embedding."""
         summary = IndexSummary()
         if plan.index:
-            summary = self._service.index_paths(plan.index, cancel=self._cancel, embed=False)
-            self._embed_due = self._embed_due or summary.chunks_added > 0
-        if plan.remove and not self._cancel.is_set():
+            summary = self._service.index_paths(plan.index, cancel=self._job_cancel, embed=False)
+            self._job_summary.chunks_added += summary.chunks_added
+        if plan.remove and not self._job_cancel.is_set():
             removed = self._service.remove_paths(plan.remove)
             summary.removed += removed
         return summary
 
-    def _embed_pending(self) -> None:
-        if not self._embed:
-            self._embed_due = False
-            return
-        t0 = time.perf_counter()
-        summary = self._service.embed_pending_summary(cancel=_StepAside(self._debouncer, EMBED_MIN_S))
-        self._embed_due = summary.cancelled  # stepped aside for new changes: finish after them
-        if summary.embed_error:
-            self._emit(WatchUpdate(ERROR, f"embedding stopped: {summary.embed_error} (keyword search works)",
-                                   watching=self.watching_count()))
-        if summary.chunks_embedded:
-            elapsed = time.perf_counter() - t0
-            self._emit(WatchUpdate(EMBEDDED, f"embedded {summary.chunks_embedded} chunks ({elapsed:.2f} s)",
-                                   chunks_embedded=summary.chunks_embedded, elapsed_s=elapsed,
-                                   watching=self.watching_count()))
-
     # ---------- reporting ----------
     def _summary_update(self, kind: str, summary: IndexSummary, *, removed_paths: Sequence[str], events: int,
                         t0: float, prefix: str = "") -> WatchUpdate:
-        touched = [o.path for o in summary.outcomes if o.status in ("indexed", "failed", "skipped")]
-        touched += list(removed_paths) if summary.removed else []
-        parts = [f"{name} {n}" for name, n in (("indexed", summary.indexed), ("removed", summary.removed),
-                                                 ("failed", summary.failed), ("skipped", summary.skipped)) if n]
-        elapsed = time.perf_counter() - t0
-        shown = ", ".join(self._display(p) for p in touched[:SHOWN_PATHS])
-        more = f" (+{len(touched) - SHOWN_PATHS} more)" if len(touched) > SHOWN_PATHS else ""
-        what = ", ".join(parts) or "no changes"
-        detail = f": {shown}{more}" if shown else ""
-        from_events = f"{events} events, " if events else ""
-        message = f"{prefix}{what}{detail} ({from_events}{elapsed:.2f} s)"
-        for o in summary.outcomes:
-            if o.status == "failed":
-                message += f"\n  failed {self._display(o.path)}: {o.reason}"
-        return WatchUpdate(kind, message, indexed=summary.indexed, removed=summary.removed,
-                           unchanged=summary.unchanged, skipped=summary.skipped, failed=summary.failed,
-                           events=events, paths=tuple(touched), elapsed_s=elapsed, watching=self.watching_count())
-
-    def _display(self, path: str) -> str:
         with self._lock:
-            holders = [f for f in self._library if is_inside(path, f)]
-        if not holders:
-            return path
-        root = max(holders, key=len)
-        return os.path.join(os.path.basename(root), os.path.relpath(path, root))
+            library = list(self._library)
+        return summary_update(kind, summary, library, removed_paths=removed_paths, events=events,
+                              elapsed=time.perf_counter() - t0, watching=self.watching_count(), prefix=prefix)
 
     def _emit(self, update: WatchUpdate) -> None:
         if self._on_update is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
 from desktop_memory.errors import EmbedderError, StoreError
+from desktop_memory.jobs import Scheduler
 from desktop_memory.models import (
     ContextReport,
     DocumentInfo,
@@ -54,6 +55,7 @@ class FakeService:
         self.closed = False
         self.read_only_note = ""
         self.version = 0  # the change stamp: bumped by every write
+        self._scheduler: Scheduler | None = None
 
     # -- indexing --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
@@ -216,7 +218,16 @@ class FakeService:
     def compact(self) -> tuple[int, int]:
         return 4096, 4096
 
+    @property
+    def scheduler(self) -> Scheduler:
+        with self.lock:
+            if self._scheduler is None:
+                self._scheduler = Scheduler(self)
+            return self._scheduler
+
     def close(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.stop()
         self.closed = True
 
 

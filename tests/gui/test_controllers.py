@@ -96,30 +96,37 @@ def test_index_jobs_merge_cancel_and_resume_once(qtbot, tmp_path, docs_dir):
     jobs_runner = TaskRunner(max_threads=2)
     svc = FakeService(Settings(), file_delay=0.05)
     ctl = IndexJobController(jobs_runner)
-    started = []
+    started, summaries = [], []
     ctl.started.connect(started.append)
+    ctl.succeeded.connect(summaries.append)
     for name in ("async.md", "benchmarks.md", "alternatives.md"):
         ctl.add_paths([str(docs_dir / name)])  # queued: no service yet
     assert not ctl.is_running() and len(ctl.pending) == 1 and len(ctl.pending[0].paths) == 3  # merged as queued
     ctl.set_service(svc)
     qtbot.waitUntil(lambda: not ctl.is_running() and not ctl.pending, timeout=10000)
-    # three drops, one read; then one embedding job behind it (read first, then embed)
+    # three drops, one read; then one embedding behind it (read first, then embed), one summary for the burst
     assert [j.kind for j in started] == ["index", "embed"] and len(started[0].paths) == 3
-    assert ctl.last_summary is not None and ctl.last_summary.indexed == 3
+    assert len(summaries) == 1 and ctl.last_summary is not None and ctl.last_summary.indexed == 3
 
     ctl.add_paths([str(docs_dir)], force=True)
     ctl.add_paths([str(docs_dir / "async.md")])  # different force flag: not merged
     ctl.cancel()
     qtbot.waitUntil(lambda: not ctl.is_running(), timeout=10000)
-    assert not ctl.pending and ctl.last_summary.cancelled
+    assert not ctl.pending and ctl.last_summary.cancelled and ctl.paused
 
     stats = Stats({"indexed": 3}, chunks=10, vectors=5, pending_vectors=5, db_path="", db_bytes=0, model_id=None,
                   dim=None)
     assert not ctl.maybe_resume(stats, embedder_ok=True)  # the user cancelled: no resume behind their back
     ctl.auto_resume = True
+    assert not ctl.maybe_resume(stats, embedder_ok=True)  # still paused: only the person's Resume ends it
+    ctl.reembed()  # Resume
+    qtbot.waitUntil(lambda: not ctl.is_running(), timeout=5000)
+    assert not ctl.paused
     assert ctl.maybe_resume(stats, embedder_ok=True)
     qtbot.waitUntil(lambda: not ctl.is_running(), timeout=5000)
     assert not ctl.maybe_resume(stats, embedder_ok=True)  # once only
+    ctl.set_service(None)
+    svc.close()
     jobs_runner.wait(5000)
 
 

@@ -256,7 +256,7 @@ def test_library_remove_and_reindex(qtbot, make_window, hash_factory, docs_dir, 
     assert opened[-1] == ("reveal", str(docs_dir / name))
     w.library.reindex_btn.click()
     summary = wait_job(qtbot, w)
-    assert summary.indexed == 1  # force re-index of just that file
+    assert (summary.indexed, summary.unchanged) == (0, 1)  # re-index reads only what changed: nothing did
     w.library.remove_btn.click()  # asks first; nothing is removed until confirmed
     box = w.library.confirm_box
     assert box is not None and box.isVisible() and name in box.text()

@@ -74,6 +74,7 @@ def test_progress_detail_line_on_every_job_and_bar_never_drops():
 
     p = ProgressPanel()
     p.show()
+    p.set_vectors(0, 40, paused=False)  # the library's count (Stats): the one vector count on screen
     for job in range(2):
         p.start(1)
         assert not p.detail.isHidden(), f"job {job + 1} has no detail line"
@@ -87,9 +88,13 @@ def test_progress_detail_line_on_every_job_and_bar_never_drops():
     # the cancelled job: the bar stays where it stopped, and the panel says what is missing and how to resume
     assert p.bar.value() < BAR_MAX
     assert p.title.text().startswith("Cancelled")
-    assert "30 passages without vectors" in p.detail.text() and "Embed missing vectors" in p.detail.text()
-    p.set_unembedded(31)  # the library's real count, once stats arrive
-    assert "31 passages without vectors" in p.detail.text()
+    assert "Embedding paused: 40 passages without vectors" in p.detail.text() and p.resume_btn.isVisible()
+    p.set_vectors(9, 40, paused=True)  # the library's real count, as the status bar shows it
+    assert "Embedding paused: 31 passages without vectors" in p.detail.text()
+    resumed = []
+    p.resume_requested.connect(lambda: resumed.append(1))
+    p.resume_btn.click()
+    assert resumed and not p.resume_btn.isVisible()
 
 
 def test_done_summary_lists_failures_first_case_insensitive():

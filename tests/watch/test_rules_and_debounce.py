@@ -135,23 +135,6 @@ def test_documents_under_is_an_exact_prefix_range_on_the_path_index(tmp_path):
         store.close()
 
 
-def test_embedding_steps_aside_for_new_changes_only_after_its_minimum_round():
-    from desktop_memory.watch.watcher import _StepAside
-
-    deb = Debouncer()
-    flag = _StepAside(deb, min_s=0.2)
-    assert not flag.is_set()
-    deb.add("/r/a.md")  # a change arrives at once: embedding keeps going for its minimum round...
-    assert not flag.is_set()
-    wait_for(flag.is_set, timeout=5, what="the step-aside")  # ...then yields to it
-    idle = _StepAside(Debouncer(), min_s=0.0)
-    assert not idle.is_set()  # nothing waiting: embedding runs on
-    closing = Debouncer()
-    stop = _StepAside(closing, min_s=60)
-    closing.close()
-    assert stop.is_set()  # stopping the watcher never waits for the round
-
-
 def test_a_long_bulk_operation_waits_for_quiet_but_a_lone_busy_file_does_not():
     now = [0.0]
     deb = Debouncer(quiet_s=0.3, max_wait_s=1.5, storm_paths=200, storm_wait_s=20, clock=lambda: now[0])
@@ -178,3 +161,18 @@ def test_a_long_bulk_operation_waits_for_quiet_but_a_lone_busy_file_does_not():
         now[0] = 100.0 + i * 0.1
         deb.add("/r/app.log")
     assert deb.next_batch() is not None  # 1.9 s after its first event: released by max_wait
+
+
+def test_an_idle_debouncer_asks_to_look_at_the_library_again_only_with_poll_s():
+    polling = Debouncer(quiet_s=0.05, poll_s=0.2)
+    batch = polling.next_batch()  # nothing happened: after poll_s, a ("roots", "") request
+    assert batch is not None and batch.requests == [("roots", "")] and not batch.changes
+    quiet = Debouncer(quiet_s=0.05)
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(quiet.next_batch()), daemon=True)
+    t.start()
+    t.join(0.5)
+    assert not got  # without poll_s an idle watch never wakes
+    quiet.close()
+    t.join(5)
+    assert got == [None]

@@ -1,0 +1,173 @@
+"""The jobs of the one writer and the order they run in (Qt-free, no threads here).
+
+Priorities are explicit: a removal first (removed means gone, at once), then a watch batch (a saved edit is
+searchable within a second), then a person's drop or re-index, then compaction, and embedding last. Embedding and
+reading give the writer back between slices (scheduler.py), so a job of a higher priority never waits for more
+than one slice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import IndexSummary
+
+REMOVE, WATCH, READ, COMPACT, EMBED = "remove", "watch", "index", "compact", "embed"
+PRIORITY = {REMOVE: 0, WATCH: 1, READ: 2, COMPACT: 3, EMBED: 9}
+YIELDING = frozenset({READ, EMBED})  # jobs that step aside between slices for a job of a higher priority
+PERSON, WATCHED, AUTO = "person", "watch", "auto"  # who asked: the person, the watcher, the scheduler itself
+WRITER, EMBEDDER = "writer", "embedder"  # the two lanes: every write but embedding / the embedding
+
+
+def lane(kind: str) -> str:
+    return EMBEDDER if kind == EMBED else WRITER
+
+_WEIGHT = {WATCHED: 0, AUTO: 1, PERSON: 2}
+_ids = itertools.count(1)
+WatchWork = Callable[[threading.Event], IndexSummary]  # a watch batch, planned when it runs (see Watcher)
+
+
+def is_inside(path: str, folder: str) -> bool:
+    folder = folder.rstrip(os.sep)
+    return path == folder or path.startswith(folder + os.sep)
+
+
+@dataclass(eq=False)
+class Job:
+    """One unit of work for the writer. ``wait`` blocks until it ran, was cancelled or was dropped."""
+
+    kind: str
+    paths: list[str] = field(default_factory=list)
+    force: bool = False
+    source: str = PERSON
+    work: WatchWork | None = None  # watch jobs only
+    label: str = ""
+    id: int = field(default_factory=lambda: next(_ids))
+    cancel: threading.Event = field(default_factory=threading.Event)
+    summary: IndexSummary = field(default_factory=IndexSummary)  # what it did so far (over its slices)
+    result: Any = None
+    error: BaseException | None = None
+    dropped: str = ""  # why it never ran (removed folder, cancel, quit)
+    slices: int = 0  # times it ran (a yielding job runs again after stepping aside)
+    _finished: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def priority(self) -> int:
+        return PRIORITY[self.kind]
+
+    @property
+    def auto(self) -> bool:
+        """Not the person's own request (the GUI's word for it)."""
+        return self.source != PERSON
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    def finish(self) -> None:
+        self._finished.set()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """The job's result once it ran; its error is raised; None when dropped or still running at timeout."""
+        self._finished.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def touches(self, folders: Iterable[str]) -> bool:
+        return any(is_inside(p, f) for p in self.paths for f in folders)
+
+
+@dataclass
+class Event:
+    """What the scheduler tells its listeners: ``queued`` / ``started`` / ``progress`` / ``yielded`` / ``done`` /
+    ``failed`` / ``dropped`` / ``removing`` (payload: the paths about to be removed) / ``paused`` (payload: bool) /
+    ``burst`` (payload: (the burst's IndexSummary, whether the person's work was part of it))."""
+
+    kind: str
+    job: Job | None = None
+    payload: Any = None
+
+
+class JobQueue:
+    """Waiting jobs, ordered by priority then arrival. Reads with the same ``force`` merge; one embedding at most."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def add(self, job: Job) -> Job:
+        """Queue ``job``; returns the job that will do it (a queued read or embedding it merged into)."""
+        for queued in self.jobs:
+            if job.kind == READ == queued.kind and queued.force == job.force and queued.source == job.source:
+                queued.paths += [p for p in job.paths if p not in queued.paths]
+                return queued
+            if job.kind == EMBED == queued.kind:  # whoever asks last with more weight owns it (the panel shows it)
+                queued.source = max(queued.source, job.source, key=_WEIGHT.__getitem__)
+                return queued
+        self.put_back(job)
+        return job
+
+    def put_back(self, job: Job) -> None:
+        at = next((i for i, q in enumerate(self.jobs) if q.priority > job.priority), len(self.jobs))
+        self.jobs.insert(at, job)
+
+    def has(self, lane_of: str) -> bool:
+        return any(lane(j.kind) == lane_of for j in self.jobs)
+
+    def next(self, lane_of: str) -> Job | None:
+        """The first waiting job of that lane (removed from the queue)."""
+        for i, job in enumerate(self.jobs):
+            if lane(job.kind) == lane_of:
+                return self.jobs.pop(i)
+        return None
+
+    def first_priority(self, lane_of: str) -> int | None:
+        return next((j.priority for j in self.jobs if lane(j.kind) == lane_of), None)
+
+    def take(self, keep: Callable[[Job], bool]) -> list[Job]:
+        """Remove and return the jobs ``keep`` rejects."""
+        gone = [j for j in self.jobs if not keep(j)]
+        self.jobs = [j for j in self.jobs if keep(j)]
+        return gone
+
+    def without_folders(self, folders: list[str]) -> list[Job]:
+        """A removal: queued reads lose the paths inside ``folders`` (a read left with none is dropped and
+        returned). Watch jobs plan when they run, against the library as it is then: nothing to do here."""
+        emptied: list[Job] = []
+        for job in list(self.jobs):
+            if job.kind == READ and job.touches(folders):
+                job.paths = [p for p in job.paths if not any(is_inside(p, f) for f in folders)]
+                if not job.paths:
+                    self.jobs.remove(job)
+                    emptied.append(job)
+        return emptied
+
+
+__all__ = [
+    "AUTO",
+    "COMPACT",
+    "EMBED",
+    "EMBEDDER",
+    "PERSON",
+    "PRIORITY",
+    "READ",
+    "REMOVE",
+    "WATCH",
+    "WATCHED",
+    "WRITER",
+    "YIELDING",
+    "Event",
+    "Job",
+    "JobQueue",
+    "WatchWork",
+    "is_inside",
+    "lane",
+]

@@ -1,0 +1,389 @@
+"""One scheduler for every write to the library: reads, watch batches, removals, embedding and compaction.
+
+Why: the writer is one connection under one lock. When each front end ran its own long job on it, a saved edit
+waited behind minutes of embedding, a removal waited behind it too, Cancel stopped one job while another part
+restarted embedding, and a removed folder came back through a catch-up already planned. Here one writer thread
+(``desktop-memory-writer``) runs the jobs of :mod:`.queue` in priority order, and one embedding thread
+(``desktop-memory-embed``) runs the embedding, which holds the writer only to commit each slice of ``EMBED_SLICE``
+passages (ingest/pipeline.py ``embed_pending_shared``): the model's minutes belong to no transaction, so a saved
+edit or a removal commits between two slices instead of waiting behind the embedding. The window,
+``desktop-memory watch`` and the benchmarks all submit to it, and read its state. The GUI shows that state; it does
+not own it.
+
+Rules kept here and nowhere else:
+* **Step aside, then resume.** A running read polls a flag between files; when a job of a higher priority waits
+  (a removal, a watch batch), it stops there (work so far is committed), goes back into the queue and resumes by
+  itself after the other job. The embedding takes turns with every job at each slice's commit.
+* **Cancel means stopped.** :meth:`cancel` stops the running read or embedding within one slice (a slice computed
+  when Cancel came is dropped, so the vector count does not move after it), forgets the queued ones and pauses
+  embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
+* **Removal is final.** :meth:`remove` drops the queued reads of the folder, stops a running read of it, tells the
+  watchers at once (listeners), then removes it first thing. Watch batches plan when they run, against the roots
+  stored in the database, so nothing planned before the removal can bring it back.
+* **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
+  one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
+
+Events reach listeners on the worker thread (the GUI re-posts them to its UI thread).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..models import IndexProgress
+from .queue import (
+    AUTO,
+    COMPACT,
+    EMBED,
+    EMBEDDER,
+    PERSON,
+    READ,
+    REMOVE,
+    WATCH,
+    WATCHED,
+    WRITER,
+    YIELDING,
+    Event,
+    Job,
+    JobQueue,
+    WatchWork,
+    is_inside,
+)
+from .summary import Burst, add_reads
+
+if TYPE_CHECKING:
+    from ..service_api import MemoryApi
+
+log = logging.getLogger(__name__)
+MIN_SLICE_S = 0.2  # a resumed job works at least this long before stepping aside again (no starvation)
+
+
+class _StepAside(threading.Event):
+    """The cancel flag a read or an embedding polls: set when the job is cancelled or the scheduler stops, and for a
+    read when a job of a higher priority waits and this slice has worked for ``MIN_SLICE_S``. (The embedding never
+    needs to step aside: it holds the writer only for each slice's commit.)"""
+
+    def __init__(self, sched: Scheduler, job: Job) -> None:
+        super().__init__()
+        self._sched, self._job = sched, job
+        self._until = time.monotonic() + (MIN_SLICE_S if job.slices > 1 else 0.0)
+        self.stepped_aside = False
+
+    def is_set(self) -> bool:
+        if self._job.cancel.is_set() or self._sched.stopping:
+            return True
+        if self._job.kind == READ and self._sched.higher_waiting(self._job) and time.monotonic() >= self._until:
+            self.stepped_aside = True
+            return True
+        return False
+
+
+class Scheduler:
+    """Runs the service's writes in priority order: one writer lane, one embedding lane (threads started on first
+    use); see the module doc."""
+
+    def __init__(self, service: MemoryApi, *, auto_embed: bool = True) -> None:
+        self._svc = service
+        self.auto_embed = auto_embed
+        self._queue = JobQueue()
+        self._cond = threading.Condition()
+        self._listeners: list[Callable[[Event], None]] = []
+        self._thread: threading.Thread | None = None  # the writer lane
+        self._embed_thread: threading.Thread | None = None  # the embedding lane
+        self.running: Job | None = None  # on the writer lane
+        self.embedding: Job | None = None  # on the embedding lane
+        self.paused = False  # embedding paused by the person's Cancel
+        self.stopping = False
+        self._burst: Burst | None = None
+        self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
+
+    # ---------- listening ----------
+    def subscribe(self, fn: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``fn(event)`` for every event (on the worker thread, or the caller's for ``removing``)."""
+        with self._cond:
+            self._listeners.append(fn)
+        return lambda: self._unsubscribe(fn)
+
+    def _unsubscribe(self, fn: Callable[[Event], None]) -> None:
+        with self._cond:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+    def _emit(self, kind: str, job: Job | None = None, payload: Any = None) -> None:
+        with self._cond:
+            listeners = list(self._listeners)
+        for fn in listeners:
+            try:
+                fn(Event(kind, job, payload))
+            except Exception:  # a front end's bug must not stop the writer
+                log.exception("scheduler listener failed")
+
+    # ---------- asking for work (any thread) ----------
+    def read(self, paths: list[str], force: bool = False, source: str = PERSON) -> Job:
+        """Read files/folders (keyword-searchable at once); embedding follows by itself. A person's read ends a
+        pause: they asked for new work."""
+        if source == PERSON:
+            self.paused = False
+        return self._submit(Job(READ, list(paths), force=force, source=source))
+
+    def watch_batch(self, work: WatchWork, label: str = "") -> Job:
+        return self._submit(Job(WATCH, source=WATCHED, work=work, label=label))
+
+    def embed(self, source: str = PERSON) -> Job | None:
+        """Embed every passage still without a vector. Only the person's request ends a pause."""
+        if source == PERSON:
+            self.paused = False
+            self._emit("paused", payload=False)
+        elif self.paused or not self.auto_embed:
+            return None
+        return self._submit(Job(EMBED, source=source))
+
+    def compact(self) -> Job:
+        return self._submit(Job(COMPACT))
+
+    def remove(self, paths: list[str]) -> Job:
+        """Remove files or folders from the index, final: queued reads of them are dropped, a running read of them
+        stops within one file, watchers hear it now (``removing``), and the removal runs before anything else."""
+        with self._cond:
+            dropped = self._queue.without_folders(paths)
+            running = self.running
+            if running is not None and running.kind == READ and running.touches(paths):
+                running.paths = [p for p in running.paths if not any(is_inside(p, f) for f in paths)]
+                running.cancel.set()  # stops within one file; the rest of its paths are read after the removal
+        removal = self._submit(Job(REMOVE, list(paths)))  # queued first: whatever the watchers do next waits for it
+        for job in dropped:
+            self._drop(job, "its folder was removed")
+        self._emit("removing", payload=list(paths))
+        return removal
+
+    def cancel(self) -> Job | None:
+        """The person's Cancel: the running read/embedding stops within one slice, queued reads, embedding and
+        compaction are forgotten, and embedding stays paused until asked for again. Removals and watch batches go
+        on (they are not what the person is cancelling). Returns the job that is stopping, if any."""
+        with self._cond:
+            self.paused = True
+            gone = self._queue.take(lambda j: j.kind in (REMOVE, WATCH))
+            stopping = [j for j in (self.running, self.embedding) if j is not None and j.kind in YIELDING]
+            for job in stopping:
+                job.cancel.set()
+            self._cancelled_burst = bool(stopping)
+            if not stopping and self._burst is None and any(j.source != WATCHED for j in gone):
+                self._burst = Burst(visible=True)  # cancelled before it started: still one (empty) summary
+        for job in gone:
+            self._drop(job, "cancelled")
+        self._emit("paused", payload=True)
+        if not stopping:
+            self._end_burst(cancelled=True)
+        return stopping[-1] if stopping else None
+
+    def wait_embedding_stopped(self, timeout: float = 60.0) -> bool:
+        """Block until no embedding runs (after :meth:`cancel`, before the vectors are reset for a new model)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.embedding is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.1))
+        return True
+
+    def stop(self, timeout: float = 30.0) -> str:
+        """Quit or switch database: stop the running job within one slice, forget the queue, end the thread.
+        Returns what was stopped, for the front end to say ("" when nothing ran)."""
+        with self._cond:
+            self.stopping = True
+            gone = self._queue.take(lambda _j: False)
+            running = [j for j in (self.running, self.embedding) if j is not None]
+            for job in running:
+                job.cancel.set()
+            self._cond.notify_all()
+        for job in gone:
+            self._drop(job, "the library was closed")
+        for thread in (self._thread, self._embed_thread):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
+        names = [describe(j) for j in running + gone if j.kind != WATCH]
+        return ", ".join(dict.fromkeys(names))
+
+    # ---------- state (any thread) ----------
+    @property
+    def alive(self) -> bool:
+        return any(t is not None and t.is_alive() for t in (self._thread, self._embed_thread))
+
+    def on_worker(self) -> bool:
+        return threading.current_thread() in (self._thread, self._embed_thread)
+
+    def active(self) -> list[Job]:
+        """The jobs running now (writer lane first)."""
+        with self._cond:
+            return [j for j in (self.running, self.embedding) if j is not None]
+
+    def queued(self) -> list[Job]:
+        with self._cond:
+            return list(self._queue.jobs)
+
+    def busy(self) -> bool:
+        with self._cond:
+            return self._busy_locked()
+
+    def _busy_locked(self) -> bool:
+        return self.running is not None or self.embedding is not None or bool(self._queue.jobs)
+
+    def higher_waiting(self, job: Job) -> bool:
+        """A job of a higher priority waits for the writer lane (the embedding lane never makes a read wait)."""
+        with self._cond:
+            first = self._queue.first_priority(lane_of=WRITER)
+        return first is not None and first < job.priority
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until nothing runs or waits (tests, benchmarks, the CLI)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy_locked():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.1))
+        return True
+
+    # ---------- the worker ----------
+    def _submit(self, job: Job) -> Job:
+        with self._cond:
+            if self.stopping:
+                job.dropped = "the library is closed"
+                job.finish()
+                return job
+            merged = self._queue.add(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, args=(WRITER,), name="desktop-memory-writer",
+                                                daemon=True)
+                self._embed_thread = threading.Thread(target=self._run, args=(EMBEDDER,),
+                                                      name="desktop-memory-embed", daemon=True)
+                self._thread.start()
+                self._embed_thread.start()
+            self._cond.notify_all()
+        if merged is job:
+            self._emit("queued", job)
+        return merged
+
+    def _drop(self, job: Job, why: str) -> None:
+        job.dropped = why
+        job.finish()
+        self._emit("dropped", job, why)
+
+    def _run(self, lane: str) -> None:
+        while True:
+            with self._cond:
+                while not self._queue.has(lane) and not self.stopping:
+                    self._cond.wait()
+                if self.stopping:
+                    return
+                job = self._queue.next(lane)
+                assert job is not None
+                self._set_running(lane, job)
+                if self._burst is None:  # under the lock: the two lanes start one burst, not two
+                    self._burst = Burst()
+                burst = self._burst
+                if job.source != WATCHED:
+                    burst.visible = True
+            ended: Burst | None = None
+            try:
+                self._run_one(job, burst)
+            finally:
+                with self._cond:  # deciding that the burst ended and detaching it is one step
+                    self._set_running(lane, None)
+                    idle = not self._busy_locked()
+                    cancelled = self._cancelled_burst and not (self.running or self.embedding)
+                    if cancelled:
+                        self._cancelled_burst = False
+                    if idle or cancelled:
+                        ended, self._burst = self._burst, None
+                    self._cond.notify_all()
+                if ended is not None:
+                    self._emit("burst", None, (ended.summary(cancelled), ended.visible))
+
+    def _set_running(self, lane: str, job: Job | None) -> None:
+        if lane == WRITER:
+            self.running = job
+        else:
+            self.embedding = job
+
+    def _run_one(self, job: Job, burst: Burst) -> None:
+        job.slices += 1
+        self._emit("started", job)
+        step = _StepAside(self, job)
+
+        def progress(p: IndexProgress) -> None:
+            self._emit("progress", job, p)
+
+        try:
+            summary = self._execute(job, burst, step, progress)
+        except BaseException as exc:  # the job failed; the writer goes on with the next one
+            job.error = exc
+            job.finish()
+            self._emit("failed", job, traceback.format_exc())
+            return
+        if step.stepped_aside and not job.cancel.is_set() and not self.stopping:
+            with self._cond:
+                self._queue.put_back(job)  # resumes by itself after the job that is waiting
+            self._emit("yielded", job)
+            return
+        if job.kind == READ and job.cancel.is_set() and job.paths and not self.stopping and not self.paused:
+            job.cancel.clear()  # stopped for a removal: the rest of its paths are read after it
+            with self._cond:
+                self._queue.put_back(job)
+            return
+        job.result = summary
+        if job.kind in (READ, WATCH) and summary is not None and (summary.chunks_added or job.kind == READ):
+            self.embed(source=AUTO if job.source == PERSON else WATCHED)
+        job.finish()
+        self._emit("done", job, summary)
+
+    def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
+        svc = self._svc
+        if job.kind == REMOVE:
+            n = svc.remove_paths(job.paths)
+            job.summary.removed += n
+            return n
+        if job.kind == COMPACT:
+            return svc.compact()
+        if job.kind == WATCH:
+            assert job.work is not None
+            summary = job.work(job.cancel)
+            job.summary = summary
+            return summary
+        if job.kind == READ:
+            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False)
+            part.cancelled = part.cancelled and job.cancel.is_set()  # stepping aside is not cancelling
+            job.summary = add_reads(job.summary if job.slices > 1 else None, part)
+            burst.read = add_reads(burst.read, part)
+            return job.summary
+        part = svc.embed_pending_summary(progress=progress, cancel=step)
+        part.cancelled = part.cancelled and job.cancel.is_set()
+        job.summary.chunks_embedded += part.chunks_embedded
+        job.summary.embed_s += part.embed_s
+        job.summary.embed_error = part.embed_error or job.summary.embed_error
+        burst.embedded.chunks_embedded += part.chunks_embedded
+        burst.embedded.embed_s += part.embed_s
+        burst.embedded.embed_error = part.embed_error or burst.embedded.embed_error
+        return job.summary
+
+    def _end_burst(self, cancelled: bool) -> None:
+        with self._cond:
+            burst, self._burst = self._burst, None
+        if burst is not None:
+            self._emit("burst", None, (burst.summary(cancelled), burst.visible))
+
+
+def describe(job: Job) -> str:
+    """A few words for what a job does, for "stopped …" messages."""
+    return {READ: "reading files", EMBED: "embedding", REMOVE: "removing files", COMPACT: "compacting",
+            WATCH: "indexing changes"}[job.kind]
+
+
+__all__ = ["Event", "Scheduler", "describe"]
