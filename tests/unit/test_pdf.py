@@ -117,7 +117,7 @@ def _check_text_doc(doc, row: dict[str, str]) -> None:
 
 def test_freeculture_is_read_whole(extractor: PdfExtractor) -> None:
     doc = run(extractor, "freeculture.pdf")  # the first 48 pages of the book (tests/data/eval/README.md)
-    assert len(doc.pages) == 48 and len(doc.text) > 70_000
+    assert len(doc.pages) == 48 and len(doc.text) > 60_000
     assert doc.title == "Free Culture"
     assert doc.warnings == ["page 1 has no text layer"]  # the cover is an image
 
