@@ -152,8 +152,9 @@ def run_bench(args: argparse.Namespace, settings: Settings | None = None) -> int
     from .table import format_report, format_scale
 
     if not args.dataset.is_dir():
-        raise UserError(f"{args.dataset} is not a folder (expected a BEIR dataset: corpus.jsonl, queries.jsonl, "
-                        "qrels.tsv).")
+        from .eval_data import missing_data
+
+        raise UserError(missing_data(args.dataset, "a BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv"))
     opts = _options(args)
     if args.scale:
         from .scale import run_scale
