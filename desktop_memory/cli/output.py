@@ -32,18 +32,20 @@ def _describe(p: IndexProgress) -> tuple[float, str]:
 
 
 class ProgressBar:
-    """Progress on stderr: one updating line on a terminal; off a terminal (a log, a pipe, cron) a plain line at each
-    phase and every few seconds, so a long run is never silent. Disabled entirely with ``enabled=False``."""
+    """Progress on stderr: one updating line on a terminal. Off a terminal (a log, a pipe, cron) a run that lasts is
+    never silent: after the first few seconds, a plain line at each phase and every few seconds (a short run, as in
+    a script, prints only its result). Disabled entirely with ``enabled=False``."""
 
     def __init__(self, enabled: bool, *, clock: Callable[[], float] = time.monotonic,
-                 every_s: float = LINE_EVERY_S) -> None:
+                 every_s: float | None = None) -> None:
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self._width = 0
         self._clock = clock
-        self._every_s = every_s
-        self._last_line: float | None = None
+        self._every_s = LINE_EVERY_S if every_s is None else every_s
+        self._last_line = clock()  # the first line comes one interval after the start
         self._phase = ""
+        self._quiet_so_far = True
 
     def __call__(self, p: IndexProgress) -> None:
         if not self.enabled or p.phase == "done":
@@ -51,8 +53,9 @@ class ProgressBar:
         frac, text = _describe(p)
         if not self.tty:
             now = self._clock()
-            if p.phase != self._phase or self._last_line is None or now - self._last_line >= self._every_s:
-                self._phase, self._last_line = p.phase, now
+            new_phase, self._phase = p.phase != self._phase, p.phase
+            if now - self._last_line >= self._every_s or (new_phase and not self._quiet_so_far):
+                self._last_line, self._quiet_so_far = now, False
                 sys.stderr.write(f"{time.strftime('%H:%M:%S')} {text}\n")
                 sys.stderr.flush()
             return

@@ -139,19 +139,28 @@ def test_an_empty_library_says_so_and_how_to_add_files(tmp_path, config):
         assert "the library is empty: add files with `desktop-memory index FOLDER`" in proc.stderr, (args, proc)
 
 
-def test_index_off_a_terminal_prints_progress_lines(tmp_path, config):
+def test_index_off_a_terminal_prints_progress_lines(tmp_path, config, monkeypatch, capsys):
+    """A log or a pipe gets a plain line every few seconds (here: every time, to see them in a short run)."""
+    from desktop_memory.cli import main, output
+
     folder = tmp_path / "docs"
     copy_docs(folder, 6)
-    proc = run_cli(tmp_path / "x.db", "index", folder, config=config)  # stderr is a pipe, not a terminal
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stderr.splitlines()
+    monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(config))
+    monkeypatch.setattr(output, "LINE_EVERY_S", 0.0)
+    assert main(["--db", str(tmp_path / "x.db"), "index", str(folder)]) == 0  # stderr is captured: not a terminal
+    err = capsys.readouterr().err
+    lines = err.splitlines()
     assert any(re.fullmatch(r"\d\d:\d\d:\d\d reading \d+/6 files · \d+ chunks", ln) for ln in lines), lines
     assert any(" embedding " in ln for ln in lines), lines
-    assert "\r" not in proc.stderr
-    assert run_cli(tmp_path / "y.db", "index", folder, "--quiet", config=config).stderr == ""
+    assert "\r" not in err
+    monkeypatch.setattr(output, "LINE_EVERY_S", 5.0)  # a short run in a script: only its result
+    proc = run_cli(tmp_path / "y.db", "index", folder, config=config)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert main(["--db", str(tmp_path / "z.db"), "index", "--quiet", str(folder)]) == 0
+    assert capsys.readouterr().err == ""
 
 
-def test_progress_lines_come_at_each_phase_and_every_few_seconds(capsys):
+def test_progress_lines_come_every_few_seconds_and_at_each_phase_after_that(capsys):
     now = [0.0]
     bar = ProgressBar(True, clock=lambda: now[0], every_s=5.0)
     for t, done in ((0, 0), (1, 1), (4, 2), (5.5, 3), (6, 4), (11, 5)):
@@ -161,8 +170,11 @@ def test_progress_lines_come_at_each_phase_and_every_few_seconds(capsys):
     bar(IndexProgress(phase="embed", chunks_to_embed=10))
     lines = capsys.readouterr().err.splitlines()
     assert [ln.split(" ", 1)[1] for ln in lines] == [
-        "reading 0/9 files · 0 chunks", "reading 3/9 files · 0 chunks", "reading 5/9 files · 0 chunks",
-        "embedding 0/10 chunks (0/s)"]
+        "reading 3/9 files · 0 chunks", "reading 5/9 files · 0 chunks", "embedding 0/10 chunks (0/s)"]
+    quick = ProgressBar(True, clock=lambda: now[0], every_s=5.0)
+    quick(IndexProgress(phase="extract", files_total=1))
+    quick(IndexProgress(phase="embed", chunks_to_embed=1))
+    assert capsys.readouterr().err == "", "a run shorter than the interval prints only its result"
 
 
 def _options(parser: argparse.ArgumentParser, where: str = "desktop-memory"):
