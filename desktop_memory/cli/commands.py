@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
                                                                              path_style=args.path_style))
     db = Path(args.db).expanduser() if args.db else settings.resolved_db_path()
-    if needs == "existing" and not db.exists():  # nothing to read: say so, and create nothing
+    undecodable = any("\ud800" <= ch <= "\udfff" for ch in str(db))  # the store names that problem itself
+    if needs == "existing" and not db.exists() and not undecodable:  # nothing to read: say so, create nothing
         raise UserError(f"no library at {db}: index a folder first (desktop-memory index FOLDER)"
                         + ("" if args.db else ", or name another library with --db PATH"))
     return _with_library(settings, args)
