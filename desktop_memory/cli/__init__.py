@@ -2,7 +2,7 @@
 
     desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | watch | ...
 
-parser.py is the table of commands (options, help, and the function each runs), commands.py the commands,
+parser.py is the table of commands (options, help, and the function each runs), subcommands.py the commands,
 output.py what they print. A query that starts with "-" goes after "--" (``desktop-memory search -- -hugo``), as for
 any Unix command. The query and filters are made valid for SQLite in ``retrieve/filters.py``.
 
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from ..errors import UserError
 from ..harness import BENCH_INSTALL_HINT
-from .commands import UsageError, run
 from .parser import _bounded_int, _parse_when, build_parser, valid_arg
+from .subcommands import UsageError, run
 
 __all__ = ["BENCH_INSTALL_HINT", "_bounded_int", "_parse_when", "build_parser", "main", "valid_arg"]
 

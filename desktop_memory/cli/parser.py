@@ -1,6 +1,6 @@
 """The command table: every subcommand with its options (each with help text) and the function that runs it.
 
-Each subparser sets ``func`` (the command, in commands.py) and ``library``: what it needs before it runs —
+Each subparser sets ``func`` (the command, in subcommands.py) and ``library``: what it needs before it runs —
 ``None``: nothing (``func(args)``); ``"settings"``: the settings (``func(args, settings)``); ``"existing"``: a library
 that exists (``func(svc, args)``; a missing one is an error and nothing is created); ``"create"``: a library it may
 create (``func(svc, args)``).
@@ -21,7 +21,7 @@ from ..config import BACKENDS, MAX_TOP_K
 from ..context.paths import PATH_STYLES
 from ..harness import BENCH_INSTALL_HINT, CLI_COMMANDS, find
 from ..models import DOC_KINDS
-from . import commands as c
+from . import subcommands as c
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
