@@ -308,6 +308,7 @@ class Stats:
     db_bytes: int
     model_id: str | None
     dim: int | None
+    duplicates: int = 0  # chunks collapsed onto an identical passage: they share its vector and have none of their own
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -339,7 +339,7 @@ class MemoryService:
             db_bytes = store.db_bytes()
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
                      pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
-                     model_id=model_id, dim=dim)
+                     model_id=model_id, dim=dim, duplicates=counts["duplicates"])
 
     def change_stamp(self) -> tuple[int, ...]:
         """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,

@@ -1,4 +1,8 @@
-"""The ``bench`` subcommand: argument parsing and output. The work is in runner.py and scale.py."""
+"""The ``bench`` subcommand: argument parsing and output. The work is in runner.py and scale.py.
+
+``desktop-memory bench`` finds :func:`add_bench_parser` through the ``desktop_memory.cli_commands`` entry point
+(pyproject.toml): the app never imports this package.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from desktop_memory.config import BACKENDS
+from desktop_memory.config import BACKENDS, Settings
 from desktop_memory.errors import UserError
 
 if TYPE_CHECKING:
@@ -79,13 +83,13 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
                    help="local = the app's default model; hash = a meaningless test fake (fast)")
     p.add_argument("--per-query", type=Path, default=None, help="write per-query metrics (JSON) to this file")
     tune = p.add_argument_group("search/chunk overrides (default: the app's defaults)")
-    tune.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
+    tune.add_argument("--fusion", choices=("zscore", "rrf"), default=None, help="how the two lanes are fused")
     tune.add_argument("--keyword-term-budget", type=int, default=None,
                       help="postings budget of the keyword lane's term planner (0 = exact BM25 always)")
-    tune.add_argument("--keyword-weight", type=float, default=None)
-    tune.add_argument("--dense-weight", type=float, default=None)
-    tune.add_argument("--rrf-k", type=int, default=None)
-    tune.add_argument("--overfetch", type=int, default=None)
+    tune.add_argument("--keyword-weight", type=float, default=None, help="the keyword lane's weight in the fusion")
+    tune.add_argument("--dense-weight", type=float, default=None, help="the semantic lane's weight in the fusion")
+    tune.add_argument("--rrf-k", type=int, default=None, help="the k of reciprocal-rank fusion")
+    tune.add_argument("--overfetch", type=int, default=None, help="candidates fetched per lane for each result")
     tune.add_argument("--chunk-target", type=int, default=None, help="ChunkSettings.target_chars")
     tune.add_argument("--chunk-max", type=int, default=None, help="ChunkSettings.max_chars")
     tune.add_argument("--max-tokens", type=int, default=None,
@@ -97,7 +101,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
     sc.add_argument("--scale-queries", type=int, default=200, help="queries timed per scale step (default 200)")
     sc.add_argument("--scale-db", type=Path, default=None,
                     help="where to build the synthetic index (default: a temporary file, deleted afterwards)")
-    p.set_defaults(bench_func=run_bench)
+    p.set_defaults(func=run_bench)
     return p
 
 
@@ -137,18 +141,20 @@ def _require_bench_extra() -> None:
 
     missing = [m for m in ("ir_measures", "psutil") if importlib.util.find_spec(m) is None]
     if missing:
-        from desktop_memory.cli import BENCH_INSTALL_HINT
+        from desktop_memory.harness import BENCH_INSTALL_HINT
 
         raise UserError(f"{BENCH_INSTALL_HINT} Missing: {', '.join(missing)}.")
 
 
-def run_bench(args: argparse.Namespace) -> int:
+def run_bench(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    """Run the benchmark (the CLI has already checked the settings file; the runner reads its own)."""
     _require_bench_extra()
     from .table import format_report, format_scale
 
     if not args.dataset.is_dir():
-        raise UserError(f"{args.dataset} is not a folder (expected a BEIR dataset: corpus.jsonl, queries.jsonl, "
-                        "qrels.tsv).")
+        from .eval_data import missing_data
+
+        raise UserError(missing_data(args.dataset, "a BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv"))
     opts = _options(args)
     if args.scale:
         from .scale import run_scale

@@ -83,6 +83,10 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def load_beir(root: Path | str, split: str = "test", *, name: str | None = None) -> BeirDataset:
     root = Path(root).expanduser()
+    if not root.is_dir():
+        from .eval_data import missing_data
+
+        raise UserError(missing_data(root, "a BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv"))
     if split not in SPLIT_FILES:
         raise UserError(f"Unknown split {split!r}; use test or train.")
     qfile, rfile = SPLIT_FILES[split]

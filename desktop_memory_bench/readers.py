@@ -24,6 +24,7 @@ from desktop_memory.ingest.detect import detect_kind
 from desktop_memory.ingest.pdf import default_extractor, shutdown_pdf_worker
 from desktop_memory.ingest.readers import read_document
 
+from .eval_data import SHARED_EVAL, missing_data
 from .table import render_table
 
 SCANNED = {  # file → a phrase its page shows (read off the rendered page)
@@ -99,9 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m desktop_memory_bench.readers", description=__doc__)
     p.add_argument("folders", nargs="*", type=Path, help="folders of documents (default: the office eval set)")
     p.add_argument("--ocr", action="store_true", help="also OCR the scanned eval PDFs (needs the ocr extra)")
-    eval_dir = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+    eval_dir = SHARED_EVAL
     args = p.parse_args(argv)
     folders = args.folders or [eval_dir / "office" / "files"]
+    for folder in folders + ([eval_dir / "pdfs"] if args.ocr else []):
+        if not folder.is_dir():
+            print(missing_data(folder, "a folder of documents"), file=sys.stderr)
+            return 2
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     try:
         print(bench_formats(folders))

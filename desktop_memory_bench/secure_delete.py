@@ -42,9 +42,10 @@ from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store, erase
 
+from .eval_data import SHARED_EVAL, missing_data
 from .table import render_table
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact" / "corpus.jsonl"
+DEFAULT_CORPUS = SHARED_EVAL / "scifact" / "corpus.jsonl"
 ROOT = "/bench-library"
 DIM = 384
 CHUNK_CHARS = 800
@@ -174,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="off,pragma,on", help="comma-separated: " + ", ".join(MODES) +
                    " (fts and per-doc take minutes on 10,000 documents)")
     args = p.parse_args(argv)
+    if not args.corpus.is_file():
+        print(missing_data(args.corpus, "the SciFact corpus; or pass --corpus"), file=sys.stderr)
+        return 2
     base = _abstracts(args.corpus)
     n_small = min(args.small, args.docs // 2)
     with tempfile.TemporaryDirectory(prefix="dm-secure-delete-") as tmp:

@@ -34,7 +34,9 @@ from typing import Any
 
 from desktop_memory.gui.smoke import _needs_offscreen, isolated_app_dirs
 
-MDDOCS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "mddocs"
+from .eval_data import SHARED_EVAL, missing_data
+
+MDDOCS = SHARED_EVAL / "mddocs"
 QUERIES = ("async await concurrency", "path parameters", "dependency injection", "environment variables",
            "request body validation", "security oauth2 tokens", "background tasks", "testing the app",
            "deployment with docker", "response model", "cors middleware", "websockets", "sql databases",
@@ -310,7 +312,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     if not (args.corpus / "fastapi").is_dir():
-        print(f"no FastAPI docs under {args.corpus}: pass --corpus (the eval mddocs folder)", file=sys.stderr)
+        print(missing_data(args.corpus / "fastapi", "the FastAPI docs of the eval mddocs; or pass --corpus"),
+              file=sys.stderr)
         return 2
     report = run_soak(args.ops, embedder=args.embedder, sample_every=args.sample_every, corpus=args.corpus)
     if args.json:

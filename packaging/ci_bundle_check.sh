@@ -72,7 +72,7 @@ echo "== $NAME-gui --smoke (offscreen)"
 run QT_QPA_PLATFORM=offscreen "$APP/$NAME-gui" --smoke || fail "$NAME-gui --smoke"
 
 echo "== index and search a real PDF with the bundled CLI"
-PDF_SRC="${DM_CHECK_PDF:-$ROOT/../shared/eval/pdfs/crazyones.pdf}"
+PDF_SRC="${DM_CHECK_PDF:-$ROOT/tests/data/eval/pdfs/crazyones.pdf}"  # the test data: no ../shared needed
 mkdir -p "$WORK/pdfs"
 if [ -f "$PDF_SRC" ]; then
   cp "$PDF_SRC" "$WORK/pdfs/crazyones.pdf"
@@ -103,7 +103,7 @@ sys.exit(0 if top.get("source") == sys.argv[2] and "dense" in top.get("lanes", [
 EOF
 
 echo "== index and search a Word document with the bundled CLI (read in the same helper process as PDFs)"
-DOCX_SRC="$ROOT/../shared/eval/office/files/docx_heading_levels.docx"
+DOCX_SRC="$ROOT/tests/data/eval/office/files/docx_heading_levels.docx"
 DQUERY="Pellentesque tristique scelerisque libero"
 mkdir -p "$WORK/docs"
 if [ -f "$DOCX_SRC" ]; then

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+# The one place the suite's data lives: a small copy of ../shared/eval inside the repository (tests/data/eval/README.md
+# says what is there and where it comes from), so a fresh clone with nothing beside it runs every test.
+EVAL = Path(__file__).resolve().parent / "data" / "eval"
+MDDOCS = EVAL / "mddocs"
+PDFS = EVAL / "pdfs"
+OFFICE = EVAL / "office"
 
 
 @pytest.fixture(autouse=True)
@@ -18,5 +23,5 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def eval_dir() -> Path:
-    assert EVAL.is_dir(), f"shared eval data expected at {EVAL}"
+    assert (PDFS / "manifest.tsv").is_file() and MDDOCS.is_dir(), f"test data expected at {EVAL}"
     return EVAL

@@ -113,7 +113,8 @@ def test_newer_database_is_refused_with_a_clear_message(tmp_path):
     import apsw
 
     db = tmp_path / "future.db"
-    cli(db, "stats")
+    (tmp_path / "empty").mkdir()
+    cli(db, "index", str(tmp_path / "empty"))  # a library (stats on a missing one makes none: "no library at …")
     c = apsw.Connection(str(db))
     c.execute("pragma user_version=999")
     c.close()

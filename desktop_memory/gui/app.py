@@ -112,21 +112,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-BENCH_MISSING = ("{flag} is a developer benchmark and is not part of the installed app. Run it from a source "
-                 "checkout with the benchmark extra: pip install -e '.[bench]', then desktop-memory-gui {flag} --help.")
-
-
 def _run_benchmark(flag: str, argv: list[str]) -> int:
-    """The GUI benchmarks live in desktop_memory_bench (never in the bundle); say how to get them if absent."""
-    try:
-        if flag == "--soak-bench":
-            from desktop_memory_bench.soak import main as bench_main
-        else:
-            from desktop_memory_bench.stall_bench import main as bench_main
-    except ImportError:
-        print(BENCH_MISSING.format(flag=flag), file=sys.stderr)
+    """The GUI benchmarks live in the harness (never in the bundle), found by entry point; say how to get them."""
+    from ..harness import GUI_BENCH_MISSING, GUI_BENCHMARKS, find
+
+    bench_main = find(GUI_BENCHMARKS, flag.lstrip("-"))
+    if bench_main is None:
+        print(GUI_BENCH_MISSING.format(flag=flag), file=sys.stderr)
         return 2
-    return bench_main(argv)
+    code: int = bench_main(argv)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

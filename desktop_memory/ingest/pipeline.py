@@ -133,7 +133,7 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
         for root in roots:
             if os.path.isdir(root) and not has_surrogates(root):
                 _remove_vanished(store, root, seen, summary)
-                store.add_root(root)
+                _add_library_folder(store, root)
         rep.emit(force=True)
         if embed and embedder is not None:
             embed_pending(store, embedder, settings, reporter=rep, cancel=cancel, summary=summary)
@@ -142,6 +142,25 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
     summary.elapsed_s = time.perf_counter() - t0
     rep.emit(force=True, phase="done")
     return summary
+
+
+def _inside(path: str, folder: str) -> bool:
+    """True when ``path`` is ``folder`` or lies under it (whole path components: /a/bc is not inside /a/b)."""
+    folder = folder.rstrip(os.sep) or os.sep
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
+
+
+def _add_library_folder(store: Store, root: str) -> None:
+    """A folder indexed inside a library folder is part of it, never a second, nested library folder (its sources
+    stay named from the outer folder, and watching does not gain a folder); a folder that holds library folders
+    takes their place."""
+    existing = store.roots()
+    if any(_inside(root, r) for r in existing if r != root):
+        return
+    for inner in existing:
+        if inner != root and _inside(inner, root):
+            store.remove_root(inner)
+    store.add_root(root)
 
 
 def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool, summary: IndexSummary) -> FileOutcome:

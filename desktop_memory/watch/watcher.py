@@ -299,8 +299,8 @@ class Watcher:
         if not self._only:
             return
         known = set(self._service.roots())
-        for folder in self._only:
-            if folder in known or not os.path.isdir(folder):
+        for folder in self._only:  # a folder inside a library folder is part of the library already
+            if any(is_inside(folder, k) for k in known) or not os.path.isdir(folder):
                 continue
             t0 = time.perf_counter()
             summary = self._scheduler.read([folder], source="watch").wait()
@@ -312,8 +312,8 @@ class Watcher:
     def _sync(self) -> list[str]:
         """Bring the watches in line with the library and the pause state; returns the newly watched folders."""
         roots = [_norm(r) for r in self._service.roots()]
-        if self._only is not None:
-            roots = [r for r in roots if r in self._only]
+        if self._only is not None:  # the named folders that are in the library (or inside one of its folders)
+            roots = [f for f in self._only if any(is_inside(f, r) for r in roots)]
         with self._lock:
             self._library = roots
         if self._debouncer.closed:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.config import Settings, settings_path
+from tests.conftest import EVAL, MDDOCS, PDFS
 
-EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
-FASTAPI = EVAL / "mddocs" / "fastapi"
-PDFS = EVAL / "pdfs"
+FASTAPI = MDDOCS / "fastapi"
+__all__ = ["EVAL", "FASTAPI", "PDFS"]
 
 
 @pytest.fixture

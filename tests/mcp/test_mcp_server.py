@@ -24,10 +24,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from desktop_memory.config import ContextSettings, EmbedderSettings, Settings, save_settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
+from tests.conftest import MDDOCS, PDFS
 
 REPO = Path(__file__).resolve().parents[2]
-EVAL = REPO.parent / "shared" / "eval"
-FASTAPI = EVAL / "mddocs" / "fastapi"
+FASTAPI = MDDOCS / "fastapi"
 DOCS = ("async.md", "benchmarks.md", "environment-variables.md", "alternatives.md")
 READ_TOOLS = {"search", "get_context", "get_passage", "list_sources"}
 
@@ -44,7 +44,7 @@ def library(tmp_path: Path) -> dict[str, Path]:
     (docs / "pdf").mkdir(parents=True)
     for name in DOCS:
         shutil.copy(FASTAPI / name, docs / name)
-    shutil.copy(EVAL / "pdfs" / "crazyones.pdf", docs / "pdf" / "crazyones.pdf")
+    shutil.copy(PDFS / "crazyones.pdf", docs / "pdf" / "crazyones.pdf")
     db = tmp_path / "data" / "memory.db"
     settings = _settings(db)
     svc = MemoryService(settings, embedder=HashEmbedder(64))

@@ -30,11 +30,9 @@ import apsw
 import pytest
 import tomli_w
 
+from tests.conftest import EVAL, MDDOCS, PDFS
 from tests.support.ollama_server import OllamaStub
 
-EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
-PDFS = EVAL / "pdfs"
-MDDOCS = EVAL / "mddocs"
 REPO = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -321,7 +319,7 @@ def copy_tree(src: Path, dst: Path, limit: int | None = None, pattern: str = "*.
 
 @pytest.fixture(scope="session")
 def eval_present() -> Path:
-    assert (PDFS / "manifest.tsv").is_file() and MDDOCS.is_dir(), f"shared eval data expected at {EVAL}"
+    assert (PDFS / "manifest.tsv").is_file() and MDDOCS.is_dir(), f"test data expected at {EVAL}"
     return EVAL
 
 

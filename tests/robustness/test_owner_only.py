@@ -146,7 +146,9 @@ def test_an_existing_loose_library_is_tightened_once_with_a_notice(tmp_path):
 
 def test_cli_prints_one_stderr_line_per_tightened_item(tmp_path, hash_config):
     db = tmp_path / "data" / "c.db"
-    assert run_cli(db, "stats", config=hash_config).returncode == 0
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# A note\n\nsome text\n")
+    assert run_cli(db, "index", tmp_path / "notes", config=hash_config).returncode == 0  # a new library
     os.chmod(db, 0o644)
     out = run_cli(db, "stats", config=hash_config)
     assert out.returncode == 0, out.stderr

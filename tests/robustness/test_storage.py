@@ -301,7 +301,8 @@ def test_kill9_during_migration_leaves_the_old_version(tmp_path, hash_config, le
 
 def test_newer_schema_is_refused_and_left_untouched(tmp_path, hash_config, ledger):
     db = tmp_path / "future.db"
-    assert run_cli(db, "stats", config=hash_config).returncode == 0
+    (tmp_path / "empty").mkdir()
+    assert run_cli(db, "index", tmp_path / "empty", config=hash_config).returncode == 0  # a new, empty library
     conn = apsw.Connection(str(db))
     conn.execute(f"pragma user_version = {SCHEMA_VERSION + 7}")
     conn.execute("pragma wal_checkpoint(truncate)")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -22,9 +19,7 @@ from desktop_memory.chunking.validate import chunk_body, chunk_problems
 from desktop_memory.config import ChunkSettings, IngestSettings
 from desktop_memory.ingest.readers import read_document
 from desktop_memory.models import ExtractedDoc
-
-MDDOCS = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "mddocs"
-needs_mddocs = pytest.mark.skipif(not MDDOCS.is_dir(), reason="shared eval data not present")
+from tests.conftest import MDDOCS
 
 
 def md(text: str) -> ExtractedDoc:
@@ -80,7 +75,6 @@ def test_clean_heading() -> None:
 # -- chunking behaviour --------------------------------------------------------------------------------------
 
 
-@needs_mddocs
 def test_fastapi_query_params_breadcrumbs() -> None:
     doc = read_document(str(MDDOCS / "fastapi/tutorial/query-params.md"), IngestSettings())
     assert doc.title == "Query Parameters"
@@ -96,7 +90,6 @@ def test_fastapi_query_params_breadcrumbs() -> None:
     assert any("http://127.0.0.1:8000/items/?skip=0&limit=10" in c.text for c in chunks)
 
 
-@needs_mddocs
 def test_hugo_front_matter_title_and_no_front_matter_chunk() -> None:
     path = MDDOCS / "hugo/shortcodes/highlight.md"
     doc = read_document(str(path), IngestSettings())
@@ -108,7 +101,6 @@ def test_hugo_front_matter_title_and_no_front_matter_chunk() -> None:
     assert chunks[0].location.heading_path[0] == "Highlight shortcode"
 
 
-@needs_mddocs
 def test_all_real_markdown_docs_satisfy_invariants() -> None:
     cfg = ChunkSettings()
     files = sorted(MDDOCS.rglob("*.md"))

@@ -1,7 +1,4 @@
-"""PDF extraction through the sandbox worker, on all 36 real PDFs of the eval set, plus failure handling.
-
-Whole file: ~10 s (PDFium extracts the 352-page freeculture.pdf in well under 2 s).
-"""
+"""PDF extraction through the sandbox worker, on the 33 real PDFs of tests/data/eval/pdfs, plus failure handling."""
 
 from __future__ import annotations
 
@@ -27,15 +24,12 @@ from desktop_memory.ingest.pdf import (
 )
 from desktop_memory.ingest.pdf_worker import clean_page_text, describe_pages, scanned_reason
 from desktop_memory.ingest.readers import read_document
+from tests.conftest import PDFS
 
-PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "pdfs"
 MANIFEST = PDFS / "manifest.tsv"
-pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="shared eval PDFs not present")
 
 
 def manifest_rows() -> list[dict[str, str]]:
-    if not MANIFEST.exists():
-        return []
     with open(MANIFEST, newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh, delimiter="\t"))
 
@@ -48,7 +42,7 @@ PHRASES = {
     "tracemonkey.pdf": (1, "Trace-based Just-in-Time Type Specialization"),
     "multilang.pdf": (1, "Привет, мир"),
     "ArabicCIDTrueType.pdf": (1, "العربية"),
-    "freeculture.pdf": (352, ""),
+    "freeculture.pdf": (48, ""),
     "chelsea_pdta.pdf": (1, "municipalité de Chelsea"),
     "r6-owner-password.pdf": (1, ""),
     "xref_command_missing.pdf": (1, "Reduced test-case"),
@@ -109,8 +103,8 @@ def _check_text_doc(doc, row: dict[str, str]) -> None:
             assert doc.text[doc.pages[i - 1][2]:start] == PAGE_SEPARATOR
     assert doc.pages[-1][2] == len(doc.text)
     body_chars = len(doc.text) - (pages - 1) * len(PAGE_SEPARATOR)
-    reference = int(row["pdfplumber_chars"] or 0)
-    assert body_chars >= 0.6 * reference  # at least comparable to what pdfplumber finds
+    reference = int(row["pdfplumber_chars"] or row["pypdf_chars"] or 0)  # pypdf's count for the cut files
+    assert reference > 0 and body_chars >= 0.6 * reference  # at least comparable to what pdfplumber/pypdf find
     if row["file"] in PHRASES:
         page, phrase = PHRASES[row["file"]]
         _, start, end = doc.pages[page - 1]
@@ -121,12 +115,9 @@ def _check_text_doc(doc, row: dict[str, str]) -> None:
     assert {c.location.page for c in chunks} <= set(range(1, pages + 1))
 
 
-def test_freeculture_is_fast(extractor: PdfExtractor) -> None:
-    started = time.monotonic()
-    doc = run(extractor, "freeculture.pdf")
-    elapsed = time.monotonic() - started
-    assert len(doc.pages) == 352 and len(doc.text) > 600_000
-    assert elapsed < 15, f"freeculture took {elapsed:.1f} s"
+def test_freeculture_is_read_whole(extractor: PdfExtractor) -> None:
+    doc = run(extractor, "freeculture.pdf")  # the first 48 pages of the book (tests/data/eval/README.md)
+    assert len(doc.pages) == 48 and len(doc.text) > 60_000
     assert doc.title == "Free Culture"
     assert doc.warnings == ["page 1 has no text layer"]  # the cover is an image
 

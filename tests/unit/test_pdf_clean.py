@@ -12,8 +12,7 @@ from desktop_memory.config import ChunkSettings
 from desktop_memory.context.packer import source_line
 from desktop_memory.ingest.pdf import extract_pdf_in_process
 from desktop_memory.ingest.pdf_clean import clean_pages, place_headings
-
-PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "pdfs"
+from tests.conftest import PDFS
 
 
 def test_slugs_bars_and_margin_numbers_go() -> None:

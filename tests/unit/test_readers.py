@@ -20,6 +20,7 @@ from desktop_memory.ingest.detect import detect_kind, detect_language, kind_from
 from desktop_memory.ingest.encoding import decode_bytes
 from desktop_memory.ingest.hashing import hash_file, hash_text
 from desktop_memory.ingest.readers import read_document
+from tests.conftest import PDFS
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 S = IngestSettings()
@@ -241,7 +242,7 @@ def test_non_ascii_file_name(tmp_path: Path) -> None:
 
 
 def test_pdf_routed_to_pdf_reader() -> None:
-    pdf = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "pdfs" / "crazyones.pdf"
+    pdf = PDFS / "crazyones.pdf"
     doc = read_document(str(pdf), S)
     assert doc.kind == "pdf" and doc.pages == [(1, 0, len(doc.text))]
 

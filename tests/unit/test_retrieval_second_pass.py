@@ -1,6 +1,6 @@
 """Retrieval second pass (issue 13): long-query term weights, every copy findable, one row per file, strength.
 
-Real files (the FastAPI docs in shared/eval), the real pipeline and SQLite store; the hash embedder where the test
+Real files (the FastAPI docs in tests/data/eval), the real pipeline and SQLite store; the hash embedder where the test
 is about reachability or grouping, the real model where it is about match strength."""
 
 from __future__ import annotations

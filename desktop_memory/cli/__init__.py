@@ -1,0 +1,65 @@
+"""Command-line interface over the same core as the GUI. No Qt import.
+
+    desktop-memory [--db PATH] index PATH... | search QUERY | context QUERY | stats | remove PATH... | watch | ...
+
+parser.py is the table of commands (options, help, and the function each runs), subcommands.py the commands,
+output.py what they print. A query that starts with "-" goes after "--" (``desktop-memory search -- -hugo``), as for
+any Unix command. The query and filters are made valid for SQLite in ``retrieve/filters.py``.
+
+Exit codes: 0 ok (also when the reader of a pipe stops early: ``| head``), 1 a problem the user can fix (message on
+stderr), 2 bad usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+
+from ..errors import UserError
+from ..harness import BENCH_INSTALL_HINT
+from .parser import _bounded_int, _parse_when, build_parser, valid_arg
+from .subcommands import UsageError, run
+
+__all__ = ["BENCH_INSTALL_HINT", "_bounded_int", "_parse_when", "build_parser", "main", "valid_arg"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    multiprocessing.freeze_support()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.smoke:
+        from ..smoke import run_smoke
+
+        return run_smoke(gui=False)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        code = run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
+    except UsageError as exc:
+        print(f"error: {valid_arg(str(exc))}", file=sys.stderr)
+        return 2
+    except UserError as exc:
+        print(f"error: {valid_arg(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _reader_went_away() -> int:
+    """``desktop-memory list | head``: the reader has what it wanted. End quietly with 0, as grep and git do in a
+    pipeline, and point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 0

@@ -1,0 +1,289 @@
+"""One small function per subcommand (parser.py's table points at them) and :func:`run`, which gives each the
+settings or the library it asked for.
+
+Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage (or a path that does not exist),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, TypeVar
+
+from ..config import Settings, load_settings, reset_settings, settings_path
+from ..errors import UserError
+from ..models import SearchFilters
+from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+_T = TypeVar("_T")
+WRITING = ("index", "embed", "reembed", "remove", "watch", "compact")  # these say themselves why a write is refused
+
+
+class UsageError(UserError):
+    """Bad usage the parser cannot see (a path that does not exist): exit 2, like argparse's own errors."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Give the command what its table entry asks for, then run it."""
+    needs = args.library
+    if needs is None:
+        code: int = args.func(args)
+        return code
+    settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
+    if needs == "settings":
+        code = args.func(args, settings)
+        return code
+    missing = missing_paths(args.paths) if getattr(args, "paths_must_exist", False) else []
+    if missing:  # before anything is opened or recorded: a typo must not leave a "not found" document behind
+        raise UsageError("no such file or folder: " + ", ".join(missing))
+    if getattr(args, "path_style", None):
+        settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
+                                                                             path_style=args.path_style))
+    db = Path(args.db).expanduser() if args.db else settings.resolved_db_path()
+    undecodable = any("\ud800" <= ch <= "\udfff" for ch in str(db))  # the store names that problem itself
+    if needs == "existing" and not db.exists() and not undecodable:  # nothing to read: say so, create nothing
+        raise UserError(f"no library at {db}: index a folder first (desktop-memory index FOLDER)"
+                        + ("" if args.db else ", or name another library with --db PATH"))
+    return _with_library(settings, args)
+
+
+def _with_library(settings: Settings, args: argparse.Namespace) -> int:
+    from ..service import MemoryService
+    from ..store.migrations import DatabaseDamaged
+
+    try:
+        svc = MemoryService(settings, db_path=args.db)
+    except DatabaseDamaged as exc:
+        if args.command != "check":
+            raise
+        for problem in exc.problems:
+            print(f"schema: {problem}")
+        print(f"the database is damaged: {len(exc.problems)} problem(s)")
+        print(exc.advice, file=sys.stderr)
+        return 1
+    try:
+        for notice in svc.take_notices():  # e.g. a data folder made owner-only: one line each
+            print(f"note: {notice}", file=sys.stderr)
+        if svc.read_only_note and args.command not in WRITING:
+            print(f"note: {svc.read_only_note}", file=sys.stderr)  # once per run; writes say why they are refused
+        code: int = args.func(svc, args)
+        return code
+    finally:
+        svc.close()
+
+
+def _run_with_cancel(fn: Callable[[threading.Event], _T]) -> _T:
+    """Run long work so Ctrl-C sets a cancel flag (the job stops cleanly between documents/batches)."""
+    cancel = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        sys.stderr.write("\ncancelling after the current file… (Ctrl-C again to abort)\n")
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        return fn(cancel)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _empty_note(svc: MemoryService) -> None:
+    if not svc.stats().documents:
+        print(f"note: {EMPTY_LIBRARY}", file=sys.stderr)
+
+
+def _filters(args: argparse.Namespace) -> SearchFilters:
+    prefix = os.path.abspath(os.path.expanduser(args.path_prefix)) if args.path_prefix else None
+    return SearchFilters(path_prefix=prefix, path_glob=args.path_glob, kinds=tuple(args.kind),
+                         modified_since=args.since, modified_until=args.until)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# commands
+
+
+def settings_command(args: argparse.Namespace) -> int:
+    path = settings_path()
+    if args.reset:
+        backup = reset_settings(path)
+        print(f"settings reset to the defaults; the old file was kept as {backup}" if backup
+              else f"no settings file at {path}: the defaults are in use")
+        return 0
+    load_settings(path)  # a problem raises SettingsError: printed by main(), exit 1
+    print(f"{path}: ok" if path.exists() else f"no settings file at {path}: the defaults are in use")
+    return 0
+
+
+def mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve over stdio; the server opens the database itself, lazily: a missing one is reported per call."""
+    from ..mcp_server.server import serve
+
+    return serve(settings, args.db, allow_indexing=args.allow_indexing)
+
+
+def missing_paths(paths: list[str]) -> list[str]:
+    """The named paths that do not exist (a broken symlink exists: it is reported as such when indexed)."""
+    return [p for p in paths if not os.path.lexists(os.path.expanduser(p))]
+
+
+def index(svc: MemoryService, args: argparse.Namespace) -> int:
+    bar = ProgressBar(not args.quiet and not args.json)
+    summary = _run_with_cancel(lambda c: svc.index_paths(args.paths, progress=bar, cancel=c, force=args.force,
+                                                        embed=not args.no_embed))
+    bar.finish()
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print_summary(summary)
+    return 130 if summary.cancelled else 0
+
+
+def embed(svc: MemoryService, args: argparse.Namespace) -> int:
+    bar = ProgressBar(not args.quiet)
+    fn = svc.embed_pending_summary if args.command == "embed" else svc.reembed
+    summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))
+    bar.finish()
+    print(f"embedded {summary.chunks_embedded} chunks")
+    if summary.embed_error:
+        print(f"error: {summary.embed_error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def search(svc: MemoryService, args: argparse.Namespace) -> int:
+    outcome = svc.search_outcome(args.query, backend=args.backend, top_k=args.top_k, filters=_filters(args))
+    for note in outcome.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not outcome.results:
+        _empty_note(svc)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in outcome.results], indent=2, ensure_ascii=False))
+        return 0
+    if not outcome.results:
+        print("no results")
+    for r in outcome.results:
+        where = r.location.describe()
+        print(f"{r.rank:>2}. {r.source}" + (f"  ({where})" if where else ""))
+        print(f"    score {r.score:.4f} · {r.explain()}")
+        snippet = " ".join(r.text.split())
+        print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+    return 0
+
+
+def context(svc: MemoryService, args: argparse.Namespace) -> int:
+    report, outcome = svc.context_outcome(args.query, args.budget, backend=args.backend, top_k=args.top_k,
+                                          filters=_filters(args), include_weak=args.include_weak)
+    for note in outcome.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not outcome.results:
+        _empty_note(svc)
+    if not report.items and outcome.results and outcome.weak and not args.include_weak:
+        print("note: no strong matches; nothing packed (--include-weak packs the weak ones)", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(report.text + "\n")
+        dropped = f", {len(report.dropped)} passage(s) did not fit" if report.dropped else ""
+        print(f"[{report.tokens_used}/{report.budget} tokens, {len(report.items)} passage(s){dropped}]",
+              file=sys.stderr)
+    return 0
+
+
+def stats(svc: MemoryService, args: argparse.Namespace) -> int:
+    st = svc.stats()
+    if args.json:
+        print(json.dumps(st.to_dict(), indent=2))
+    else:
+        print_stats(st)
+    return 0
+
+
+def remove(svc: MemoryService, args: argparse.Namespace) -> int:
+    n = svc.remove_paths(args.paths)
+    print(f"removed {n} document(s) from the index")
+    return 0
+
+
+def list_documents(svc: MemoryService, args: argparse.Namespace) -> int:
+    documents = svc.documents()
+    listed = [d for d in documents if args.status is None or d.status == args.status]
+    if not documents:
+        print(f"note: {EMPTY_LIBRARY}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([vars(d) for d in listed], indent=2, ensure_ascii=False))
+    else:
+        for d in listed:
+            extra = f"  {d.error}" if d.error else ""
+            print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
+    return 0
+
+
+def check(svc: MemoryService, args: argparse.Namespace) -> int:
+    problems = svc.check()
+    for p in problems:
+        print(p)
+    skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
+    print(("ok" + (skipped if svc.read_only_note else "")) if not problems else f"{len(problems)} problem(s)")
+    return 0 if not problems else 1
+
+
+def compact(svc: MemoryService, args: argparse.Namespace) -> int:
+    before, after = svc.compact()
+    print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+    for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+        print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
+              "then; delete it once you no longer need it", file=sys.stderr)
+    return 0
+
+
+def watch(svc: MemoryService, args: argparse.Namespace) -> int:
+    """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
+    from ..watch import Watcher, WatchUpdate
+
+    folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
+    for folder in folders or []:
+        if not os.path.isdir(folder):
+            raise UserError(f"not a folder: {folder}")
+    if folders is None and not svc.roots():
+        raise UserError("the library has no folders yet: name one (`desktop-memory watch FOLDER`) or index one")
+    stop = threading.Event()
+
+    def show(update: WatchUpdate) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {update.message}", flush=True)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    watcher = Watcher(svc, folders=folders, on_update=show, embed=not args.no_embed)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        watcher.start()
+        pending = svc.stats().pending_vectors if not args.no_embed else 0
+        if pending:  # read earlier with --no-embed, or interrupted: the vectors are made in the background
+            print(f"{time.strftime('%H:%M:%S')} embedding {pending} passages without vectors", flush=True)
+            svc.scheduler.embed(source="auto")
+        while not stop.wait(5.0) and watcher.running:  # a wake-up every 5 s: no measurable CPU
+            pass
+    finally:
+        watcher.stop()
+        stopped = svc.scheduler.stop()  # an embedding stops within one slice; what it made is kept
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    said = f" (stopped {stopped}; what was done is kept)" if stopped else ""
+    print(f"{time.strftime('%H:%M:%S')} stopped watching{said}", flush=True)
+    return 0
