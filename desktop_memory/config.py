@@ -39,7 +39,7 @@ ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
 
 Backend = Literal["hybrid", "keyword", "bm25", "dense"]
 BACKENDS: tuple[Backend, ...] = ("hybrid", "keyword", "bm25", "dense")
-EMBEDDERS = ("local", "ollama")
+EMBEDDERS = ("local", "ollama", "openai")
 MAX_TOP_K = 1000  # results a search may return (settings, CLI and the service share it)
 
 # Value types with their ranges, declared once and used next to the fields.
@@ -47,7 +47,7 @@ Chars = Annotated[int, msgspec.Meta(ge=100, le=100_000)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86_400)]
 Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
-EmbedderKind = Literal["local", "ollama", "hash"]
+EmbedderKind = Literal["local", "ollama", "openai", "hash"]
 
 
 def config_dir() -> Path:
@@ -106,7 +106,12 @@ class EmbedderSettings:
     ollama_url: str = "http://localhost:11434"
     ollama_model: str = "nomic-embed-text"
     ollama_timeout_s: Seconds = 60.0
-    query_prefix: str = ""
+    # any OpenAI-compatible server (LM Studio, llama-server, vLLM, TEI, Ollama's /v1): its base URL (".../v1"; a bare
+    # host gets "/v1") and model name; an API key, when the server needs one, is kept out of this file (api_keys.py)
+    openai_url: str = "http://localhost:8080/v1"
+    openai_model: str = ""
+    openai_timeout_s: Seconds = 60.0
+    query_prefix: str = ""  # e5: "query: ", nomic: "search_query: " (pre-filled for known models, embed/prefixes.py)
     document_prefix: str = ""
 
 
@@ -123,6 +128,13 @@ class SearchSettings:
     # keyword lane on big libraries: leave out the commonest query terms once their summed document frequency
     # exceeds this many rows (0 = never); below it BM25 is exact. See retrieve/keyword.py.
     keyword_term_budget: NonNegInt = 20000
+    # optional second stage (retrieve/rerank.py): a Cohere/Jina-style POST /v1/rerank server reorders the top
+    # rerank_depth fused passages; slower than rerank_timeout_s or failing, the fused order stays (with a note)
+    rerank: bool = False
+    rerank_url: str = "http://localhost:8012/v1/rerank"  # the endpoint, or a base URL ("/v1/rerank" is added)
+    rerank_model: str = ""
+    rerank_depth: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 30
+    rerank_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=600)] = 2.0
 
 
 @dataclass(frozen=True)
