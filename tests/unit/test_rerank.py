@@ -114,7 +114,7 @@ def test_client_errors_are_clear(stub: OpenAIStub) -> None:
     with pytest.raises(RerankError, match='no model "bge-reranker"'):
         HttpReranker(stub.url, "bge-reranker").rerank("q", ["a", "b"])
     stub.api_key = "rk-secret-4242"
-    with pytest.raises(RerankError, match="needs an API key.*api-key set rerank"):
+    with pytest.raises(RerankError, match=r"needs an API key.*api-key set rerank"):
         HttpReranker(stub.url, MODEL).rerank("q", ["a", "b"])
     set_key("rerank", "rk-secret-4242")
     assert len(HttpReranker(stub.url, MODEL).rerank("q", ["a", "b"])) == 2
