@@ -26,6 +26,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from . import APP_NAME, __version__
+from .cli_servers import COMMANDS as SERVER_COMMANDS
+from .cli_servers import add_server_parsers, run_server_command
 from .config import BACKENDS, MAX_TOP_K, load_settings, reset_settings, settings_path
 from .context.paths import PATH_STYLES
 from .errors import UserError
@@ -172,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("settings", help="check the settings file, or reset it (keeping a dated backup)")
     p.add_argument("--reset", action="store_true", help="move the settings file aside; the defaults apply")
+    add_server_parsers(sub)  # embedder, rerank, api-key (cli_servers.py)
 
     try:
         from desktop_memory_bench.command import add_bench_parser
@@ -295,6 +298,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.command == "settings":
         return _settings_command(args)
+    if args.command in SERVER_COMMANDS:
+        return run_server_command(args)
     settings = load_settings()  # a broken file stops here with a message (it is never replaced by defaults)
     if args.command == "bench":
         code: int = args.bench_func(args)
