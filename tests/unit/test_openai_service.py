@@ -37,10 +37,10 @@ def stub(server: OpenAIStub) -> OpenAIStub:
 def notes(tmp_path: Path, n: int) -> Path:
     folder = tmp_path / "notes"
     folder.mkdir()
+    words = ["cats", "rockets", "bread", "tea", "rivers", "chess", "violins"]
     for i in range(n):
-        (folder / f"n{i:03d}.md").write_text(f"# Note {i}\n\nNote {i} talks about topic {i % 7}: "
-                                             f"{['cats', 'rockets', 'bread', 'tea', 'rivers', 'chess', 'violins'][i % 7]}"
-                                             " and other things worth remembering.\n", encoding="utf-8")
+        (folder / f"n{i:03d}.md").write_text(f"# Note {i}\n\nNote {i} talks about topic {i % 7}: {words[i % 7]} "
+                                             "and other things worth remembering.\n", encoding="utf-8")
     return folder
 
 
