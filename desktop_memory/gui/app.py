@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     from .shell import install_shell
     from .style import app_icon, apply_theme
 
-    theme = args.theme or str(settings.gui.get("theme", "system"))
+    theme = args.theme or settings.appearance.theme
     apply_theme(app, theme)
     app.setWindowIcon(app_icon())
     window = MainWindow(settings, settings_path=settings_path())

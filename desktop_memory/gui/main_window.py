@@ -26,7 +26,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from ..config import Settings
+from ..config import THEMES, Settings
 from ..models import IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
 from .about import AboutDialog
@@ -47,7 +47,7 @@ from .search_view import SearchBar
 from .service_host import ServiceHost, default_service_factory
 from .settings_dialog import ProbeFn, SettingsDialog
 from .status_bar import StatusBar
-from .style import THEMES, app_icon, apply_theme
+from .style import app_icon, apply_theme
 from .tasks import TaskRunner
 from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus, install_focus_keys, show_about
@@ -75,8 +75,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host = ServiceHost(settings, self.jobs, service_factory, settings_path, self)
         self.stats: Stats | None = None
         self._closing = False
-        theme = str(settings.gui.get("theme", "system"))
-        self.theme = theme if theme in THEMES else "system"
+        self.theme: str = settings.appearance.theme
         self.setWindowTitle("Desktop Memory")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -368,7 +367,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         row = self.actions_.current_row()
         self.preview.show_result(self.preview.result, self.results_model.terms,
                                  self.results_model.marked_text(row) or None)
-        self.host.update(gui={"theme": theme})
+        if theme in THEMES and theme != self.settings.appearance.theme:
+            self.host.update(appearance=dataclasses.replace(self.settings.appearance, theme=theme))
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)

@@ -31,10 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..config import BACKENDS, EmbedderSettings, Settings, default_db_path
+from ..config import BACKENDS, THEMES, EmbedderSettings, Settings, default_db_path
 from ..context.paths import PATH_STYLES
 from .search_view import BACKEND_LABELS
-from .style import THEMES
 from .tasks import TaskRunner
 
 ProbeFn = Callable[[EmbedderSettings], tuple[str, list[str]]]

@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPalette, QStyleHints
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
-THEMES = ("system", "light", "dark")
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
 class _Native:

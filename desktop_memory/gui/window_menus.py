@@ -9,10 +9,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from ..config import THEMES
 from .about import AboutDialog
 from .context_panel import COPY_SHORTCUT_TEXT
 from .keys import install_escape, set_tab_order, unique_shortcuts
-from .style import THEMES
 
 if TYPE_CHECKING:
     from .main_window import MainWindow

@@ -1,4 +1,4 @@
-"""The window's own state in ``settings.gui``: geometry, splitters, search bar, backend, theme, the last query and
+"""The window's own state in ``settings.gui``: geometry, splitters, search bar, backend, the last query and
 the recent ones.
 
 Saving builds a new ``gui`` dict (and a new settings object, see ServiceHost.replace): nothing is edited in place.
@@ -51,4 +51,4 @@ def window_gui_state(w: MainWindow) -> dict[str, Any]:
     return {**w.settings.gui, "last_query": w.search_bar.query(), "recent_queries": w.search_bar.recent(),
             "geometry": _b64(w.saveGeometry()), "split": _b64(w.split.saveState()),
             "right_split": _b64(w.right_split.saveState()), "search": w.search_bar.state(),
-            "backend": w.search_bar.current_backend(), "theme": w.theme}
+            "backend": w.search_bar.current_backend()}
