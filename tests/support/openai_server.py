@@ -73,11 +73,11 @@ class OpenAIStub:
             raise RuntimeError("OpenAIStub is not running")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> OpenAIStub:
+    def start(self, port: int = 0) -> OpenAIStub:
         if self._server is None:
             self.embedder.load()
             self._stopping.clear()
-            self._server = _QuietServer(("127.0.0.1", 0), _make_handler(self))
+            self._server = _QuietServer(("127.0.0.1", port), _make_handler(self))
             self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                             name="OpenAIStub", daemon=True)
             self._thread.start()
@@ -254,3 +254,25 @@ def cosine_order(embedder: LocalOnnxEmbedder, query: str, docs: list[str]) -> li
 
 
 __all__ = ["MODEL", "OpenAIStub", "cosine_order"]
+
+
+def main() -> None:
+    """``python -m tests.support.openai_server [--port N]``: serve the bundled MiniLM on loopback until Ctrl+C
+    (the benchmark's loopback figures in docs/BENCHMARKS.md come from this)."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    stub = OpenAIStub().start(args.port)
+    print(f"serving {stub.model} at {stub.url}/v1 (embeddings, models, rerank)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stub.stop()
+
+
+if __name__ == "__main__":
+    main()

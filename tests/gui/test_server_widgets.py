@@ -1,0 +1,84 @@
+"""The model-server widgets of Settings (gui/server_widgets.py) under pytest-qt, against the real loopback server
+(tests.support.openai_server, MiniLM behind the OpenAI and rerank APIs), with the real task runner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from desktop_memory.config import EmbedderSettings, SearchSettings
+from desktop_memory.embed.api_keys import get_key, key_file
+from desktop_memory.gui.server_widgets import ServerPanel, prefixes_for
+from desktop_memory.gui.tasks import TaskRunner
+from tests.support.openai_server import MODEL, OpenAIStub
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIStub]:
+    with OpenAIStub() as s:
+        yield s
+
+
+@pytest.fixture()
+def stub(server: OpenAIStub) -> OpenAIStub:
+    server.reset()
+    return server
+
+
+@pytest.fixture()
+def runner(qtbot) -> Iterator[TaskRunner]:  # type: ignore[no-untyped-def]
+    r = TaskRunner(max_threads=2)
+    yield r
+    r.wait(20000)
+
+
+def test_prefixes_fill_in_for_known_models_but_never_over_a_persons_own() -> None:
+    assert prefixes_for("intfloat/e5-base-v2", "", "") == ("query: ", "passage: ")
+    assert prefixes_for("nomic-embed-text-v1.5", "query: ", "passage: ") == ("search_query: ", "search_document: ")
+    assert prefixes_for("nomic-embed-text-v1.5", "my own: ", "") is None
+    assert prefixes_for("all-minilm", "", "") is None
+    assert prefixes_for("e5-small", "query: ", "passage: ") is None  # already right
+
+
+def test_embedder_test_connection_lists_models_and_tries_a_typed_key(qtbot, runner: TaskRunner,  # type: ignore[no-untyped-def]
+                                                                     stub: OpenAIStub) -> None:
+    stub.api_key = "sk-gui-key-5150"
+    stub.models = [MODEL, "other-model"]
+    seen: list[list[str]] = []
+    es = EmbedderSettings(kind="openai", openai_url=stub.url, openai_model=MODEL)
+    panel = ServerPanel(runner, "embedder", lambda: es, on_models=seen.append)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.key.status.text() == "Key: not set", timeout=10000)
+    panel.tester.test_btn.click()
+    qtbot.waitUntil(lambda: panel.tester.result.text().startswith("✗"), timeout=20000)
+    assert "needs an API key" in panel.tester.result.text()
+    panel.key.field.setText("sk-gui-key-5150")  # typed, not saved: Test uses it
+    panel.tester.test_btn.click()
+    qtbot.waitUntil(lambda: panel.tester.result.text().startswith("✓"), timeout=20000)
+    assert f"model {MODEL} (384-d)" in panel.tester.result.text() and seen == [[MODEL, "other-model"]]
+    assert get_key("embedder") == ""  # nothing stored until Save
+    panel.key.save_btn.click()
+    qtbot.waitUntil(lambda: panel.key.status.text().startswith("Key saved"), timeout=10000)
+    assert get_key("embedder") == "sk-gui-key-5150" and panel.key.field.text() == ""
+    assert "5150" not in panel.key.status.text()
+    panel.key.forget_btn.click()
+    qtbot.waitUntil(lambda: "Key: not set" in panel.key.status.text(), timeout=10000)
+    assert not key_file().exists()
+
+
+def test_rerank_test_and_a_down_server(qtbot, runner: TaskRunner, stub: OpenAIStub) -> None:  # type: ignore[no-untyped-def]
+    ss = SearchSettings(rerank=True, rerank_url=stub.url, rerank_model=MODEL)
+    panel = ServerPanel(runner, "rerank", lambda: ss)
+    qtbot.addWidget(panel)
+    panel.tester.test_btn.click()
+    qtbot.waitUntil(lambda: panel.tester.result.text().startswith("✓"), timeout=20000)
+    assert "ranked a test pair as expected" in panel.tester.result.text()
+    bad = ServerPanel(runner, "rerank", lambda: "Fix the Search settings marked in red first.")
+    qtbot.addWidget(bad)
+    bad.tester.test_btn.click()
+    assert bad.tester.result.text() == "✗ Fix the Search settings marked in red first."
+    stub.rerank_delay_s = 8.0  # slower than the test's 5 s floor: a clear timeout, the UI never blocked
+    panel.tester.test_btn.click()
+    qtbot.waitUntil(lambda: panel.tester.result.text().startswith("✗"), timeout=20000)
+    assert "did not answer within 5 s" in panel.tester.result.text()
