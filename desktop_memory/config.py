@@ -159,7 +159,7 @@ class EmbedderSettings:
         "Embedding model", "Which model turns passages into vectors for semantic search.",
         labels={"local": "Local model (runs on this computer, nothing leaves it)", "ollama": "Ollama server",
                 "openai": "OpenAI-compatible server (LM Studio, llama-server, vLLM, TEI …)",
-                "hash": "Hash (test-only, meaningless)"}, hidden_choices=["hash"])] = "local"
+                "hash": "Hash (test-only, meaningless)"}, hidden_choices=["hash"], widget="radio")] = "local"
     local_model_dir: Annotated[str, ui(  # empty = the bundled all-MiniLM-L6-v2 int8
         "Model folder", "A folder with an ONNX sentence-embedding model. Empty: the bundled all-MiniLM-L6-v2 "
         "(int8).", placeholder="bundled all-MiniLM-L6-v2 (int8)", browse="dir", group="Local model",

@@ -6,7 +6,7 @@
 
 Screens: empty, indexing, done (the summary with a failed PDF first), results (with the prompt context),
 preview-markdown (a rendered Markdown passage), weak (a nonsense query), library (the folder tree), settings
-(every tab), about. Files are named ``<screen>-<W>x<H>-<theme>.png``. ``--small`` re-encodes each PNG with a
+(every page), about. Files are named ``<screen>-<W>x<H>-<theme>.png``. ``--small`` re-encodes each PNG with a
 256-colour palette (Pillow) so the set can live in docs/screenshots/.
 
 Uses the real MemoryService with the fast HashEmbedder by default (``--real-model``: the bundled MiniLM, so
@@ -206,10 +206,10 @@ def main() -> int:
                 w.tabs.setCurrentIndex(0)
             if want("settings"):
                 dlg = w.show_settings()
-                dlg.resize(min(680, size[0] - 40), min(600, size[1] - 40))
-                for i in range(dlg.tabs.count()):
-                    dlg.tabs.setCurrentIndex(i)
-                    shot(dlg, f"settings-{i + 1}", size, theme)
+                dlg.resize(min(780, size[0] - 40), min(540, size[1] - 60))
+                for page in dlg.pages:  # one page per settings section, generated from the schema
+                    dlg.show_page(page.spec.key)
+                    shot(dlg, f"settings-{page.spec.key or 'library'}", size, theme)
                 dlg.reject()
             if want("about"):
                 dlg = w.show_about()

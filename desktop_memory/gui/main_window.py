@@ -45,7 +45,7 @@ from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .service_host import ServiceHost, default_service_factory
-from .settings_dialog import ProbeFn, SettingsDialog
+from .settings import ProbeFn, SettingsDialog
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
@@ -332,9 +332,9 @@ class MainWindow(FileDropTarget, QMainWindow):
     # ---------------------------------------------------------------------------------------- settings
     def show_settings(self) -> SettingsDialog:
         kwargs = {"probe": self._probe} if self._probe else {}
-        dlg = SettingsDialog(self.settings, self.queries, self, theme=self.theme, **kwargs)
+        dlg = SettingsDialog(self.settings, self.queries, self, **kwargs)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings(), dlg.chosen_theme()))
+        dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))
         dlg.open()
         self._settings_dialog = dlg
         return dlg
@@ -342,11 +342,11 @@ class MainWindow(FileDropTarget, QMainWindow):
     def _open_settings(self) -> None:
         self.show_settings()
 
-    def apply_settings(self, new: Settings, theme: str | None = None) -> None:
+    def apply_settings(self, new: Settings) -> None:
         """Swap in the dialog's settings (a new object), persist, and react to what changed."""
         change = self.host.apply(new)
-        if theme and theme != self.theme:
-            self.set_theme(theme)
+        if new.appearance.theme != self.theme:
+            self.set_theme(new.appearance.theme)
         if change.backend:
             self.search_bar.set_backend(new.search.backend)
         self.context_panel.set_budget(new.context.budget_tokens)

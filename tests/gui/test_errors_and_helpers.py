@@ -59,17 +59,22 @@ def test_settings_test_connection_lists_models(qtbot, make_window, hash_factory)
     w = make_window(hash_factory)
     with OllamaStub(dim=16) as stub:
         dlg = w.show_settings()
-        dlg.ollama_radio.setChecked(True)
-        dlg.ollama_url.setText(stub.url)
-        dlg.ollama_model.setCurrentText("nomic-embed-text")
-        dlg.test_btn.click()
-        qtbot.waitUntil(lambda: dlg.test_result.text().startswith(("✓", "✗")), timeout=15000)
-        assert dlg.test_result.text().startswith("✓"), dlg.test_result.text()
-        models = [dlg.ollama_model.itemText(i) for i in range(dlg.ollama_model.count())]
+        dlg.editor("embedder.kind").set_value("ollama")
+        dlg.editor("embedder.ollama_url").set_value(stub.url)
+        dlg.editor("embedder.ollama_model").set_value("nomic-embed-text")
+        tester = dlg.ollama
+        tester.test_btn.click()
+        qtbot.waitUntil(lambda: tester.test_result.text().startswith(("✓", "✗")), timeout=15000)
+        assert tester.test_result.text().startswith("✓"), tester.test_result.text()
+        combo = dlg.editor("embedder.ollama_model").combo
+        models = [combo.itemText(i) for i in range(combo.count())]
         assert "nomic-embed-text:latest" in models
-        dlg.ollama_url.setText("http://127.0.0.1:9")
-        dlg.test_btn.click()
-        qtbot.waitUntil(lambda: dlg.test_btn.isEnabled() and dlg.test_result.text().startswith("✗"), timeout=30000)
+        dlg.editor("embedder.ollama_url").set_value("http://127.0.0.1:9")
+        tester.test_btn.click()
+        qtbot.waitUntil(lambda: tester.test_btn.text() == "Test connection"
+                        and tester.test_result.text().startswith("✗"), timeout=30000)
+        text = tester.test_result.text()
+        assert text.count("ollama serve") == 1, text  # the fix is said once, not twice
         dlg.reject()
 
 

@@ -129,11 +129,11 @@ def test_copy_puts_exactly_the_context_block_on_clipboard(qtbot, make_window, ha
 def test_settings_survive_a_restart(qtbot, make_window, hash_factory, tmp_path):
     w = make_window(hash_factory)
     dlg = w.show_settings()
-    dlg.backend.setCurrentIndex(dlg.backend.findData("keyword"))
-    dlg.top_k.setValue(7)
-    dlg.budget.setValue(1500)
-    dlg.kw_weight.setValue(1.5)
-    dlg.target_chars.setValue(800)
+    dlg.editor("search.backend").set_value("keyword")
+    dlg.editor("search.top_k").set_value(7)
+    dlg.editor("context.budget_tokens").set_value(1500)
+    dlg.editor("search.keyword_weight").set_value(1.5)
+    dlg.editor("chunking.target_chars").set_value(800)
     dlg.accept()
     assert w.settings.search.top_k == 7
     assert w.search_bar.current_backend() == "keyword"

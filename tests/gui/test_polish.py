@@ -180,24 +180,27 @@ def test_library_empty_filter_message_and_status_tooltip(qtbot, make_window, doc
 
 
 def test_settings_help_path_style_and_plain_ollama_errors(qtbot, make_window):
-    from desktop_memory.gui.settings_dialog import plain_error
+    from desktop_memory.gui.settings import plain_error
 
     w = make_window(FakeService, probe=lambda es: (_ for _ in ()).throw(
         ConnectionError("Cannot reach Ollama at `http://localhost:11434`: [Errno 111] Connection refused")))
     dlg = w.show_settings()
-    for name in ("rrf_k", "top_k", "kw_weight", "dense_weight", "max_chars", "query_prefix", "doc_prefix",
-                 "backend", "path_style"):
-        assert len(getattr(dlg, name).toolTip()) > 30, name
-    assert "FTS5" in dlg.backend.toolTip() and "BM25" in dlg.backend.toolTip()
-    assert dlg.path_style.currentData() == "relative"
-    dlg.ollama_radio.setChecked(True)
-    dlg.test_btn.setFocus()
-    dlg.test_connection()
-    qtbot.waitUntil(lambda: dlg.test_result.text().startswith("✗"), timeout=5000)
-    text = dlg.test_result.text()
+    for name in ("search.rrf_k", "search.top_k", "search.keyword_weight", "search.dense_weight",
+                 "chunking.max_chars", "embedder.query_prefix", "embedder.document_prefix", "search.backend",
+                 "context.path_style"):
+        assert len(dlg.editor(name).input.toolTip()) > 30, name
+    backend = dlg.editor("search.backend").input
+    assert "FTS5" in backend.toolTip() and "BM25" in backend.toolTip()
+    assert dlg.editor("context.path_style").value() == "relative"
+    dlg.editor("embedder.kind").set_value("ollama")
+    dlg.show_page("embedder")
+    dlg.ollama.test_btn.setFocus()
+    dlg.ollama.test_connection()
+    qtbot.waitUntil(lambda: dlg.ollama.test_result.text().startswith("✗"), timeout=5000)
+    text = dlg.ollama.test_result.text()
     assert "`" not in text and "Errno" not in text and "ollama serve" in text
-    assert QApplication.focusWidget() is dlg.test_btn  # focus did not jump to Batch size
-    dlg.path_style.setCurrentIndex(dlg.path_style.findData("name"))
+    assert QApplication.focusWidget() is dlg.ollama.test_btn  # focus did not jump to Batch size
+    dlg.editor("context.path_style").set_value("name")
     dlg.accept()
     assert w.settings.context.path_style == "name"
     assert plain_error("x [Errno 2] No such file") == "x No such file"

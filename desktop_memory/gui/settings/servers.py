@@ -8,16 +8,20 @@ whether one is stored and where, and the field only takes a new one.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+import msgspec
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from ..config import EmbedderSettings, SearchSettings
-from ..embed.api_keys import KeyName
-from ..embed.prefixes import KNOWN_PREFIXES, known_prefixes
-from .tasks import TaskRunner
+from ...config import EmbedderSettings, SearchSettings
+from ...embed.api_keys import KeyName
+from ...embed.prefixes import KNOWN_PREFIXES, known_prefixes
+from ..tasks import TaskRunner
+from .editors import ComboTextEditor, FieldEditor
 
 # what a Test button runs on a worker: (status line, model names); or, instead of work, why it cannot run
 ProbeJob = Callable[[], tuple[str, list[str]]]
@@ -32,8 +36,8 @@ def plain(exc: BaseException | str) -> str:
 def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str, list[str]]:
     """(status, the server's models) for Test connection; raises EmbedderError with the fix. Worker thread. A server
     that is up without the chosen model still gives its list, so the person can pick one."""
-    from ..embed.openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
-    from ..embed.openai_http import ServerError
+    from ...embed.openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
+    from ...embed.openai_http import ServerError
 
     emb = OpenAICompatEmbedder(es, api_key=api_key or None, retries=0)
     try:
@@ -54,7 +58,7 @@ def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str,
 
 def probe_rerank(ss: SearchSettings, api_key: str | None = None) -> tuple[str, list[str]]:
     """(status, no models) for the reranker's Test button; raises EmbedderError with the fix. Worker thread."""
-    from ..retrieve.rerank import HttpReranker
+    from ...retrieve.rerank import HttpReranker
 
     rr = HttpReranker(ss.rerank_url, ss.rerank_model, timeout_s=max(ss.rerank_timeout_s, 5.0), api_key=api_key or None)
     try:
@@ -111,7 +115,7 @@ class ApiKeyRow(QWidget):
                             on_error=lambda exc, _tb: self.status.setText(f"✗ {plain(exc)}"))
 
     def refresh(self) -> None:
-        from ..embed.api_keys import key_status
+        from ...embed.api_keys import key_status
 
         self._run(lambda: f"Key: {key_status(self.name)}")
 
@@ -121,12 +125,12 @@ class ApiKeyRow(QWidget):
             self.status.setText("Type the key first (or Forget key to remove a stored one).")
             return
         self.field.clear()
-        from ..embed.api_keys import set_key
+        from ...embed.api_keys import set_key
 
         self._run(lambda: f"Key saved in {set_key(self.name, key)}.")
 
     def forget(self) -> None:
-        from ..embed.api_keys import clear_key, key_status
+        from ...embed.api_keys import clear_key, key_status
 
         def work() -> str:
             clear_key(self.name)
@@ -219,3 +223,70 @@ class ServerPanel(QWidget):
             ss = current
             return lambda: probe_rerank(ss, key)
         return "Nothing to test."
+
+
+class ServerRows:
+    """What the generated Settings dialog (gui/settings/) adds for model servers: the OpenAI model box with the
+    server's list, the embedder's and the reranker's key + Test rows (after their groups' last field), and the
+    prefixes of a known model filled in as the person picks it. ``data()`` is the dialog's settings as a dict."""
+
+    EMBEDDER_ROW = "embedder.openai_timeout_s"
+    RERANK_ROW = "search.rerank_timeout_s"
+
+    def __init__(self, runner: TaskRunner, data: Callable[[], dict[str, Any]]) -> None:
+        self._runner = runner
+        self._data = data
+        self.embedder: ServerPanel | None = None
+        self.rerank: ServerPanel | None = None
+        self._editors: Mapping[str, FieldEditor] = {}
+
+    @staticmethod
+    def overrides() -> dict[str, type[FieldEditor]]:
+        return {"embedder.openai_model": ComboTextEditor}
+
+    def rows(self) -> dict[str, Callable[[QWidget], QWidget]]:
+        return {self.EMBEDDER_ROW: self._embedder_row, self.RERANK_ROW: self._rerank_row}
+
+    def wire(self, editors: Mapping[str, FieldEditor]) -> None:
+        """Once every page is built: fill prefixes when the person types or picks a known OpenAI model (a value
+        loaded from the file is left as it is)."""
+        self._editors = editors
+        model = editors.get("embedder.openai_model")
+        if isinstance(model, ComboTextEditor):
+            line = model.combo.lineEdit()
+            if line is not None:
+                line.textEdited.connect(self._prefill)
+            model.combo.textActivated.connect(self._prefill)
+
+    def _prefill(self, model: str) -> None:
+        q, d = self._editors.get("embedder.query_prefix"), self._editors.get("embedder.document_prefix")
+        if q is None or d is None:
+            return
+        new = prefixes_for(model, str(q.value()), str(d.value()))
+        if new is None and known_prefixes(model) is None and (q.value(), d.value()) in {p for _, p in KNOWN_PREFIXES}:
+            new = ("", "")  # another model than the one these were filled in for: ours to clear
+        if new is not None:
+            q.set_value(new[0])
+            d.set_value(new[1])
+
+    def _section(self, name: str, cls: type[Any]) -> Any:
+        try:
+            return msgspec.convert(self._data().get(name, {}), cls)
+        except msgspec.ValidationError:
+            return f"Fix the {name.capitalize()} settings marked in red first."
+
+    def _embedder_row(self, page: QWidget) -> QWidget:
+        def current() -> EmbedderSettings | str:
+            es = self._section("embedder", EmbedderSettings)
+            return es if isinstance(es, str) else dataclasses.replace(es, kind="openai")
+
+        models = self._editors.get("embedder.openai_model") or getattr(page, "editors", {}).get(
+            "embedder.openai_model")
+        fill = models.set_suggestions if isinstance(models, ComboTextEditor) else None
+        self.embedder = ServerPanel(self._runner, "embedder", current, on_models=fill, parent=page)
+        return self.embedder
+
+    def _rerank_row(self, page: QWidget) -> QWidget:
+        self.rerank = ServerPanel(self._runner, "rerank", lambda: self._section("search", SearchSettings),
+                                  parent=page)
+        return self.rerank

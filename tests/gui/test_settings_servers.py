@@ -1,4 +1,4 @@
-"""The model-server widgets of Settings (gui/server_widgets.py) under pytest-qt, against the real loopback server
+"""The model-server widgets of Settings (gui/settings/servers.py) under pytest-qt, against the real loopback server
 (tests.support.openai_server, MiniLM behind the OpenAI and rerank APIs), with the real task runner."""
 
 from __future__ import annotations
@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop_memory.config import EmbedderSettings, SearchSettings
+from desktop_memory.config import EmbedderSettings, SearchSettings, Settings
 from desktop_memory.embed.api_keys import get_key, key_file
-from desktop_memory.gui.server_widgets import ServerPanel, prefixes_for
+from desktop_memory.gui.settings import SettingsDialog
+from desktop_memory.gui.settings.editors import ComboTextEditor, RadioEditor
+from desktop_memory.gui.settings.servers import ServerPanel, prefixes_for
 from desktop_memory.gui.tasks import TaskRunner
 from tests.support.openai_server import MODEL, OpenAIStub
 
@@ -82,3 +84,61 @@ def test_rerank_test_and_a_down_server(qtbot, runner: TaskRunner, stub: OpenAISt
     panel.tester.test_btn.click()
     qtbot.waitUntil(lambda: panel.tester.result.text().startswith("✗"), timeout=20000)
     assert "did not answer within 5 s" in panel.tester.result.text()
+
+
+# -- inside the generated Settings dialog ---------------------------------------------------------
+
+
+def _dialog(qtbot, settings: Settings | None = None) -> SettingsDialog:  # type: ignore[no-untyped-def]
+    dlg = SettingsDialog(settings or Settings(), TaskRunner(max_threads=1))
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+def test_dialog_offers_the_openai_server_and_fills_prefixes_as_a_model_is_picked(qtbot) -> None:  # type: ignore[no-untyped-def]
+    dlg = _dialog(qtbot)
+    kind = dlg.editor("embedder.kind")
+    assert isinstance(kind, RadioEditor) and kind.buttons["openai"].isVisibleTo(dlg) is not None
+    assert not dlg.editor("embedder.openai_url").widget.isEnabled()
+    kind.buttons["openai"].setChecked(True)
+    assert dlg.editor("embedder.openai_url").widget.isEnabled()
+    assert dlg.servers.embedder is not None and dlg.servers.rerank is not None
+    model = dlg.editor("embedder.openai_model")
+    assert isinstance(model, ComboTextEditor)
+    qtbot.keyClicks(model.combo, "intfloat/e5-base-v2")  # typed by the person
+    assert dlg.editor("embedder.query_prefix").value() == "query: "
+    assert dlg.editor("embedder.document_prefix").value() == "passage: "
+    model.combo.lineEdit().clear()  # type: ignore[union-attr]
+    qtbot.keyClicks(model.combo, "my-own-model")  # unknown: the prefixes filled in for e5 go
+    assert (dlg.editor("embedder.query_prefix").value(), dlg.editor("embedder.document_prefix").value()) == ("", "")
+    dlg.editor("embedder.query_prefix").set_value("mine: ")
+    model.combo.lineEdit().clear()  # type: ignore[union-attr]
+    qtbot.keyClicks(model.combo, "nomic-embed-text")
+    assert dlg.editor("embedder.query_prefix").value() == "mine: "  # a person's own prefix stays
+    s = dlg.result_settings()
+    assert s.embedder.kind == "openai" and s.embedder.openai_model == "nomic-embed-text"
+
+
+def test_loading_saved_settings_never_rewrites_prefixes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    saved = Settings(embedder=EmbedderSettings(kind="openai", openai_model="intfloat/e5-base-v2"))
+    dlg = _dialog(qtbot, saved)
+    assert dlg.result_settings() == saved  # empty prefixes on purpose stay empty
+
+
+def test_rerank_group_on_the_search_page_and_its_test(qtbot, stub: OpenAIStub) -> None:  # type: ignore[no-untyped-def]
+    dlg = _dialog(qtbot)
+    on = dlg.editor("search.rerank")
+    assert on.value() is False and not dlg.editor("search.rerank_url").widget.isEnabled()
+    on.set_value(True)
+    dlg.pages[[p.spec.key for p in dlg.pages].index("search")]._apply_conditions()
+    assert dlg.editor("search.rerank_url").widget.isEnabled()
+    assert dlg.editor("search.rerank_depth").value() == 30 and dlg.editor("search.rerank_timeout_s").value() == 2.0
+    dlg.editor("search.rerank_url").set_value(stub.url)
+    dlg.editor("search.rerank_model").set_value(MODEL)
+    assert dlg.servers.rerank is not None
+    dlg.servers.rerank.tester.test_btn.click()
+    qtbot.waitUntil(lambda: dlg.servers.rerank.tester.result.text().startswith("✓"), timeout=20000)  # type: ignore[union-attr]
+    s = dlg.result_settings()
+    assert s.search.rerank and s.search.rerank_url == stub.url and s.search.rerank_model == MODEL
+    depth = dlg.editor("search.rerank_depth").input
+    assert (depth.minimum(), depth.maximum()) == (1, 1000)  # type: ignore[attr-defined]  # the schema's range

@@ -1,0 +1,104 @@
+"""The Embedder page's provider-specific part: Ollama's Test connection and its model list (the rest of the page
+is generated from the schema)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+
+from ...config import EmbedderSettings
+from ..tasks import TaskRunner
+from .editors import ComboTextEditor
+
+ProbeFn = Callable[[EmbedderSettings], tuple[str, list[str]]]
+
+
+def plain_error(exc: BaseException | str) -> str:
+    """An error as a sentence for people: no Markdown backticks, no "[Errno 111]", and the fix said once."""
+    text = str(exc).replace("`", "")
+    refused = r"\[Errno (111|61|10061)\]\s*Connection refused"
+    if "ollama serve" in text:  # the message already says how to start it
+        text = re.sub(refused, "connection refused", text)
+    else:
+        text = re.sub(refused, "connection refused (is Ollama running? Start it with: ollama serve)", text)
+    text = re.sub(r"\[Errno -?\d+\]\s*", "", text)
+    text = re.sub(r"<urlopen error (.*?)>", r"\1", text)
+    return text.strip()
+
+
+def probe_ollama(es: EmbedderSettings) -> tuple[str, list[str]]:
+    """(status line, model names) for the Test connection button; raises EmbedderError with the fix.
+
+    Runs on a worker thread (network I/O).
+    """
+    from ...embed.ollama import OllamaEmbedder
+    from ...errors import EmbedderError
+
+    emb = OllamaEmbedder(es)
+    try:
+        models = emb.list_models()
+        try:
+            status = emb.check_connection()
+        except EmbedderError as exc:
+            # server is up but the chosen model is not usable: still return the list so the user can pick one
+            status = f"Server reachable, but: {exc}"
+        return status, models
+    finally:
+        emb.close()
+
+
+class OllamaTester(QWidget):
+    """Test connection (on a worker) and the result in full, wrapped under the button; fills the model list."""
+
+    def __init__(self, runner: TaskRunner, probe: ProbeFn, current: Callable[[], EmbedderSettings | str],
+                 models: ComboTextEditor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._runner = runner
+        self._probe = probe
+        self._current = current
+        self._models = models
+        self._probing = False
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.test_btn = QPushButton("Test connection")
+        self.test_btn.setToolTip("Ask the server for its version and models, and embed a word with the model.")
+        self.test_btn.clicked.connect(self.test_connection)
+        lay.addWidget(self.test_btn, 0, Qt.AlignmentFlag.AlignLeft)
+        self.test_result = QLabel("")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_result.hide()
+        lay.addWidget(self.test_result)
+
+    def _say(self, text: str) -> None:
+        self.test_result.setText(text)
+        self.test_result.setVisible(bool(text))
+
+    def test_connection(self) -> None:
+        if self._probing:  # stays enabled while it runs: disabling it would throw the focus to the next field
+            return
+        es = self._current()
+        if isinstance(es, str):
+            self._say(f"✗ {es}")
+            return
+        self._probing = True
+        self.test_btn.setText("Testing…")
+        self._say(f"Connecting to {es.ollama_url}…")
+
+        def done(res: tuple[str, list[str]]) -> None:
+            status, models = res
+            self._models.set_suggestions(models)
+            self._say(f"✓ {plain_error(status)}" + (f" · {len(models)} model(s) on the server" if models else ""))
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            self._say(f"✗ {plain_error(exc)}")
+
+        def finished() -> None:
+            self._probing = False
+            self.test_btn.setText("Test connection")
+
+        self._runner.submit(lambda: self._probe(es), name="ollama-probe", channel="ollama-probe",
+                            on_done=done, on_error=failed, on_finished=finished)
