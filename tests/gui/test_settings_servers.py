@@ -142,3 +142,38 @@ def test_rerank_group_on_the_search_page_and_its_test(qtbot, stub: OpenAIStub) -
     assert s.search.rerank and s.search.rerank_url == stub.url and s.search.rerank_model == MODEL
     depth = dlg.editor("search.rerank_depth").input
     assert (depth.minimum(), depth.maximum()) == (1, 1000)  # type: ignore[attr-defined]  # the schema's range
+
+
+# -- the popup searches through the same service: reranked, or the fused list with a note -------------------
+
+
+def test_quick_popup_shows_the_rerankers_order_and_falls_back(qtbot, make_window, hash_factory, docs_dir,  # type: ignore[no-untyped-def]
+                                                              stub: OpenAIStub) -> None:
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_memory.gui.shell import DesktopShell
+
+    from .helpers import drop, wait_job
+
+    search = SearchSettings(rerank=True, rerank_url=stub.url, rerank_model=MODEL, rerank_timeout_s=30)
+    w = make_window(hash_factory, Settings(db_path=str(docs_dir.parent / "memory.db"), search=search))
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    shell = DesktopShell(QApplication.instance(), w, tray=False)
+    popup = shell.show_quick()
+    qtbot.waitUntil(popup.isVisible)
+    with qtbot.waitSignal(popup.results_shown, timeout=30000, check_params_cb=lambda q: q == "async await"):
+        qtbot.keyClicks(popup.box, "async await")
+    first = popup.model.result(0)
+    assert first.lanes["rerank"].rank == 1 and "rerank #1, score" in first.explain()
+    assert any(p == "/v1/rerank" for _, p, _, _ in stub.requests)
+    stub.fail_next_n, stub.fail_status = 100, 503  # now failing: the same search shows the fused list
+    popup.box.clear()
+    with qtbot.waitSignal(popup.results_shown, timeout=30000, check_params_cb=lambda q: q == "async wait"):
+        qtbot.keyClicks(popup.box, "async wait")
+    assert popup.model.rowCount() > 0 and all("rerank" not in popup.model.result(i).lanes
+                                              for i in range(popup.model.rowCount()))
+    popup.hide()
+    gc.collect()
