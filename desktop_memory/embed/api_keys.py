@@ -32,6 +32,11 @@ SERVICE = "desktop-memory"  # the keyring's service name
 KEY_FILE = "api-keys.json"
 ENV_NO_KEYRING = "DESKTOP_MEMORY_NO_KEYRING"
 _LOCK = threading.Lock()
+_GENERATION = [0]  # bumped by every set/clear: clients holding a key read it again (a key changed in Settings)
+
+
+def generation() -> int:
+    return _GENERATION[0]
 
 
 def env_var(name: KeyName) -> str:
@@ -103,6 +108,7 @@ def get_key(name: KeyName) -> str:
 
 def set_key(name: KeyName, value: str) -> str:
     """Store (or, with an empty value, forget) the key; returns where it is kept, in words."""
+    _GENERATION[0] += 1
     value = value.strip()
     if not value:
         clear_key(name)
@@ -127,6 +133,7 @@ def set_key(name: KeyName, value: str) -> str:
 
 
 def clear_key(name: KeyName) -> None:
+    _GENERATION[0] += 1
     kr = _keyring()
     if kr is not None:
         try:

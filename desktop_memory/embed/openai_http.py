@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import EmbedderError
-from .api_keys import KeyName, get_key, redact
+from .api_keys import KeyName, generation, get_key, redact
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when a server is actually used
     import httpx
@@ -83,6 +83,8 @@ class JsonServer:
         self.timeout_s = float(timeout_s)
         self.key_name: KeyName = key_name
         self._api_key = api_key
+        self._fixed_key = api_key is not None  # given by the caller: never re-read from the store
+        self._key_generation = -1
         self.retries = max(0, int(retries))
         self.backoff_s = float(backoff_s)
         self._transport = transport
@@ -98,9 +100,10 @@ class JsonServer:
         return bool(self._key())
 
     def _key(self) -> str:
-        if self._api_key is None:
+        if not self._fixed_key and self._key_generation != generation():
+            self._key_generation = generation()
             self._api_key = get_key(self.key_name)
-        return self._api_key
+        return self._api_key or ""
 
     def close(self) -> None:
         with self._lock:
@@ -111,6 +114,9 @@ class JsonServer:
     def client(self) -> httpx.Client:
         import httpx
 
+        if self._client is not None and not self._fixed_key and self._key_generation != generation():
+            with self._lock:  # a key was saved or forgotten since: a new client sends the new one (the old one is
+                self._client = None  # left to a request another thread may still be making, then collected)
         if self._client is None:
             with self._lock:
                 if self._client is None:

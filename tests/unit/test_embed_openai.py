@@ -233,3 +233,13 @@ def test_dimension_mismatch_with_the_index(stub: OpenAIStub) -> None:
     e = make_embedder(EmbedderSettings(kind="openai", openai_url=stub.url, openai_model=MODEL), expected_dim=768)
     with pytest.raises(EmbedderError, match="384-dimensional vectors but this index holds 768"):
         e.embed_query("x")
+
+
+def test_a_key_saved_later_is_picked_up_by_a_running_embedder(stub: OpenAIStub) -> None:
+    e = make(stub)
+    e.embed_query("before any key")  # a client exists, without a key
+    stub.api_key = "sk-new-key-2468"
+    with pytest.raises(EmbedderError, match="needs an API key"):
+        e.embed_query("x")
+    set_key("embedder", "sk-new-key-2468")  # e.g. Save key in Settings, same process
+    assert e.embed_query("x").shape == (384,)
