@@ -488,6 +488,11 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
             out.append((["search", name], "must be a finite number"))
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
+    # a model server in use needs an address it can be reached at (checked only when it is in use)
+    for keys, url, used in ((["embedder", "openai_url"], s.embedder.openai_url, s.embedder.kind == "openai"),
+                            (["search", "rerank_url"], s.search.rerank_url, s.search.rerank)):
+        if used and not re.match(r"^https?://[^/\s]+", url.strip()):
+            out.append((keys, f"{url!r} is not an http:// or https:// address (e.g. http://localhost:8080/v1)"))
     import pathspec  # only here: the CLI's start-up does not pay for it
 
     for pattern in s.ingest.extra_ignore:

@@ -190,6 +190,8 @@ class MemoryService:
 
     def close(self) -> None:
         """Close every connection (idempotent). Workers must be done with the service first."""
+        if self.searcher.reranker is not None:  # its HTTP connections (retrieve/rerank.py)
+            self.searcher.reranker.close()
         self._readers.close()
         with self._write_lock:
             writer, self._writer = self._writer, None

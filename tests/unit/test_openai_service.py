@@ -138,3 +138,16 @@ def test_cli_prefills_prefixes_for_known_models(tmp_path: Path, capsys: pytest.C
     assert e.openai_model == "nomic-embed-text" and e.query_prefix == ""  # a given prefix wins
     assert main(["--db", db, "embedder", "--kind", "local"]) == 0
     assert load_settings().embedder.kind == "local"
+
+
+def test_a_server_in_use_needs_an_http_address() -> None:
+    from desktop_memory.config import SearchSettings, SettingsError, validate_settings
+
+    ok = Settings(embedder=EmbedderSettings(kind="local", openai_url="not a url"))
+    assert validate_settings(ok.to_dict()) == ok  # not in use: not checked
+    bad = Settings(embedder=EmbedderSettings(kind="openai", openai_url="localhost:8080"))
+    with pytest.raises(SettingsError, match=r"\[embedder\] openai_url: 'localhost:8080' is not an http://"):
+        validate_settings(bad.to_dict())
+    bad = Settings(search=SearchSettings(rerank=True, rerank_url=""))
+    with pytest.raises(SettingsError, match=r"\[search\] rerank_url"):
+        validate_settings(bad.to_dict())
