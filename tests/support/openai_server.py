@@ -59,6 +59,9 @@ class OpenAIStub:
         self.no_models_route = False
         self.requests: list[tuple[str, str, Any, dict[str, str]]] = []
         self._lock = threading.Lock()
+        # one model call at a time, as a real server's queue does: requests a client gave up on cannot pile up
+        # into dozens of concurrent MiniLM runs that slow every later answer (seen in a benchmark on a busy machine)
+        self.model_lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _QuietServer | None = None
         self._thread: threading.Thread | None = None
@@ -204,7 +207,8 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                 self._json(400, {"object": "error", "message": "This model's maximum context length is 256 tokens. "
                                  f"However, you requested {len(too_long[0]) // 4} tokens.", "code": 400})
                 return
-            vectors = 2.0 * stub.embedder.embed_documents(inputs)
+            with stub.model_lock:
+                vectors = 2.0 * stub.embedder.embed_documents(inputs)
             data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
             if stub.shuffle:
                 data.reverse()
@@ -224,8 +228,9 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                 return
             if not stub.tei_rerank and not self._model_ok(body, required=False):
                 return
-            q = stub.embedder.embed_query(body["query"])
-            scores = (stub.embedder.embed_documents([str(d) for d in docs]) @ q).tolist() if docs else []
+            with stub.model_lock:
+                q = stub.embedder.embed_query(body["query"])
+                scores = (stub.embedder.embed_documents([str(d) for d in docs]) @ q).tolist() if docs else []
             order = sorted(range(len(docs)), key=lambda i: -scores[i])
             if stub.tei_rerank:
                 self._json(200, [{"index": i, "score": scores[i]} for i in order])
