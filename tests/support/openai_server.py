@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -208,7 +209,9 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                                  f"However, you requested {len(too_long[0]) // 4} tokens.", "code": 400})
                 return
             with stub.model_lock:
+                t0 = time.perf_counter()
                 vectors = 2.0 * stub.embedder.embed_documents(inputs)
+                self.compute_ms = (time.perf_counter() - t0) * 1000
             data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
             if stub.shuffle:
                 data.reverse()
@@ -229,8 +232,10 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             if not stub.tei_rerank and not self._model_ok(body, required=False):
                 return
             with stub.model_lock:
+                t0 = time.perf_counter()
                 q = stub.embedder.embed_query(body["query"])
                 scores = (stub.embedder.embed_documents([str(d) for d in docs]) @ q).tolist() if docs else []
+                self.compute_ms = (time.perf_counter() - t0) * 1000
             order = sorted(range(len(docs)), key=lambda i: -scores[i])
             if stub.tei_rerank:
                 self._json(200, [{"index": i, "score": scores[i]} for i in order])
@@ -239,9 +244,15 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             self._json(200, {"model": body.get("model", stub.model), "usage": {"total_tokens": 0},
                              "results": [{"index": i, "relevance_score": scores[i]} for i in order[:top_n]]})
 
+        compute_ms: float | None = None  # the model's own time for this request (X-Compute-Ms: the benchmark
+        # subtracts it from the round trip to get the protocol's cost)
+
         def _send(self, status: int, payload: bytes, content_type: str) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if self.compute_ms is not None:
+                self.send_header("X-Compute-Ms", f"{self.compute_ms:.3f}")
+                self.compute_ms = None
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
