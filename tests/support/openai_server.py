@@ -138,6 +138,9 @@ class OpenAIStub:
 def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY, as uvicorn (vLLM, Infinity) and TEI set it: without it the body, written after the headers,
+        # waits for the client's delayed ACK (~40 ms a request on Linux; measured: rerank protocol p50 44 ms → below)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
