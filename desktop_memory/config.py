@@ -42,7 +42,7 @@ ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
 
 Backend = Literal["hybrid", "keyword", "bm25", "dense"]
 BACKENDS: tuple[Backend, ...] = ("hybrid", "keyword", "bm25", "dense")
-EMBEDDERS = ("local", "ollama")
+EMBEDDERS = ("local", "ollama", "openai")
 Theme = Literal["system", "light", "dark"]
 THEMES: tuple[Theme, ...] = ("system", "light", "dark")
 MAX_TOP_K = 1000  # results a search may return (settings, CLI and the service share it)
@@ -52,7 +52,7 @@ Chars = Annotated[int, msgspec.Meta(ge=100, le=100_000)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0, le=1_000_000_000)]
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86_400)]
 Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
-EmbedderKind = Literal["local", "ollama", "hash"]
+EmbedderKind = Literal["local", "ollama", "openai", "hash"]
 
 
 def ui(title: str, help: str = "", **hints: Any) -> msgspec.Meta:
@@ -146,6 +146,7 @@ class IngestSettings:
 
 
 _OLLAMA = {"kind": ["ollama"]}
+_OPENAI = {"kind": ["openai"]}
 
 
 @page("Embedder", "Changing the model or the document prefix re-embeds the library in the background (a query "
@@ -156,6 +157,7 @@ class EmbedderSettings:
     kind: Annotated[EmbedderKind, ui(  # "hash": a meaningless test-only fake (tests, benchmarks)
         "Embedding model", "Which model turns passages into vectors for semantic search.",
         labels={"local": "Local model (runs on this computer, nothing leaves it)", "ollama": "Ollama server",
+                "openai": "OpenAI-compatible server (LM Studio, llama-server, vLLM, TEI …)",
                 "hash": "Hash (test-only, meaningless)"}, hidden_choices=["hash"], widget="radio")] = "local"
     local_model_dir: Annotated[str, ui(  # empty = the bundled all-MiniLM-L6-v2 int8
         "Model folder", "A folder with an ONNX sentence-embedding model. Empty: the bundled all-MiniLM-L6-v2 "
@@ -177,6 +179,21 @@ class EmbedderSettings:
     ollama_timeout_s: Annotated[Seconds, ui(
         "Time limit", "How long to wait for the Ollama server's answer.", unit=" s", step=10,
         group="Ollama server", when=_OLLAMA)] = 60.0
+    # any OpenAI-compatible server (LM Studio, llama-server, vLLM, TEI, Ollama's /v1): its base URL (".../v1"; a bare
+    # host gets "/v1") and model name; an API key, when the server needs one, is kept out of this file (api_keys.py)
+    openai_url: Annotated[str, ui(
+        "Base URL", "The server's OpenAI-compatible address, usually ending in /v1 (LM Studio: "
+        "http://localhost:1234/v1, llama-server: http://localhost:8080/v1, vLLM: http://localhost:8000/v1, "
+        "Ollama: http://localhost:11434/v1). An API key, if the server needs one, is kept in the system keyring "
+        "or an owner-only file, never in this settings file.", placeholder="http://localhost:8080/v1",
+        group="OpenAI-compatible server", when=_OPENAI)] = "http://localhost:8080/v1"
+    openai_model: Annotated[str, ui(
+        "Model", "The embedding model's name on the server. Test connection lists the models it serves; known "
+        "models (e5, nomic-embed-text, bge) fill in their query/document prefixes.", placeholder="e.g. "
+        "nomic-embed-text-v1.5", group="OpenAI-compatible server", when=_OPENAI)] = ""
+    openai_timeout_s: Annotated[Seconds, ui(
+        "Time limit", "How long to wait for the server's answer to one batch.", unit=" s", step=10,
+        group="OpenAI-compatible server", when=_OPENAI)] = 60.0
     batch_size: Annotated[int, msgspec.Meta(ge=1, le=4096), ui(  # rows per model call, at most...
         "Batch size", "How many passages are embedded per model call. Larger batches are a little faster and use "
         "more memory.", group="Both")] = 32
@@ -186,7 +203,7 @@ class EmbedderSettings:
     # (as fast as 32-row batches at a third of the peak memory: docs/BENCHMARKS.md, "Indexing: where the time goes")
     query_prefix: Annotated[str, ui(
         "Query prefix", "Text put before every search query before embedding. Some models expect one "
-        "(nomic-embed-text: \"search_query: \"); MiniLM needs none.",
+        "(e5: \"query: \", nomic-embed-text: \"search_query: \"), filled in for known models; MiniLM needs none.",
         placeholder='e.g. "search_query: " for nomic-embed-text', group="Both")] = ""
     document_prefix: Annotated[str, ui(
         "Document prefix", "Text put before every passage before embedding (nomic-embed-text: "
@@ -231,6 +248,25 @@ class SearchSettings:
         "Common-word limit", "On big libraries the keyword lane leaves out the commonest query words once they "
         "match more than this many passages together; below it keyword scores are exact.", unit=" rows",
         step=1000, special={0: "never"})] = 20000
+    # optional second stage (retrieve/rerank.py): a Cohere/Jina-style POST /v1/rerank server reorders the top
+    # rerank_depth fused passages; slower than rerank_timeout_s or failing, the fused order stays (with a note)
+    rerank: Annotated[bool, ui(
+        "Rerank the top results", "Send the best passages to a reranking server (llama-server --reranking, vLLM, "
+        "TEI, Infinity) and show them in its order. If the server is slow or down, the usual order is kept and "
+        "the search says so.", group="Rerank")] = False
+    rerank_url: Annotated[str, ui(  # the endpoint, or a base URL ("/v1/rerank" is added)
+        "Rerank URL", "The server's rerank endpoint (…/v1/rerank, TEI: …/rerank), or just its address.",
+        placeholder="http://localhost:8012/v1/rerank", group="Rerank",
+        when={"rerank": [True]})] = "http://localhost:8012/v1/rerank"
+    rerank_model: Annotated[str, ui(
+        "Rerank model", "The reranking model's name on the server (some servers ignore it).",
+        placeholder="e.g. bge-reranker-v2-m3", group="Rerank", when={"rerank": [True]})] = ""
+    rerank_depth: Annotated[int, msgspec.Meta(ge=1, le=1000), ui(
+        "Passages reranked", "How many of the top results the reranker reorders; the rest keep their place.",
+        group="Rerank", when={"rerank": [True]})] = 30
+    rerank_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=600), ui(
+        "Rerank time limit", "Past this, the search shows the usual order instead of waiting.", unit=" s",
+        step=0.5, decimals=1, group="Rerank", when={"rerank": [True]})] = 2.0
 
 
 @page("Context", "The block that Copy context puts on the clipboard.", order=30)
@@ -433,6 +469,11 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
             out.append((["search", name], "must be a finite number"))
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
+    # a model server in use needs an address it can be reached at (checked only when it is in use)
+    for keys, url, used in ((["embedder", "openai_url"], s.embedder.openai_url, s.embedder.kind == "openai"),
+                            (["search", "rerank_url"], s.search.rerank_url, s.search.rerank)):
+        if used and not re.match(r"^https?://[^/\s]+", url.strip()):
+            out.append((keys, f"{url!r} is not an http:// or https:// address (e.g. http://localhost:8080/v1)"))
     import pathspec  # only here: the CLI's start-up does not pay for it
 
     for pattern in s.ingest.extra_ignore:

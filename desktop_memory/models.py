@@ -159,10 +159,11 @@ def chunk_text_hash(text: str) -> bytes:
 
 @dataclass
 class LaneHit:
-    """One lane's opinion of a chunk: its 1-based rank in that lane and the lane's raw score."""
+    """One lane's opinion of a chunk: its 1-based rank in that lane and the lane's raw score. The optional reranker
+    (retrieve/rerank.py) adds its verdict as a "rerank" hit: rank among the passages it scored, its own score."""
 
     rank: int
-    score: float  # bm25: higher is better (FTS5 rank negated); dense: cosine in [-1, 1]
+    score: float  # bm25: higher is better (FTS5 rank negated); dense: cosine in [-1, 1]; rerank: the server's scale
 
 
 @dataclass
@@ -190,10 +191,13 @@ class SearchResult:
         """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
         names = {"fts": "keyword", "bm25": "bm25", "dense": "semantic"}
         out = []
-        for lane, hit in sorted(self.lanes.items()):
+        # the lanes in name order, then the reranker's verdict (it came after them): "rerank #1, score 0.93"
+        for lane, hit in sorted(self.lanes.items(), key=lambda item: (item[0] == "rerank", item[0])):
             label = f"{names.get(lane, lane)} #{hit.rank}"
             if lane == "dense":
                 label += f", cos {hit.score:.2f}"
+            elif lane == "rerank":
+                label += f", score {hit.score:.2f}"
             out.append((lane, label))
         return out
 

@@ -211,6 +211,8 @@ class MemoryService:
             scheduler = self._scheduler
         if scheduler is not None:
             scheduler.stop()
+        if self.searcher.reranker is not None:  # its HTTP connections (retrieve/rerank.py)
+            self.searcher.reranker.close()
         self._readers.close()
         with self._write_lock:
             writer, self._writer = self._writer, None

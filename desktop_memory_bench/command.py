@@ -79,8 +79,21 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
     p.add_argument("--doc-format", choices=("md", "txt"), default="md",
                    help="how each corpus document becomes a file: md = '# title' heading + text (the Markdown "
                    "chunker carries the title into every chunk), txt = title line + text (default md)")
-    p.add_argument("--embedder", choices=("local", "hash"), default="local",
-                   help="local = the app's default model; hash = a meaningless test fake (fast)")
+    p.add_argument("--embedder", choices=("local", "openai", "hash"), default="local",
+                   help="local = the app's default model; openai = an OpenAI-compatible server (--embedder-url); "
+                   "hash = a meaningless test fake (fast)")
+    srv = p.add_argument_group("model servers (--embedder openai; an API key comes from the app's store or "
+                               "DESKTOP_MEMORY_EMBEDDER_API_KEY / DESKTOP_MEMORY_RERANK_API_KEY)")
+    srv.add_argument("--embedder-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:8080/v1")
+    srv.add_argument("--embedder-model", default=None, help="model name on that server (prefixes of known models "
+                     "such as e5 and nomic are applied as in the app)")
+    srv.add_argument("--query-prefix", default=None, help="override the query prefix")
+    srv.add_argument("--document-prefix", default=None, help="override the document prefix (part of the cache key)")
+    srv.add_argument("--rerank-url", default=None, help="rerank every query's top passages on this /v1/rerank "
+                     "server (the app's rerank stage)")
+    srv.add_argument("--rerank-model", default=None, help="reranking model name")
+    srv.add_argument("--rerank-depth", type=int, default=None, help="passages reranked per query (default 30)")
+    srv.add_argument("--rerank-timeout", type=float, default=None, help="seconds (default the app's 2)")
     p.add_argument("--per-query", type=Path, default=None, help="write per-query metrics (JSON) to this file")
     tune = p.add_argument_group("search/chunk overrides (default: the app's defaults)")
     tune.add_argument("--fusion", choices=("zscore", "rrf"), default=None, help="how the two lanes are fused")
@@ -120,8 +133,23 @@ def _options(args: argparse.Namespace) -> BenchOptions:
         db=args.db, rebuild=args.rebuild, top_k=args.top_k, depth=args.depth, repeat=args.repeat,
         nonsense=max(0, args.nonsense),
         baseline=args.baseline, embedder=args.embedder, search_overrides=search, chunk_overrides=chunk,
-        doc_format=args.doc_format, max_tokens=args.max_tokens,
+        doc_format=args.doc_format, max_tokens=args.max_tokens, servers=_servers(args),
     )
+
+
+def _servers(args: argparse.Namespace) -> dict[str, Any]:
+    """The model-server flags that were given, as setting names (runner.bench_settings applies them)."""
+    names = {"embedder_url": "openai_url", "embedder_model": "openai_model", "query_prefix": "query_prefix",
+             "document_prefix": "document_prefix", "rerank_url": "rerank_url", "rerank_model": "rerank_model",
+             "rerank_depth": "rerank_depth", "rerank_timeout": "rerank_timeout_s"}
+    given = {setting: getattr(args, flag) for flag, setting in names.items() if getattr(args, flag) is not None}
+    if args.embedder != "openai" and ({"openai_url", "openai_model"} & given.keys()):
+        raise UserError("--embedder-url and --embedder-model need --embedder openai.")
+    if args.embedder == "openai" and not given.get("openai_model"):
+        raise UserError("--embedder openai needs --embedder-model (the model's name on the server).")
+    if "rerank_url" not in given and given.keys() & {"rerank_model", "rerank_depth", "rerank_timeout_s"}:
+        raise UserError("--rerank-model, --rerank-depth and --rerank-timeout need --rerank-url.")
+    return given
 
 
 def _clean(obj: Any) -> Any:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from desktop_memory.config import BACKENDS, EmbedderKind, Settings, data_dir
+from desktop_memory.config import BACKENDS, EmbedderKind, EmbedderSettings, SearchSettings, Settings, data_dir
 from desktop_memory.embed import make_embedder
 from desktop_memory.embed.base import Embedder
 from desktop_memory.embed.local_onnx import MIN_TOKENS, LocalOnnxEmbedder
@@ -69,6 +69,8 @@ class BenchOptions:
     search_overrides: dict[str, Any] = field(default_factory=dict)
     chunk_overrides: dict[str, Any] = field(default_factory=dict)
     max_tokens: int | None = None  # embedder truncation override (part of the index cache key)
+    # model servers (`--embedder openai --embedder-url … --rerank-url …`): EmbedderSettings / SearchSettings names
+    servers: dict[str, Any] = field(default_factory=dict)
     log: Callable[[str], None] | None = None
 
 
@@ -90,8 +92,26 @@ def bench_settings(opts: BenchOptions) -> Settings:
         if not hasattr(chunking, key):
             raise UserError(f"unknown chunk setting {key!r}")
         chunking = dataclasses.replace(chunking, **{key: type(getattr(chunking, key))(value)})
+    embedder, search = _server_settings(embedder, search, opts.servers)
     s = dataclasses.replace(s, embedder=embedder, search=search, chunking=chunking)
     return s
+
+
+def _server_settings(embedder: EmbedderSettings, search: SearchSettings,
+                     servers: dict[str, Any]) -> tuple[EmbedderSettings, SearchSettings]:
+    """An OpenAI-compatible embedder (prefixes of known models pre-filled, as Settings does) and the rerank stage."""
+    from desktop_memory.embed import known_prefixes
+
+    emb = {k: v for k, v in servers.items() if hasattr(embedder, k)}
+    if embedder.kind == "openai":
+        known = known_prefixes(str(emb.get("openai_model", "")))
+        if known is not None:
+            embedder = dataclasses.replace(embedder, query_prefix=known[0], document_prefix=known[1])
+    embedder = dataclasses.replace(embedder, **emb)
+    rr = {k: v for k, v in servers.items() if k.startswith("rerank_")}
+    if rr:
+        search = dataclasses.replace(search, rerank=True, **rr)
+    return embedder, search
 
 
 def cache_key(fingerprint: str, settings: Settings, embedder: Embedder, doc_format: str = "md") -> str:

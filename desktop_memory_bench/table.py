@@ -57,7 +57,9 @@ def format_index(ix: dict[str, Any]) -> str:
 
 
 def format_backends(backends: dict[str, dict[str, Any]]) -> str:
-    headers = ["backend", "nDCG@10", "R@100", "MRR@10", "p50 ms", "p95 ms"] + [f"{p} p50" for p in LANE_PARTS] + [
+    # the rerank stage's column only when it ran (`--rerank-url`): the usual table keeps its shape
+    parts = LANE_PARTS + (("rerank",) if any("rerank" in b.get("timings_ms", {}) for b in backends.values()) else ())
+    headers = ["backend", "nDCG@10", "R@100", "MRR@10", "p50 ms", "p95 ms"] + [f"{p} p50" for p in parts] + [
         "RSS MB", "by-file nDCG@10", "rel top-3 strong", "nonsense weak"]
     rows = []
     for name, b in backends.items():
@@ -65,7 +67,7 @@ def format_backends(backends: dict[str, dict[str, Any]]) -> str:
         rows.append(
             [name, _fmt(b["ndcg@10"], ".4f"), _fmt(b["recall@100"], ".4f"), _fmt(b["mrr@10"], ".4f"),
              _fmt(b["p50_ms"]), _fmt(b["p95_ms"])]
-            + [_fmt(t[p]["p50"], ".2f") if p in t else "-" for p in LANE_PARTS]
+            + [_fmt(t[p]["p50"], ".2f") if p in t else "-" for p in parts]
             + [_fmt(b.get("rss_peak_mb"), ".0f"), _fmt(b.get("ndcg@10_by_file"), ".4f"),
                _pct(b.get("relevant_top3_strong_share")), _pct(b.get("nonsense_weak_share"))]
         )

@@ -19,6 +19,9 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.mktemp("userdirs")
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("DESKTOP_MEMORY_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("DESKTOP_MEMORY_NO_KEYRING", "1")  # model-server API keys: the file, never a real keyring
+    for name in ("EMBEDDER", "RERANK"):
+        monkeypatch.delenv(f"DESKTOP_MEMORY_{name}_API_KEY", raising=False)
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from ..context.paths import PATH_STYLES
 from ..harness import BENCH_INSTALL_HINT, CLI_COMMANDS, find
 from ..models import DOC_KINDS
 from . import subcommands as c
+from .servers import add_server_parsers
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -177,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "settings", c.settings_command, None,
                  "check the settings file, or reset it (keeping a dated backup)")
     p.add_argument("--reset", action="store_true", help="move the settings file aside; the defaults apply")
+    add_server_parsers(sub)  # embedder, rerank, api-key (servers.py)
 
     add_bench = find(CLI_COMMANDS, "bench")  # the harness registers itself; the app never imports it
     if add_bench is None:  # a developer tool, not part of the app (or the bundle)

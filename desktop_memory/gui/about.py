@@ -24,7 +24,7 @@ def about_rows(settings: Settings, stats: Stats | None, model_id: str) -> list[t
         rows.append(("Library", f"{counted(docs, 'document')} · {counted(stats.chunks, 'chunk')} · "
                                 f"{human_bytes(stats.db_bytes)}"))
     model = model_id or (stats.model_id if stats is not None else None) or ""
-    kind = "Ollama" if settings.embedder.kind == "ollama" else "local"
+    kind = {"ollama": "Ollama", "openai": "OpenAI-compatible server"}.get(settings.embedder.kind, "local")
     rows.append(("Embedding model", f"{model} ({kind})" if model else f"not loaded ({kind})"))
     rows.append(("Settings", str(settings_path())))
     rows.append(("Runtime", f"Python {platform.python_version()} · Qt {qVersion()} · PySide6 {pyside_version}"))

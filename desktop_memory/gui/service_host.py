@@ -144,7 +144,8 @@ class ServiceHost(QObject):
         if svc is None:
             return
         es = self.settings.embedder
-        what = "Ollama " + es.ollama_model if es.kind == "ollama" else "local model"
+        what = {"ollama": f"Ollama {es.ollama_model}", "openai": f"{es.openai_model} on {es.openai_url}"}.get(
+            es.kind, "local model")
         self._set_state("loading", f"Embedder: loading {what}…")
 
         def load() -> str:
@@ -160,7 +161,8 @@ class ServiceHost(QObject):
     def _embedder_error(self, exc: BaseException, tb: str) -> None:
         if not isinstance(exc, UserError):
             log.error("embedder failed to load:\n%s", tb)
-        state = "Embedder: unreachable" if self.settings.embedder.kind == "ollama" else "Embedder: unavailable"
+        remote = self.settings.embedder.kind in ("ollama", "openai")
+        state = "Embedder: unreachable" if remote else "Embedder: unavailable"
         self._set_state("error", state, error_text(exc))
         self.embedder_failed.emit(f"Semantic search is off: {error_text(exc)} Keyword search still works.")
 

@@ -90,7 +90,8 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(lib, "Re-read &every file", lambda: w.reindex_all(force=True))
     act(lib, "&Embed missing vectors", w.reembed_library)
     cancel = act(lib, "&Cancel indexing", w.cancel_job)
-    cancel.setEnabled(w.is_indexing())  # only while something runs (the jobs' own started/finished say when)
+    cancel.setEnabled(w.is_indexing())  # only while something runs or waits (the scheduler's events say when)
+    w.index_jobs.accepted.connect(lambda _n: cancel.setEnabled(w.is_indexing()))
     w.index_jobs.started.connect(lambda _job: cancel.setEnabled(True))
     w.index_jobs.finished.connect(lambda: cancel.setEnabled(w.is_indexing()))
 

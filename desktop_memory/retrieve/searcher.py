@@ -18,6 +18,7 @@ from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
+from .rerank import HttpReranker, rerank_fused
 from .strength import LaneScale, classify, lane_scale, strong_only
 
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
@@ -61,7 +62,7 @@ def _timed_embedding(embedder: Embedder, query: str) -> tuple[np.ndarray, float]
 class SearchOutcome:
     results: list[SearchResult]
     notes: list[str] = field(default_factory=list)  # e.g. "semantic lane off: embedder unreachable"
-    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, fts, dense, bm25, fuse, fetch, total
+    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, fts, dense, bm25, fuse, rerank, fetch, total
     weak: bool = False  # no strong match at all ("no strong matches" in the window; an empty context by default)
     # the first screen: the best passage of each of the top_k best files, best first; each carries the chunk ids
     # of that file's other passages ranked before the last file shown (``more_in_file``: "+2 more in this file")
@@ -75,9 +76,12 @@ class SearchOutcome:
 class Searcher:
     """Stateless per query except for the lazily built rank-bm25 index (shared, rebuilt on content change)."""
 
-    def __init__(self, settings: SearchSettings, bm25_index: Bm25Index | None = None) -> None:
+    def __init__(self, settings: SearchSettings, bm25_index: Bm25Index | None = None,
+                 reranker: HttpReranker | None = None) -> None:
         self.settings = settings
         self.bm25 = bm25_index or Bm25Index()
+        # the optional rerank stage (retrieve/rerank.py); creating it contacts nothing
+        self.reranker = reranker or (HttpReranker.from_settings(settings) if settings.rerank else None)
 
     def lane_weights(self) -> dict[str, float]:
         s = self.settings
@@ -125,6 +129,10 @@ class Searcher:
         ts = time.perf_counter()
         fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k)
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
+        if self.reranker is not None:
+            ts = time.perf_counter()
+            fused = rerank_fused(store, self.reranker, query, fused, self.settings.rerank_depth, out.notes)
+            out.timings_ms["rerank"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
         scale = lane_scale(store, query, lanes)
         # judged by meaning only when the semantic lane found something: right after a read (no vectors yet) every

@@ -162,12 +162,15 @@ def test_the_running_server_answers_every_hostile_line_and_emits_none(qtbot, no_
 
 def test_the_shell_takes_any_message_without_a_traceback(qtbot, qapp):
     """Even a message that skipped the schema: the shell reads only a list of absolute paths."""
+    from PySide6.QtCore import Signal
     from PySide6.QtWidgets import QWidget
 
     from desktop_memory.config import Settings
     from desktop_memory.gui.shell import DesktopShell
 
     class Window(QWidget):
+        quick_search_requested = Signal()  # File ▸ Quick search (the shell connects it)
+
         def __init__(self) -> None:
             super().__init__()
             self.settings = Settings()

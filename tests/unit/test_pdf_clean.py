@@ -91,7 +91,9 @@ def test_a_word_hyphenated_across_a_page_break_is_joined() -> None:
 
 
 def test_freeculture_has_no_page_furniture_in_its_passages(eval_dir: Path) -> None:
+    # the test copy holds the book's first 48 pages (tests/data/eval/README.md): running heads with page numbers
+    # in the front matter and chapter 1; the word joined across a page break is proven on pages cut the same way
+    # (test_a_word_hyphenated_across_a_page_break_is_joined) — the book's own "im-/portant" is on page 109
     doc = extract_pdf_in_process(str(PDFS / "freeculture.pdf"))
-    assert "more and more important" in doc.text and "im-\n" not in doc.text
-    assert not re.search(r"“PROPERTY” 109|\nINTRODUCTION 5\n|\n“PIRACY” 27\n|\nxiv PREFACE\n", doc.text)
+    assert not re.search(r"\nINTRODUCTION 5\n|\n“PIRACY” 27\n|\nxiv PREFACE\n", doc.text)
     assert "“PROPERTY” 81" in doc.text  # the contents page keeps its page references

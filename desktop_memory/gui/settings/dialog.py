@@ -32,6 +32,7 @@ from ..tasks import TaskRunner
 from .editors import ComboTextEditor, FieldEditor
 from .ollama import OllamaTester, ProbeFn, probe_ollama
 from .page import SettingsPage
+from .servers import ServerRows
 
 OVERRIDES: dict[str, type[FieldEditor]] = {"embedder.ollama_model": ComboTextEditor}
 CHECK_DELAY_MS = 150
@@ -46,18 +47,21 @@ class SettingsDialog(QDialog):
         self._runner = runner
         self._probe = probe
         self.ollama: OllamaTester | None = None
+        self.servers = ServerRows(runner, self.data)  # OpenAI-compatible embedder and reranker rows (servers.py)
         self.page_list = QListWidget()
         self.page_list.setObjectName("SettingsPages")
         self.stack = QStackedWidget()
         self.pages: list[SettingsPage] = []
         self.editors: dict[str, FieldEditor] = {}
         for spec in pages():
-            page = SettingsPage(spec, OVERRIDES, {"embedder.ollama_model": self._ollama_row})
+            page = SettingsPage(spec, {**OVERRIDES, **ServerRows.overrides()},
+                                {"embedder.ollama_model": self._ollama_row, **self.servers.rows()})
             self.pages.append(page)
             self.editors.update(page.editors)
             self.stack.addWidget(page)
             self.page_list.addItem(spec.title)
             page.changed.connect(self._schedule_check)
+        self.servers.wire(self.editors)
         self.page_list.setFixedWidth(self.page_list.sizeHintForColumn(0) + 36)
         self.page_list.currentRowChanged.connect(self.stack.setCurrentIndex)
         body = QHBoxLayout()

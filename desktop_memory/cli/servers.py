@@ -1,0 +1,172 @@
+"""The CLI's model-server commands: choose the embedder, set up the reranker, store API keys. No Qt import.
+
+    desktop-memory embedder [--kind openai --url URL --model NAME] [--query-prefix P] [--document-prefix P] [--test]
+    desktop-memory rerank [--on | --off] [--url URL] [--model NAME] [--depth N] [--timeout S] [--test]
+    desktop-memory api-key set|clear|status embedder|rerank      (set reads the key from stdin, never argv)
+
+Changes are saved to settings.toml (never the key) exactly as the GUI's Settings dialog saves them; a new embedding
+model clears the old vectors through the service, as the GUI does, and says to run ``desktop-memory embed``
+(keyword search keeps working meanwhile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import getpass
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import EMBEDDERS, EmbedderSettings, Settings, load_settings, save_settings, settings_path
+from ..errors import UserError
+
+COMMANDS = ("embedder", "rerank", "api-key")
+KEY_NAMES = ("embedder", "rerank")  # embed/api_keys.py's names (imported lazily: the CLI starts without numpy)
+
+
+def add_server_parsers(sub: Any) -> None:
+    """The embedder, rerank and api-key commands, each running ``run_server_command`` (no library needed)."""
+    p = sub.add_parser("embedder", help="show, change or test the embedding model (local, Ollama, any "
+                       "OpenAI-compatible server)")
+    p.add_argument("--kind", choices=EMBEDDERS, default=None, help="local (bundled MiniLM), ollama or openai")
+    p.add_argument("--url", default=None, help="server URL (openai: e.g. http://localhost:1234/v1; ollama: "
+                   "http://localhost:11434)")
+    p.add_argument("--model", default=None, help="model name on the server")
+    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for one answer")
+    p.add_argument("--query-prefix", default=None, help="text put before each query (pre-filled for known "
+                   "models: e5, nomic, bge ...)")
+    p.add_argument("--document-prefix", default=None, help="text put before each passage (changing it re-embeds)")
+    p.add_argument("--test", action="store_true", help="contact the server: list its models, embed a probe")
+
+    p = sub.add_parser("rerank", help="show, change or test the optional reranker (a /v1/rerank server)")
+    onoff = p.add_mutually_exclusive_group()
+    onoff.add_argument("--on", dest="enable", action="store_const", const=True, default=None,
+                       help="rerank every search's top results (needs --url, or one saved before)")
+    onoff.add_argument("--off", dest="enable", action="store_const", const=False,
+                       help="stop reranking: the fused order is shown again")
+    p.add_argument("--url", default=None, help="rerank endpoint or server, e.g. http://localhost:8012/v1/rerank")
+    p.add_argument("--model", default=None, help="reranking model name (some servers ignore it)")
+    p.add_argument("--depth", type=int, default=None, help="rerank the top N fused passages (default 30)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds before falling back to the fused order "
+                   "(default 2)")
+    p.add_argument("--test", action="store_true", help="rank a test pair on the server")
+
+    p = sub.add_parser("api-key", help="store an API key for a model server outside settings.toml (keyring or an "
+                       "owner-only file)")
+    p.add_argument("action", choices=("set", "clear", "status"),
+                   help="set (reads the key from stdin), clear, or status")
+    p.add_argument("name", choices=KEY_NAMES, help="embedder or rerank")
+    for name in COMMANDS:
+        sub.choices[name].set_defaults(func=run_server_command, library=None)
+
+
+def run_server_command(args: argparse.Namespace) -> int:
+    if args.command == "api-key":
+        return _api_key(args.action, args.name)
+    settings = load_settings()  # a broken file stops here (SettingsError), and is never overwritten
+    if args.command == "embedder":
+        return _embedder(args, settings)
+    return _rerank(args, settings)
+
+
+def _api_key(action: str, name: Any) -> int:
+    from ..embed.api_keys import clear_key, key_status, set_key
+
+    if action == "status":
+        print(f"{name} API key: {key_status(name)}")
+        return 0
+    if action == "clear":
+        clear_key(name)
+        print(f"{name} API key cleared")
+        return 0
+    value = getpass.getpass(f"{name} API key (input hidden): ") if sys.stdin.isatty() else sys.stdin.readline()
+    if not value.strip():
+        raise UserError("No key given: type it at the prompt, or pipe it in (e.g. `printenv KEY | desktop-memory "
+                        f"api-key set {name}`).")
+    print(f"{name} API key stored in {set_key(name, value)}")
+    return 0
+
+
+def _describe_embedder(e: EmbedderSettings) -> str:
+    if e.kind == "openai":
+        where = f"openai {e.openai_url} model {e.openai_model or '(not set)'}"
+    elif e.kind == "ollama":
+        where = f"ollama {e.ollama_url} model {e.ollama_model}"
+    else:
+        where = e.kind + (f" {e.local_model_dir}" if e.local_model_dir else " (bundled all-MiniLM-L6-v2)")
+    prefixes = f"; query prefix {e.query_prefix!r}, document prefix {e.document_prefix!r}" \
+        if e.query_prefix or e.document_prefix else ""
+    return where + prefixes
+
+
+def _embedder(args: argparse.Namespace, settings: Settings) -> int:
+    from ..embed import known_prefixes, make_embedder
+
+    old = settings.embedder
+    new = old
+    if args.kind is not None:
+        new = dataclasses.replace(new, kind=args.kind)
+    model_field = {"openai": "openai_model", "ollama": "ollama_model"}.get(new.kind)
+    url_field = {"openai": "openai_url", "ollama": "ollama_url"}.get(new.kind)
+    timeout_field = {"openai": "openai_timeout_s", "ollama": "ollama_timeout_s"}.get(new.kind)
+    for value, name in ((args.model, model_field), (args.url, url_field), (args.timeout, timeout_field)):
+        if value is not None:
+            if name is None:
+                raise UserError("--url, --model and --timeout are for a server (--kind openai or ollama).")
+            new = dataclasses.replace(new, **{name: value})
+    model = str(getattr(new, model_field)) if model_field else ""
+    known = known_prefixes(model) if model_field and (args.model is not None or args.kind is not None) else None
+    if known is not None and args.query_prefix is None and args.document_prefix is None:
+        new = dataclasses.replace(new, query_prefix=known[0], document_prefix=known[1])
+        print(f"prefixes for {model}: query {known[0]!r}, document {known[1]!r} (override with --query-prefix / "
+              "--document-prefix)")
+    if args.query_prefix is not None:
+        new = dataclasses.replace(new, query_prefix=args.query_prefix)
+    if args.document_prefix is not None:
+        new = dataclasses.replace(new, document_prefix=args.document_prefix)
+    if new != old:
+        _switch_embedder(settings, new, args.db)
+    else:
+        print(f"embedder: {_describe_embedder(new)}")
+    if args.test:
+        embedder = make_embedder(new)
+        check = getattr(embedder, "check_connection", None)
+        if check is None:
+            embedder.load()
+            print(f"ok: {embedder.model_id} ({embedder.dim}-d), runs on this computer")
+        else:
+            print(check())
+    return 0
+
+
+def _switch_embedder(settings: Settings, new: EmbedderSettings, db: str | None) -> None:
+    from ..service import MemoryService
+
+    updated = dataclasses.replace(settings, embedder=new)
+    save_settings(updated)  # validated first: a bad value raises SettingsError and nothing is written
+    print(f"embedder: {_describe_embedder(new)} (saved to {settings_path()})")
+    svc = MemoryService(updated, db_path=Path(db) if db else None)
+    try:
+        if svc.set_embedder_settings(new):
+            print("the library's vectors came from another model and were cleared: run `desktop-memory embed` to "
+                  "embed with the new one (keyword search works meanwhile)")
+    finally:
+        svc.close()
+
+
+def _rerank(args: argparse.Namespace, settings: Settings) -> int:
+    s = settings.search
+    changes = {k: v for k, v in (("rerank", args.enable), ("rerank_url", args.url), ("rerank_model", args.model),
+                                 ("rerank_depth", args.depth), ("rerank_timeout_s", args.timeout)) if v is not None}
+    if changes:
+        s = dataclasses.replace(s, **changes)
+        save_settings(dataclasses.replace(settings, search=s))
+    state = "on" if s.rerank else "off"
+    print(f"rerank: {state}, {s.rerank_url}, model {s.rerank_model or '(server default)'}, top {s.rerank_depth}, "
+          f"timeout {s.rerank_timeout_s:g} s" + (f" (saved to {settings_path()})" if changes else ""))
+    if args.test:
+        from ..retrieve.rerank import HttpReranker
+
+        print(HttpReranker.from_settings(s).check_connection())
+    return 0

@@ -1,0 +1,163 @@
+"""The optional second stage: a reranking server reorders the top of the fused list.
+
+Any server speaking the Cohere/Jina ``POST /v1/rerank`` API (llama-server ``--reranking``, vLLM, Infinity, Jina;
+TEI's own ``/rerank`` shape is understood too) scores the top ``rerank_depth`` fused passages against the query.
+Their reranked order replaces the fused order for the passages it scored; everything below the depth keeps its
+fused place. Each scored passage carries a "rerank" :class:`~desktop_memory.models.LaneHit` (rank among the scored,
+the server's score), shown as "rerank #k, score s".
+
+It never costs the person their results: a server that is down, slow (``rerank_timeout_s``, 2 s by default, no
+retry: a second try would double the wait) or answers nonsense leaves the fused list as it was, with a note.
+
+Match strength stays with the lanes (docs/RETRIEVAL.md, "Reranking"): a reranker's scores are on its own model's
+scale, which this app cannot calibrate for a model the person brings; reranking changes the order, not which
+passages count as strong.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..config import SearchSettings
+from ..embed.openai_http import JsonServer, ServerError
+from ..errors import EmbedderError
+from ..models import LaneHit
+from ..store import Store
+from .fusion import Fused
+from .lanes import fetch_rows
+
+if TYPE_CHECKING:
+    import httpx
+
+RERANK_LANE = "rerank"
+
+
+class RerankError(EmbedderError):
+    """The reranker could not order these passages (the caller keeps the fused order)."""
+
+
+def rerank_endpoint(url: str) -> str:
+    """The URL to POST to: given as the endpoint (``…/rerank``), or a bare host (``/v1/rerank`` is added), or a
+    base ending in a version (``…/v1`` → ``…/v1/rerank``)."""
+    url = (url or "").strip().rstrip("/")
+    path = urlsplit(url).path
+    if path.endswith("rerank"):
+        return url
+    if path in ("", "/"):
+        return url + "/v1/rerank"
+    return url + "/rerank"
+
+
+class HttpReranker:
+    """A rerank endpoint. Thread-safe (one pooled client); nothing is contacted until the first ``rerank``."""
+
+    def __init__(self, url: str, model: str = "", *, timeout_s: float = 2.0, api_key: str | None = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.endpoint = rerank_endpoint(url)
+        self.model = (model or "").strip()
+        self.server = JsonServer(self.endpoint, what="The reranker", timeout_s=timeout_s, key_name="rerank",
+                                 api_key=api_key, retries=0, transport=transport)
+        self._tei = False  # set once the server turns out to want TEI's {"query", "texts"}
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> HttpReranker:
+        return cls(settings.rerank_url, settings.rerank_model, timeout_s=settings.rerank_timeout_s)
+
+    def __repr__(self) -> str:
+        return f"HttpReranker({self.endpoint!r}, {self.model!r})"
+
+    def close(self) -> None:
+        self.server.close()
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        """(index into ``documents``, score), best first; every document the server scored, at most once."""
+        if not documents:
+            return []
+        try:
+            data = self.server.request("POST", "", self._body(query, documents))
+        except ServerError as exc:
+            if not self._tei and exc.status == 422 and "texts" in str(exc):
+                self._tei = True  # Hugging Face TEI: same idea, its own field names
+                try:
+                    data = self.server.request("POST", "", self._body(query, documents))
+                except ServerError as again:
+                    raise RerankError(str(again)) from again
+            elif exc.kind == "model":
+                raise RerankError(f'The reranker at {self.endpoint} has no model "{self.model}": {exc}') from exc
+            else:
+                raise RerankError(str(exc)) from exc
+        return self._parse(data, len(documents))
+
+    def check_connection(self) -> str:
+        """One line for "Test connection": rank two short passages, say how long it took."""
+        t0 = time.perf_counter()
+        order = self.rerank("what colour is the sky", ["Grass is green.", "The sky is blue on a clear day."])
+        ms = (time.perf_counter() - t0) * 1000
+        top = "as expected" if order and order[0][0] == 1 else "the other way round (is it a reranking model?)"
+        return f"Connected: {urlsplit(self.endpoint).netloc}, ranked a test pair {top} in {ms:.0f} ms"
+
+    def _body(self, query: str, documents: Sequence[str]) -> dict[str, Any]:
+        if self._tei:
+            return {"query": query, "texts": list(documents), "truncate": True}
+        body: dict[str, Any] = {"query": query, "documents": list(documents), "top_n": len(documents)}
+        if self.model:
+            body["model"] = self.model
+        return body
+
+    def _parse(self, data: Any, n: int) -> list[tuple[int, float]]:
+        """Cohere/Jina ``{"results": [{"index", "relevance_score"}]}`` or TEI's ``[{"index", "score"}]``."""
+        rows = data.get("results", data.get("data")) if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise RerankError(f"The reranker at {self.endpoint} sent a reply without results: is it a rerank "
+                              "endpoint (…/v1/rerank)?")
+        out: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for row in rows:
+            try:
+                index = int(row["index"])
+                score = float(row["relevance_score"] if "relevance_score" in row else row["score"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise RerankError(f"The reranker at {self.endpoint} sent results in a shape this app does not "
+                                  "read (expected index and relevance_score).") from exc
+            if not 0 <= index < n or index in seen or not math.isfinite(score):
+                raise RerankError(f"The reranker at {self.endpoint} sent an invalid result (index {index} of {n}, "
+                                  f"score {score}).")
+            seen.add(index)
+            out.append((index, score))
+        out.sort(key=lambda p: (-p[1], p[0]))
+        return out
+
+
+def reorder(fused: Fused, scored: Sequence[tuple[int, float]], depth: int) -> Fused:
+    """``fused`` with its first ``depth`` entries reordered: the scored ones (positions into that head) by score,
+    best first (ties: fused order), each given a "rerank" hit; head entries left unscored follow in fused order;
+    the rest is unchanged. Pure: the input list and its hit dicts are not modified."""
+    head, tail = fused[:depth], fused[depth:]
+    ranked = sorted(scored, key=lambda p: (-p[1], p[0]))
+    out: Fused = []
+    for k, (pos, score) in enumerate(ranked, start=1):
+        cid, fscore, hits = head[pos]
+        out.append((cid, fscore, {**hits, RERANK_LANE: LaneHit(rank=k, score=score)}))
+    done = {pos for pos, _ in ranked}
+    out += [entry for pos, entry in enumerate(head) if pos not in done]
+    return out + list(tail)
+
+
+def rerank_fused(store: Store, reranker: HttpReranker, query: str, fused: Fused, depth: int,
+                 notes: list[str]) -> Fused:
+    """The search's rerank stage: the reordered list, or ``fused`` itself with a note when the reranker failed."""
+    head = fused[: max(0, depth)]
+    if len(head) < 2:
+        return fused
+    rows = fetch_rows(store, [cid for cid, _, _ in head])
+    live = [pos for pos, (cid, _, _) in enumerate(head) if cid in rows]  # a concurrent writer may have removed one
+    try:
+        order = reranker.rerank(query, [rows[head[pos][0]].text for pos in live])
+    except EmbedderError as exc:
+        notes.append(f"rerank off, fused order kept: {exc}")
+        return fused
+    return reorder(fused, [(live[i], score) for i, score in order], len(head))
