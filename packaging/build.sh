@@ -36,6 +36,9 @@ start=$(date +%s)
 rm -rf "dist/$NAME"
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath dist --workpath build/pyinstaller packaging/desktop-memory.spec
+# Strip symbols (checking each file still loads) and trim ICU's data to what Qt reads: packaging/slim.py.
+echo "before slimming: $(du -sh "dist/$NAME" | cut -f1)"
+"$PY" packaging/slim.py "dist/$NAME"
 echo "built dist/$NAME ($NAME $VERSION) in $(( $(date +%s) - start ))s"
 
 # What takes the space (also documented in docs/PACKAGING.md).
