@@ -117,6 +117,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
                                                             "--embedder", settings.embedder.kind],
                           timeout_s=WINDOW_TIMEOUT_S + 60)
     out["window"] = win if win is not None else {"error": err.strip()[-300:]}
+    log(f"    window: {out['window']}")
 
     svc = MemoryService(settings, db_path=db)
     try:
@@ -125,6 +126,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
         out["chunks"], out["vectors"] = stats.chunks, stats.vectors
         out["documents_s"], docs = _timed(svc.documents)
         out["documents"] = len(docs)
+        log(f"    stats {out['stats_s']:.2f} s, documents() {out['documents_s']:.2f} s ({len(docs):,} documents)")
         log("  watch catch-up …")
         watcher = Watcher(svc, folders=[str(watched)], embed=False)
         t0 = time.perf_counter()
@@ -132,15 +134,18 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
         ready = watcher.ready.wait(600)
         out["watch_catch_up_s"] = time.perf_counter() - t0 if ready else None
         watcher.stop()
+        log(f"    watch catch-up {out['watch_catch_up_s']} s")
         first = min(int(Path(d.path).parent.name) for d in docs if d.path.startswith("/synthetic/"))
         folder = f"/synthetic/{first + 1:04d}"  # the first folder with its full 1,000 documents
         passages = sum(d.chunks for d in docs if d.path.startswith(folder + "/"))
         log(f"  remove {folder} ({passages:,} passages) …")
         out["remove_s"], removed = _timed(lambda: svc.remove_paths([folder]))
         out["removed_documents"], out["removed_passages"] = removed, passages
+        log(f"    removed {removed:,} documents in {out['remove_s']:.2f} s")
         log("  check …")
         out["check_s"], problems = _timed(svc.check)
         out["check_problems"] = len(problems)
+        log(f"    check {out['check_s']:.2f} s, {len(problems)} problem(s)")
         log("  compact …")
         out["compact_s"], (before, after) = _timed(svc.compact)
         out["compact_mb"] = [before / MB, after / MB]

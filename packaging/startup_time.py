@@ -1,6 +1,9 @@
 """Cold and warm start of the bundle's two entry points (docs/PACKAGING.md: before and after slimming).
 
-    python packaging/startup_time.py dist/desktop-memory [--rounds 5]
+    python packaging/startup_time.py dist/desktop-memory [other/desktop-memory ...] [--rounds 5]
+
+With several bundles (before and after a change) the rounds interleave them, so a busy machine's load falls on
+each alike.
 
 For each round the bundle's files are first dropped from the page cache (``posix_fadvise(DONTNEED)`` on each file:
 only this bundle's pages, nothing else on the machine), then:
@@ -78,11 +81,13 @@ def gui_start(exe: Path, db: Path, env: dict[str, str], timeout_s: float = 60.0)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundle", type=Path)
+    ap.add_argument("bundles", type=Path, nargs="+")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
-    bundle = args.bundle.resolve()
-    cli, gui = bundle / bundle.name, bundle / f"{bundle.name}-gui"  # dist/<name>/<name>, dist/<name>/<name>-gui
+    bundles = [b.resolve() for b in args.bundles]
+    kinds = ("cli cold", "cli warm", "gui cold", "gui warm")
+    rows: dict[tuple[int, str], list[float]] = {(i, k): [] for i in range(len(bundles)) for k in kinds}
+    loads = []
     with tempfile.TemporaryDirectory(prefix="dm-start-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
@@ -91,21 +96,27 @@ def main(argv: list[str] | None = None) -> int:
         notes = Path(tmp) / "notes"
         notes.mkdir()
         (notes / "a.md").write_text("# Start\n\nA small library so the store opens a real database.\n")
-        subprocess.run([str(cli), "--db", str(db), "index", str(notes), "--no-embed", "-q"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        rows: dict[str, list[float]] = {k: [] for k in ("cli cold", "cli warm", "gui cold", "gui warm")}
+        first = bundles[0]
+        subprocess.run([str(first / first.name), "--db", str(db), "index", str(notes), "--no-embed", "-q"], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
         for _ in range(args.rounds):
-            evict(bundle)
-            rows["cli cold"].append(cli_start(cli, db, env))
-            rows["cli warm"].append(cli_start(cli, db, env))
-            evict(bundle)
-            rows["gui cold"].append(gui_start(gui, db, env))
-            rows["gui warm"].append(gui_start(gui, db, env))
-    load = os.getloadavg()[0]
-    print(f"| start ({bundle.name}, {args.rounds} rounds, load {load:.1f}) | median ms | min ms | max ms |")
-    print("|---|---:|---:|---:|")
-    for k, v in rows.items():
-        print(f"| {k} | {statistics.median(v) * 1000:.0f} | {min(v) * 1000:.0f} | {max(v) * 1000:.0f} |")
+            for i, bundle in enumerate(bundles):
+                # dist/<name>/<name> and dist/<name>/<name>-gui
+                cli, gui = bundle / bundle.name, bundle / f"{bundle.name}-gui"
+                loads.append(os.getloadavg()[0])
+                evict(bundle)
+                rows[(i, "cli cold")].append(cli_start(cli, db, env))
+                rows[(i, "cli warm")].append(cli_start(cli, db, env))
+                evict(bundle)
+                rows[(i, "gui cold")].append(gui_start(gui, db, env))
+                rows[(i, "gui warm")].append(gui_start(gui, db, env))
+    print(f"{args.rounds} rounds; load average (1 min) {min(loads):.1f}-{max(loads):.1f}; median ms (min-max)")
+    print("| start | " + " | ".join(str(b) for b in bundles) + " |")
+    print("|---|" + "---:|" * len(bundles))
+    for k in kinds:
+        cells = [rows[(i, k)] for i in range(len(bundles))]
+        print(f"| {k} | " + " | ".join(f"{statistics.median(v) * 1000:.0f} ({min(v) * 1000:.0f}-{max(v) * 1000:.0f})"
+                                       for v in cells) + " |")
     return 0
 
 
