@@ -43,7 +43,7 @@ from .runner import MB, BenchOptions, machine_info
 from .scale import CHUNKS_PER_DOC, SynthesisBase, grow
 
 MODEL_DIM = 384  # all-MiniLM-L6-v2, the app's default model
-REMOVE_DOCS = 1000  # one synthetic folder: documents /synthetic/NNNN/*.txt, 10 chunks each
+FOLDER_DOCS = 1000  # one synthetic folder: 1,000 documents /synthetic/NNNN/*.txt of 10 passages = 10,000
 WINDOW_TIMEOUT_S = 600.0
 
 
@@ -136,7 +136,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
         watcher.stop()
         log(f"    watch catch-up {out['watch_catch_up_s']} s")
         first = min(int(Path(d.path).parent.name) for d in docs if d.path.startswith("/synthetic/"))
-        folder = f"/synthetic/{first + 1:04d}"  # the first folder with its full 1,000 documents
+        folder = f"/synthetic/{first + 1:04d}"  # the first folder with all its documents
         passages = sum(d.chunks for d in docs if d.path.startswith(folder + "/"))
         log(f"  remove {folder} ({passages:,} passages) …")
         out["remove_s"], removed = _timed(lambda: svc.remove_paths([folder]))
@@ -154,7 +154,8 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
     return out
 
 
-def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int) -> dict[str, Any]:
+def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
+        folder_docs: int = FOLDER_DOCS) -> dict[str, Any]:
     from desktop_memory.service import MemoryService
 
     from .dataset import load_beir
@@ -188,7 +189,7 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int) -> d
         for target in sizes:
             log(f"growing the library to {target:,} passages …")
             with svc.writing() as store:
-                grow(store, base.synth, target, base.model_id, base.dim, log)
+                grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
                 store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
             copy = work / "ops.db"
             shutil.copyfile(db, copy)
@@ -223,7 +224,7 @@ def format_table(report: dict[str, Any]) -> str:
     row("`stats` (s)", lambda s: _fmt(s["stats_s"]))
     row("library listing, `documents()` (s)", lambda s: _fmt(s["documents_s"]))
     row(f"watch start-up catch-up, {report['watch_files']:,} files (s)", lambda s: _fmt(s["watch_catch_up_s"]))
-    row("remove a folder of 10k passages (s)", lambda s: f"{_fmt(s['remove_s'])} ({s['removed_passages']:,})")
+    row("remove a folder (s; its passages)", lambda s: f"{_fmt(s['remove_s'])} ({s['removed_passages']:,})")
     row("`check` (s)", lambda s: _fmt(s["check_s"]))
     row("`compact` (s)", lambda s: _fmt(s["compact_s"]))
     row("database (MB)", lambda s: f"{s['db_mb']:.0f}")
@@ -238,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000", help="comma list of library sizes in passages")
     ap.add_argument("--work", type=Path, default=Path("everyday-work"), help="folder for the library and files")
     ap.add_argument("--watch-files", type=int, default=50000)
+    ap.add_argument("--folder-docs", type=int, default=FOLDER_DOCS,
+                    help="documents per synthetic folder (10 passages each): the folder that is removed")
     ap.add_argument("--db", type=Path, default=None, help="the dataset's base index (as bench --db)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--embedder", choices=("local", "hash"), default="local",
@@ -252,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("the dataset folder is required")
     opts = BenchOptions(dataset=args.dataset, db=args.db, embedder=args.embedder)
     sizes = [int(float(x)) for x in args.sizes.split(",")]
-    if any(n < args.watch_files + (REMOVE_DOCS * 2 + 1000) * CHUNKS_PER_DOC for n in sizes):
+    if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
         ap.error("each size must leave room for the watched files and two full synthetic folders")
-    report = run(opts, sizes, args.work, args.watch_files)
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(format_table(report))

@@ -89,8 +89,9 @@ def exact_topk(store: Store, queries: np.ndarray, k: int, block: int = 20000) ->
 
 
 def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
-         log: Callable[[str], None]) -> dict[str, float]:
-    """Add canonical chunks until the store holds ``target``; returns insert timings."""
+         log: Callable[[str], None], folder_docs: int = 1000) -> dict[str, float]:
+    """Add canonical chunks until the store holds ``target``; returns insert timings. Documents are
+    ``/synthetic/<folder>/<n>.txt``, ``folder_docs`` to a folder."""
     have = store.pending_count() + store.counts()["vectors"]
     need = target - have
     if need <= 0:
@@ -113,7 +114,7 @@ def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
                 drafts.append(ChunkDraft(t, Location(char_start=pos, char_end=pos + len(t))))
                 pos += len(t) + 2
             doc_no += 1
-            path = f"/synthetic/{doc_no // 1000:04d}/{doc_no:07d}.txt"
+            path = f"/synthetic/{doc_no // folder_docs:04d}/{doc_no:07d}.txt"
             store.write_document(path=path, kind="text", language=None, title=None, size=pos, mtime=0.0,
                                  content_hash=str(doc_no), chunks=drafts,
                                  dedupe_keys=[f"{doc_no}:{i}" for i in range(len(drafts))])

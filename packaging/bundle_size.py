@@ -41,8 +41,8 @@ def breakdown(bundle: Path) -> list[tuple[str, int, int]]:
         if not p.is_file() or p.is_symlink():
             continue
         if p.parent == bundle:
-            group = "the two executables (each with its compressed Python code)" if p.stat().st_mode & 0o111 \
-                else "other"
+            group = "executables (each carries the compressed Python code)" if p.stat().st_mode & 0o111 \
+                else "THIRD-PARTY.txt and other top-level files"
         else:
             rel = str(p.relative_to(internal)) if p.is_relative_to(internal) else str(p.relative_to(bundle))
             group = next((g for g, rx in GROUPS if re.search(rx, rel)), "other (small packages, metadata)")

@@ -267,7 +267,7 @@ MAX_MB=${DM_BUNDLE_MAX_MB:-200}
 SIZE_MB=$(du -sm "$APP" | cut -f1)
 echo "== size: $SIZE_MB MB on disk ($(find "$APP" -type f | wc -l) files; limit $MAX_MB MB)"
 "$PY" "$ROOT/packaging/bundle_size.py" "$APP"
-tar -C "$WORK" -czf "$WORK/archive.tar.gz" "$NAME"
-echo "as .tar.gz (what build.sh --archive makes): $(du -m "$WORK/archive.tar.gz" | cut -f1) MB"
+tar -C "$WORK" -cf - "$NAME" | xz -6 -T0 > "$WORK/archive.tar.xz"
+echo "as .tar.xz (what build.sh --archive makes): $(du -m "$WORK/archive.tar.xz" | cut -f1) MB"
 [ "$SIZE_MB" -le "$MAX_MB" ] || fail "the bundle takes $SIZE_MB MB on disk, over the $MAX_MB MB limit"
 echo "bundle check passed: $APP ($SIZE_MB MB) runs from outside the checkout"
