@@ -89,8 +89,9 @@ def exact_topk(store: Store, queries: np.ndarray, k: int, block: int = 20000) ->
 
 
 def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
-         log: Callable[[str], None]) -> dict[str, float]:
-    """Add canonical chunks until the store holds ``target``; returns insert timings."""
+         log: Callable[[str], None], folder_docs: int = 1000) -> dict[str, float]:
+    """Add canonical chunks until the store holds ``target``; returns insert timings. Documents are
+    ``/synthetic/<folder>/<n>.txt``, ``folder_docs`` to a folder."""
     have = store.pending_count() + store.counts()["vectors"]
     need = target - have
     if need <= 0:
@@ -104,6 +105,7 @@ def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
     while added < need:
         n = min(block, need - added)
         texts, vecs = synth.batch(n)
+        first = scalar_int(store.conn, "select coalesce(max(id), 0) from chunks")  # vectors for this batch only
         t0 = time.perf_counter()
         for start in range(0, n, CHUNKS_PER_DOC):
             part = texts[start : start + CHUNKS_PER_DOC]
@@ -112,7 +114,7 @@ def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
                 drafts.append(ChunkDraft(t, Location(char_start=pos, char_end=pos + len(t))))
                 pos += len(t) + 2
             doc_no += 1
-            path = f"/synthetic/{doc_no // 1000:04d}/{doc_no:07d}.txt"
+            path = f"/synthetic/{doc_no // folder_docs:04d}/{doc_no:07d}.txt"
             store.write_document(path=path, kind="text", language=None, title=None, size=pos, mtime=0.0,
                                  content_hash=str(doc_no), chunks=drafts,
                                  dedupe_keys=[f"{doc_no}:{i}" for i in range(len(drafts))])
@@ -120,7 +122,7 @@ def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
         # Vectors the way embed_pending stores them: windows of pending chunks, one transaction each.
         t0 = time.perf_counter()
         offset = 0
-        after = 0
+        after = first
         while True:
             batch = store.pending_chunks(VECTOR_WINDOW, after_id=after)
             if not batch:
@@ -158,36 +160,55 @@ def app_probe_step(db: Path, ds: Any, queries: list[str], settings: Any, *, offs
     return out
 
 
+@dataclasses.dataclass
+class SynthesisBase:
+    """The real corpus a synthetic library is grown from: its cached index (built through the real pipeline on first
+    use), the app's settings and embedder for it, and the synthesiser over its chunk texts and vectors."""
+
+    db: Path
+    settings: Any
+    embedder: Any
+    synth: Synthesiser
+    model_id: str
+    dim: int
+
+    @classmethod
+    def load(cls, ds: Any, opts: BenchOptions, log: Callable[[str], None]) -> SynthesisBase:
+        from desktop_memory.store import Store
+
+        settings = bench_settings(opts)
+        embedder = make_embedder(settings.embedder)
+        base_db, _ = open_or_build(ds, opts, settings, embedder, log)
+        base = Store(base_db)
+        try:
+            ids_texts = [(as_int(cid), as_str(text)) for cid, text in base.conn.execute(
+                "select id, text from chunks where embedded = 1 order by id"
+            )]
+            vec_by_id = {}
+            for ids, mat in base.iter_vectors(20000):
+                for i, cid in enumerate(ids):
+                    vec_by_id[int(cid)] = mat[i]
+            model_id, dim = base.model_info()
+        finally:
+            base.close()
+        if model_id is None or not dim:
+            raise UserError(f"the base index {base_db} records no embedding model: rebuild it with --rebuild")
+        texts = [t for cid, t in ids_texts if cid in vec_by_id]
+        vectors = np.stack([vec_by_id[cid] for cid, _ in ids_texts if cid in vec_by_id])
+        return cls(base_db, settings, embedder, Synthesiser(texts, vectors), model_id, dim)
+
+
 def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
               scale_db: Path | None = None) -> dict[str, Any]:
     from desktop_memory.retrieve.lanes import dense_lane, dense_lane_exact
     from desktop_memory.service import MemoryService
-    from desktop_memory.store import Store
 
     log = opts.log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     ds = load_beir(opts.dataset, opts.split)
     ds.limit_queries(n_queries)
-    settings = bench_settings(opts)
-    embedder = make_embedder(settings.embedder)
-    base_db, _ = open_or_build(ds, opts, settings, embedder, log)
-    base = Store(base_db)
-    try:
-        ids_texts = [(as_int(cid), as_str(text)) for cid, text in base.conn.execute(
-            "select id, text from chunks where embedded = 1 order by id"
-        )]
-        vec_by_id = {}
-        for ids, mat in base.iter_vectors(20000):
-            for i, cid in enumerate(ids):
-                vec_by_id[int(cid)] = mat[i]
-        model_id, dim = base.model_info()
-    finally:
-        base.close()
-    if model_id is None or not dim:
-        raise UserError(f"the base index {base_db} records no embedding model: rebuild it with --rebuild")
-    texts = [t for cid, t in ids_texts if cid in vec_by_id]
-    vectors = np.stack([vec_by_id[cid] for cid, _ in ids_texts if cid in vec_by_id])
-    del vec_by_id
-    synth = Synthesiser(texts, vectors)
+    base = SynthesisBase.load(ds, opts, log)
+    settings, embedder, synth, model_id, dim, base_db = (base.settings, base.embedder, base.synth, base.model_id,
+                                                         base.dim, base.db)
     embedder.load()
     queries = list(ds.queries.values())
     qvecs = np.stack([embedder.embed_query(q) for q in queries]).astype(np.float32)
@@ -202,7 +223,7 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
             raise UserError(f"{db} already exists; --scale-db must name a new file.")
     report: dict[str, Any] = {
         "mode": "scale",
-        "base": {"name": ds.name, "chunks": len(texts), "db": str(base_db), "model": model_id},
+        "base": {"name": ds.name, "chunks": len(synth.words), "db": str(base_db), "model": model_id},
         "queries": len(queries),
         "machine": machine_info(),
         "settings": {"search": dataclasses.asdict(settings.search)},

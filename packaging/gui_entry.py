@@ -7,9 +7,27 @@ re-launched by multiprocessing "spawn", and it must turn into the worker without
 """
 
 import multiprocessing
+import os
 import sys
 
+
+def _trace_imports() -> None:
+    """DESKTOP_MEMORY_IMPORT_TRACE=DIR (set by ci_bundle_check.sh's DM_LOAD_TRACE): at exit, write the modules this
+    process imported to DIR/modules.<pid>, so packaging/load_trace.py can tell what the bundle carries unused."""
+    folder = os.environ.get("DESKTOP_MEMORY_IMPORT_TRACE")
+    if not folder:
+        return
+    import atexit
+
+    def dump() -> None:
+        with open(os.path.join(folder, f"modules.{os.getpid()}"), "w", encoding="utf-8") as f:
+            f.write("\n".join(sorted(sys.modules)) + "\n")
+
+    atexit.register(dump)
+
+
 if __name__ == "__main__":
+    _trace_imports()
     multiprocessing.freeze_support()
     from desktop_memory.gui.app import main
 

@@ -1,0 +1,268 @@
+"""Everyday operations at scale (issue 26 item 2): what a person waits for, timed on a big library.
+
+    python -m desktop_memory_bench.everyday shared/eval/scifact --sizes 100000,300000 --work /tmp/everyday
+
+The library is grown the way ``bench --scale`` grows it (scale.py: real chunk texts and vectors of the dataset,
+recombined, written through the store's real write path), plus ``--watch-files`` real small files in one folder,
+indexed through the app's indexer (no embedding) before the synthetic passages, so the watched folder is part of
+the library at every size. At each size a copy of the library is made, and on that copy, each through the app's
+own code:
+
+* **window**: a fresh process starts Qt (offscreen), builds the ``MainWindow`` on the library and shows it; timed
+  until the window is shown, until its library is open (the window is usable: search, add files), and until the
+  Library tab's first screen has rows (the window lists every document in the background);
+* **stats**: ``MemoryService.stats()`` on a freshly opened service (what ``desktop-memory stats`` does);
+* **library listing**: ``MemoryService.documents()``, the data behind the Library tab;
+* **watch catch-up**: a ``Watcher`` on the watched folder, from ``start()`` until its first catch-up is done
+  (walks the files, compares size and mtime with the index; nothing changed, so nothing is read);
+* **remove a folder**: ``remove_paths`` of one synthetic folder (1,000 documents × 10 = 10,000 passages),
+  including the secure-delete checkpoint;
+* **check**: ``MemoryService.check()`` (SQLite's integrity check and the index's own consistency checks);
+* **compact**: ``MemoryService.compact()`` (VACUUM: rewrites the whole file).
+
+Prints a Markdown table; ``--out`` also writes the JSON report. The load average is recorded with each size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from desktop_memory.config import EmbedderKind
+
+from .latency import load_average
+from .runner import MB, BenchOptions, machine_info
+from .scale import CHUNKS_PER_DOC, SynthesisBase, grow
+
+MODEL_DIM = 384  # all-MiniLM-L6-v2, the app's default model
+FOLDER_DOCS = 1000  # one synthetic folder: 1,000 documents /synthetic/NNNN/*.txt of 10 passages = 10,000
+WINDOW_TIMEOUT_S = 600.0
+
+
+def make_watched_folder(folder: Path, n: int) -> None:
+    """``n`` small text files in folders of 1,000: what a notes or mail-export folder looks like to the walk."""
+    for i in range(n):
+        sub = folder / f"{i // 1000:03d}"
+        if i % 1000 == 0:
+            sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"note-{i:06d}.txt").write_text(f"Note {i}: a line about topic {i % 97} and item {i * 7919 % 10007}.\n",
+                                               encoding="utf-8")
+
+
+def _timed(fn: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[str, Any]:
+    """In this (fresh) process: Qt offscreen, the real MainWindow on ``db``; seconds to shown / open / listed."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    t0 = time.perf_counter()
+    import dataclasses
+
+    from desktop_memory.config import Settings
+    from desktop_memory.gui.app import create_app
+    from desktop_memory.gui.main_window import MainWindow
+
+    app = create_app(["desktop-memory-bench"])
+    base = Settings(db_path=str(db))
+    settings = dataclasses.replace(base, embedder=dataclasses.replace(base.embedder, kind=embedder))
+    window = MainWindow(settings, settings_path=settings_dir / "settings.toml")
+    window.resize(1100, 720)
+    window.show()
+    marks: dict[str, float] = {}
+
+    def tick() -> bool:
+        now = time.perf_counter() - t0
+        handle = window.windowHandle()
+        if "shown_s" not in marks and window.isVisible() and handle is not None and handle.isExposed():
+            marks["shown_s"] = now
+        if "open_s" not in marks and window.svc is not None:
+            marks["open_s"] = now
+        if "library_s" not in marks and window.library.row_count_visible() > 0:
+            marks["library_s"] = now
+        return len(marks) == 3
+
+    deadline = time.perf_counter() + WINDOW_TIMEOUT_S
+    while not tick() and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.005)
+    rows = window.library.row_count_visible()
+    window.close()
+    app.processEvents()
+    return {**marks, "library_rows": rows}
+
+
+def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, Any]:
+    """Time each operation on ``db`` (a copy: remove and compact change it) through the app's service."""
+    from desktop_memory.service import MemoryService
+    from desktop_memory.watch.watcher import Watcher
+
+    from .child import run_module
+
+    out: dict[str, Any] = {}
+    log("  window (fresh process, offscreen) …")
+    settings_dir = db.parent / "window-settings"
+    settings_dir.mkdir(exist_ok=True)
+    win, err = run_module("desktop_memory_bench.everyday", ["--window", str(db), "--settings-dir", str(settings_dir),
+                                                            "--embedder", settings.embedder.kind],
+                          timeout_s=WINDOW_TIMEOUT_S + 60)
+    out["window"] = win if win is not None else {"error": err.strip()[-300:]}
+    log(f"    window: {out['window']}")
+
+    svc = MemoryService(settings, db_path=db)
+    try:
+        out["stats_s"], stats = _timed(svc.stats)
+        out["stats_warm_s"], _ = _timed(svc.stats)
+        out["chunks"], out["vectors"] = stats.chunks, stats.vectors
+        out["documents_s"], docs = _timed(svc.documents)
+        out["documents"] = len(docs)
+        log(f"    stats {out['stats_s']:.2f} s, documents() {out['documents_s']:.2f} s ({len(docs):,} documents)")
+        log("  watch catch-up …")
+        watcher = Watcher(svc, folders=[str(watched)], embed=False)
+        t0 = time.perf_counter()
+        watcher.start()
+        ready = watcher.ready.wait(600)
+        out["watch_catch_up_s"] = time.perf_counter() - t0 if ready else None
+        watcher.stop()
+        log(f"    watch catch-up {out['watch_catch_up_s']} s")
+        first = min(int(Path(d.path).parent.name) for d in docs if d.path.startswith("/synthetic/"))
+        folder = f"/synthetic/{first + 1:04d}"  # the first folder with all its documents
+        passages = sum(d.chunks for d in docs if d.path.startswith(folder + "/"))
+        log(f"  remove {folder} ({passages:,} passages) …")
+        out["remove_s"], removed = _timed(lambda: svc.remove_paths([folder]))
+        out["removed_documents"], out["removed_passages"] = removed, passages
+        log(f"    removed {removed:,} documents in {out['remove_s']:.2f} s")
+        log("  check …")
+        out["check_s"], problems = _timed(svc.check)
+        out["check_problems"] = len(problems)
+        log(f"    check {out['check_s']:.2f} s, {len(problems)} problem(s)")
+        log("  compact …")
+        out["compact_s"], (before, after) = _timed(svc.compact)
+        out["compact_mb"] = [before / MB, after / MB]
+    finally:
+        svc.close()
+    return out
+
+
+def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
+        folder_docs: int = FOLDER_DOCS) -> dict[str, Any]:
+    from desktop_memory.service import MemoryService
+
+    from .dataset import load_beir
+
+    log = opts.log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    ds = load_beir(opts.dataset, opts.split)
+    base = SynthesisBase.load(ds, opts, log)
+    if base.dim != MODEL_DIM:  # the hash fake (64-d): project to the real model's size so the file is as large
+        rng = np.random.default_rng(0)
+        vecs = base.synth.vectors @ rng.normal(size=(base.dim, MODEL_DIM)).astype(np.float32)
+        base.synth.vectors = np.ascontiguousarray(vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+        base.dim, base.model_id = MODEL_DIM, f"hash-test-{MODEL_DIM}"
+    work.mkdir(parents=True, exist_ok=True)
+    db, watched = work / "everyday.db", work / "watched"
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+    report: dict[str, Any] = {"mode": "everyday", "machine": machine_info(), "watch_files": watch_files,
+                              "steps": []}
+    if not watched.is_dir():
+        log(f"writing {watch_files:,} files into {watched} …")
+        make_watched_folder(watched, watch_files)
+    svc = MemoryService(base.settings, db_path=db, embedder=base.embedder)
+    try:
+        log(f"indexing {watched} (no embedding) …")
+        t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
+        report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
+        with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
+            store.ensure_model(base.model_id, base.dim)
+            while batch := store.pending_chunks(256):
+                store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
+        for target in sizes:
+            log(f"growing the library to {target:,} passages …")
+            with svc.writing() as store:
+                grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
+                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+            copy = work / "ops.db"
+            shutil.copyfile(db, copy)
+            step = {"target": target, "load_avg_start": load_average(), "db_mb": copy.stat().st_size / MB}
+            step.update(operations(copy, base.settings, watched, log))
+            step["load_avg_end"] = load_average()
+            for p in copy.parent.glob(copy.name + "*"):
+                p.unlink()
+            report["steps"].append(step)
+            log(f"  {json.dumps(step)}")
+    finally:
+        svc.close()
+    report["machine"]["load_avg_end"] = load_average()
+    return report
+
+
+def _fmt(v: Any) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def format_table(report: dict[str, Any]) -> str:
+    steps = report["steps"]
+    head = "| operation | " + " | ".join(f"{s['chunks']:,} passages" for s in steps) + " |"
+    lines = [head, "|---|" + "---:|" * len(steps)]
+
+    def row(name: str, get: Any) -> None:
+        lines.append(f"| {name} | " + " | ".join(get(s) for s in steps) + " |")
+
+    row("window shown (s)", lambda s: _fmt(s["window"].get("shown_s")))
+    row("window usable: library open (s)", lambda s: _fmt(s["window"].get("open_s")))
+    row("Library tab first screen (s)", lambda s: _fmt(s["window"].get("library_s")))
+    row("`stats` (s)", lambda s: _fmt(s["stats_s"]))
+    row("library listing, `documents()` (s)", lambda s: _fmt(s["documents_s"]))
+    row(f"watch start-up catch-up, {report['watch_files']:,} files (s)", lambda s: _fmt(s["watch_catch_up_s"]))
+    row("remove a folder (s; its passages)", lambda s: f"{_fmt(s['remove_s'])} ({s['removed_passages']:,})")
+    row("`check` (s)", lambda s: _fmt(s["check_s"]))
+    row("`compact` (s)", lambda s: _fmt(s["compact_s"]))
+    row("database (MB)", lambda s: f"{s['db_mb']:.0f}")
+    row("load average (start / end)", lambda s: " / ".join(f"{(s[k] or [0.0])[0]:.1f}"
+                                                           for k in ("load_avg_start", "load_avg_end")))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m desktop_memory_bench.everyday", description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", type=Path, nargs="?", help="BEIR folder the synthetic passages come from")
+    ap.add_argument("--sizes", default="100000", help="comma list of library sizes in passages")
+    ap.add_argument("--work", type=Path, default=Path("everyday-work"), help="folder for the library and files")
+    ap.add_argument("--watch-files", type=int, default=50000)
+    ap.add_argument("--folder-docs", type=int, default=FOLDER_DOCS,
+                    help="documents per synthetic folder (10 passages each): the folder that is removed")
+    ap.add_argument("--db", type=Path, default=None, help="the dataset's base index (as bench --db)")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--embedder", choices=("local", "hash"), default="local",
+                    help="hash = a meaningless fast fake, to try the harness out (figures then mean nothing)")
+    ap.add_argument("--window", type=Path, default=None, help=argparse.SUPPRESS)  # child mode: one window probe
+    ap.add_argument("--settings-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.window is not None:
+        print(json.dumps(window_probe(args.window, args.settings_dir or args.window.parent, args.embedder)))
+        return 0
+    if args.dataset is None:
+        ap.error("the dataset folder is required")
+    opts = BenchOptions(dataset=args.dataset, db=args.db, embedder=args.embedder)
+    sizes = [int(float(x)) for x in args.sizes.split(",")]
+    if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
+        ap.error("each size must leave room for the watched files and two full synthetic folders")
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    print(format_table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
