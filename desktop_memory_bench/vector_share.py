@@ -18,8 +18,10 @@ vectors are cached across shares. Every query runs through ``MemoryService.searc
 
 ``--rankings FILE`` writes each query's results (chunk id, fused score, strength) so two runs (the code before
 and after a change) can be compared with ``--compare``: same chunks with the same fused scores and strengths, in
-fused order, per query. Strength-first ordering moves results without changing their scores, so the comparison
-sorts both by fused score (ties by chunk id) before comparing.
+fused order, per query. The quality pass asks for more results than the lanes return together (two lanes of 200),
+so its list is the whole fused list; strength-first ordering moves results without changing their scores, so the
+comparison sorts both by fused score (ties by chunk id) before comparing: equal "deep" lists mean equal fusion and
+strength for every candidate. The "app" pass (top 10) also differs where strong-first ordering changed the screen.
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ from .runner import BenchOptions, bench_settings, open_or_build
 from .table import render_table
 
 APP_TOP_K = 10
-SAVED_DEPTH = 100  # results per query kept in --rankings for the comparison
 
 
 class CachedQueries:
@@ -80,17 +81,30 @@ class CachedQueries:
         return self._inner.count_tokens(texts)
 
 
-def partial_copy(full: Path, share: float, seed: int, work: Path) -> tuple[Path, set[int]]:
-    """(database, ids with a vector): ``full`` itself for a share of 1, else a copy holding the vectors of a seeded
-    random ``share`` of its embedded passages (copied from ``full``, not re-embedded)."""
+def partial_copy(full: Path, share: float, seed: int, work: Path, sample: str = "random") -> tuple[Path, set[int]]:
+    """(database, ids with a vector): ``full`` itself for a share of 1, else a copy holding the vectors of
+    ``share`` of its passages (copied from ``full``, not re-embedded): a seeded random sample, or with
+    ``sample="first"`` the first passages in reading order (chunk id), which is what a library holds while its
+    first embedding runs; then ``full`` may itself be a snapshot of a library still embedding."""
     src = Store(full, readonly=True)
     try:
         embedded = sorted(int(cid) for (cid,) in src.conn.execute("select id from chunk_vectors"))
+        passages = sorted(int(cid) for (cid,) in src.conn.execute("select id from chunks where dup_of is null"))
         if share >= 1:
+            if len(embedded) != len(passages):
+                raise RuntimeError(f"{full} holds {len(embedded)} vectors for {len(passages)} passages")
             return full, set(embedded)
-        keep = sorted(random.Random(seed).sample(embedded, round(len(embedded) * share)))
+        wanted = round(len(passages) * share)
+        if sample == "first":
+            keep = passages[:wanted]
+            if not set(keep) <= set(embedded):
+                raise RuntimeError(f"{full} lacks vectors for some of its first {wanted} passages")
+        else:
+            if len(embedded) != len(passages):
+                raise RuntimeError(f"a random share needs a fully embedded {full}")
+            keep = sorted(random.Random(seed).sample(embedded, wanted))
         work.mkdir(parents=True, exist_ok=True)
-        db = work / f"{full.stem}-share{round(share * 100):03d}-seed{seed}.db"
+        db = work / f"{full.stem}-{sample}{round(share * 100):03d}-seed{seed}.db"
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
         src.conn.execute("vacuum into ?", (str(db),))
@@ -123,8 +137,7 @@ def run_share(svc: Any, ds: Any, vectored: set[int], chunk_depth: int) -> tuple[
         out = svc.search_outcome(text, backend="hybrid", top_k=chunk_depth)
         docs = list(dict.fromkeys(doc_id_from_path(r.source) for r in out.results))
         full[qid] = docs[:100]
-        head = out.results[:SAVED_DEPTH]
-        saved[qid] = {"deep": [[r.chunk_id, r.score, r.strength] for r in head]}
+        saved[qid] = {"deep": [[r.chunk_id, r.score, r.strength] for r in out.results]}
         for r in out.results:
             kw = r.lanes.get("fts")
             if kw is not None and kw.rank == 1:
@@ -206,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="train", choices=("test", "train"))
     ap.add_argument("--shares", default="0.1,0.5,1", help="comma list of vector shares in (0, 1]")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sample", default="random", choices=("random", "first"),
+                    help="which passages keep their vectors: a seeded random sample, or the first in reading order")
+    ap.add_argument("--snapshot", action="store_true",
+                    help="use --db as it is (e.g. a copy taken while its first embedding runs; with --sample first)")
     ap.add_argument("--db", type=Path, help="the full index (built like `desktop-memory bench --db` if missing)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/dm-vector-share"), help="folder for the partial copies")
     ap.add_argument("--embedder", default="local", choices=("local", "hash"))
@@ -236,13 +253,25 @@ def main(argv: list[str] | None = None) -> int:
     ds.limit_queries(args.limit_queries)
     settings = bench_settings(opts)
     embedder = CachedQueries(make_embedder(settings.embedder))
-    full_db, index = open_or_build(ds, opts, settings, embedder, log)
+    if args.snapshot:
+        if args.db is None or not args.db.exists():
+            ap.error("--snapshot needs an existing --db")
+        full_db = args.db
+        probe = Store(full_db, readonly=True)
+        try:
+            counts = probe.counts()
+        finally:
+            probe.conn.close()
+        docs = sum(counts["by_status"].values())
+        index: dict[str, Any] = {"chunks_per_doc": counts["chunks"] / docs if docs else 1.0}
+    else:
+        full_db, index = open_or_build(ds, opts, settings, embedder, log)
     ratio = index.get("chunks_per_doc") or 1.0
     chunk_depth = min(4096 // max(1, settings.search.overfetch), max(100, math.ceil(100 * ratio * 2)))
     rows: dict[str, dict[str, Any]] = {}
     rankings: dict[str, Any] = {}
     for share in shares:
-        db, vectored = partial_copy(full_db, share, args.seed, args.work)
+        db, vectored = partial_copy(full_db, share, args.seed, args.work, args.sample)
         label = f"{round(share * 100)} %"
         log(f"{label}: {len(vectored)} passages with vectors ({db})")
         svc = MemoryService(settings, db_path=db, embedder=embedder)
