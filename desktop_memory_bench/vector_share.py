@@ -18,10 +18,10 @@ vectors are cached across shares. Every query runs through ``MemoryService.searc
 
 ``--rankings FILE`` writes each query's results (chunk id, fused score, strength) so two runs (the code before
 and after a change) can be compared with ``--compare``: same chunks with the same fused scores and strengths, in
-fused order, per query. The quality pass asks for more results than the lanes return together (two lanes of 200),
-so its list is the whole fused list; strength-first ordering moves results without changing their scores, so the
-comparison sorts both by fused score (ties by chunk id) before comparing: equal "deep" lists mean equal fusion and
-strength for every candidate. The "app" pass (top 10) also differs where strong-first ordering changed the screen.
+fused order, per query. Strong-first ordering moves results without changing their scores, and can take a strong
+result from deep in the fused list into a list of fixed length (pushing a weak one out), so a query counts as
+"reordered" when every result both runs hold has the same fused score and strength and the rest is what that
+ordering explains, "changed" otherwise (the exit status is 1 when any query changed).
 """
 
 from __future__ import annotations
@@ -176,20 +176,36 @@ def run_share(svc: Any, ds: Any, vectored: set[int], chunk_depth: int) -> tuple[
     return figures, saved
 
 
-def _fused_order(entries: list[list[Any]]) -> list[tuple[int, float, str]]:
-    return sorted(((int(c), float(s), str(st)) for c, s, st in entries), key=lambda e: (-e[1], e[0]))
+def _verdict(before: list[list[Any]], after: list[list[Any]]) -> str:
+    """"same": the same results with the same fused scores and strengths (in fused order); "reordered": every
+    result both lists hold has the same fused score and strength, and the ones only one list holds are what
+    strong-first ordering explains (``after`` took in strong results from deeper in the fused list, which
+    pushed weak ones out of ``before``'s length); "changed" otherwise."""
+    if len(before) != len(after):  # the same fused candidates give lists of the same length
+        return "changed"
+    old = {int(c): (float(sc), str(st)) for c, sc, st in before}
+    new = {int(c): (float(sc), str(st)) for c, sc, st in after}
+    if any(old[c] != new[c] for c in old.keys() & new.keys()):
+        return "changed"
+    gone, came = old.keys() - new.keys(), new.keys() - old.keys()
+    if any(old[c][1] == "strong" for c in gone) or any(new[c][1] != "strong" for c in came):
+        return "changed"
+    def fused(entries: list[list[Any]]) -> list[int]:
+        return [int(c) for c, sc, _ in sorted(entries, key=lambda e: (-float(e[1]), int(e[0])))]
+    return "same" if not gone and not came and fused(before) == fused(after) else "reordered"
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, int]:
-    """Queries (per share and pass) whose results differ between two --rankings files, in fused order."""
-    diff: dict[str, int] = {}
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per share and pass: how many queries' results are the same, only reordered (strong-first), or changed."""
+    out: dict[str, dict[str, int]] = {}
     for share, queries in a.items():
         other = b.get(share, {})
         for part in ("deep", "app"):
-            key = f"{share} {part}"
-            diff[key] = sum(_fused_order(q[part]) != _fused_order(other.get(qid, {}).get(part, []))
-                            for qid, q in queries.items())
-    return diff
+            counts = {"same": 0, "reordered": 0, "changed": 0}
+            for qid, q in queries.items():
+                counts[_verdict(q[part], other.get(qid, {}).get(part, []))] += 1
+            out[f"{share} {part}"] = counts
+    return out
 
 
 def _pct(x: float) -> str:
@@ -235,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         a, b = (json.loads(p.read_text()) for p in args.compare)
         diff = compare(a, b)
-        print(render_table(["share / pass", "queries that differ"], [[k, str(v)] for k, v in diff.items()]))
-        return 1 if any(diff.values()) else 0
+        print(render_table(["share / pass", "same", "reordered (strong first)", "changed"],
+                           [[k, str(v["same"]), str(v["reordered"]), str(v["changed"])] for k, v in diff.items()]))
+        return 1 if any(v["changed"] for v in diff.values()) else 0
     if args.dataset is None:
         ap.error("a dataset folder is needed (or --compare A B)")
     from desktop_memory.service import MemoryService

@@ -47,3 +47,14 @@ def test_shares_keep_exactly_their_vectors_and_full_runs_compare_equal(tmp_path,
     del only_full["50 %"]
     first.write_text(json.dumps(only_full))
     assert vector_share.main(["--compare", str(first), str(second)]) == 0
+
+
+def test_compare_tells_strong_first_reordering_from_a_change():
+    before = [[1, 0.03, "weak"], [2, 0.02, "strong"], [3, 0.01, "weak"]]
+    assert vector_share._verdict(before, before) == "same"
+    # strong #4 from deeper in the fused list came in first, weak #3 was pushed out: same scores, other order
+    assert vector_share._verdict(before, [[2, 0.02, "strong"], [4, 0.005, "strong"], [1, 0.03, "weak"]]) == "reordered"
+    assert vector_share._verdict(before, [[2, 0.02, "strong"], [1, 0.031, "weak"], [3, 0.01, "weak"]]) == "changed"
+    assert vector_share._verdict(before, [[2, 0.02, "strong"], [1, 0.03, "strong"], [3, 0.01, "weak"]]) == "changed"
+    assert vector_share._verdict(before, [[2, 0.02, "strong"], [1, 0.03, "weak"], [5, 0.001, "weak"]]) == "changed"
+    assert vector_share._verdict(before, []) == "changed"
