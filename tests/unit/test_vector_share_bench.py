@@ -58,3 +58,23 @@ def test_compare_tells_strong_first_reordering_from_a_change():
     assert vector_share._verdict(before, [[2, 0.02, "strong"], [1, 0.03, "strong"], [3, 0.01, "weak"]]) == "changed"
     assert vector_share._verdict(before, [[2, 0.02, "strong"], [1, 0.03, "weak"], [5, 0.001, "weak"]]) == "changed"
     assert vector_share._verdict(before, []) == "changed"
+
+
+def test_embedded_subset_keeps_the_fully_embedded_documents(tmp_path, capsys):
+    from desktop_memory_bench.embedded_subset import make_subset
+
+    beir = make_beir(tmp_path / "tiny")
+    db = tmp_path / "full.db"
+    assert vector_share.main([str(beir), "--split", "test", "--embedder", "hash", "--db", str(db), "--work",
+                              str(tmp_path / "w"), "--shares", "0.5", "--sample", "first",
+                              "--out", str(tmp_path / "f.json")]) == 0
+    half = json.loads((tmp_path / "f.json").read_text())["50 %"]["db"]
+    figures = make_subset(tmp_path / "w" / half.rsplit("/", 1)[-1], beir, tmp_path / "sub.db", tmp_path / "sub")
+    assert figures["documents"] == 3 and figures["dropped"] == 3 and figures["passages"] == figures["vectors"] == 3
+    kept = {json.loads(line)["_id"] for line in (tmp_path / "sub" / "corpus.jsonl").read_text().splitlines()}
+    assert kept == {"d0", "d1", "d2"}  # the first half in reading order
+    assert (tmp_path / "sub" / "qrels.tsv").read_text().splitlines()[1:] == ["q1\td0\t1", "q2\td2\t1"]
+    capsys.readouterr()
+    assert vector_share.main([str(tmp_path / "sub"), "--split", "test", "--embedder", "hash", "--snapshot",
+                              "--db", str(tmp_path / "sub.db"), "--shares", "1"]) == 0
+    assert "100 %" in capsys.readouterr().out
