@@ -14,12 +14,13 @@ from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
 from ..models import STRONG, SearchFilters, SearchResult
 from ..store import Store
+from ..store.coverage import without_vectors
 from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
 from .rerank import HttpReranker, rerank_fused
-from .strength import LaneScale, classify, lane_scale, strong_only
+from .strength import classify, lane_scale, strong_only
 
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
@@ -127,7 +128,9 @@ class Searcher:
                 continue
             out.timings_ms[lane] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
-        fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k)
+        unvectored = _not_embedded_yet(store, lanes)
+        fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k,
+                     unjudged={"dense": unvectored} if unvectored else None)
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
         if self.reranker is not None:
             ts = time.perf_counter()
@@ -136,9 +139,17 @@ class Searcher:
         ts = time.perf_counter()
         scale = lane_scale(store, query, lanes)
         # judged by meaning only when the semantic lane found something: right after a read (no vectors yet) every
-        # result would otherwise be "weak" for want of a cosine, and the context would stay empty
-        out.results, out.files = _hydrate(store, fused, top_k, filters, scale, semantic=bool(lanes.get("dense")),
-                                          keyword="fts" in lanes or "bm25" in lanes)
+        # result would otherwise be "weak" for want of a cosine, and the context would stay empty; a passage the
+        # embedding has not reached is judged by its keywords (strength.py)
+        semantic, keyword = bool(lanes.get("dense")), "fts" in lanes or "bm25" in lanes
+        strengths = {cid: classify(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored)
+                     for cid, _, hits in fused}
+        fused = strong_first(fused, strengths)
+        out.results, out.files = _hydrate(store, fused, top_k, filters, strengths)
+        waiting = sum(cid in unvectored for cid, _, _ in fused[:len(out.results)])
+        if waiting:
+            out.notes.append(f"{waiting} of these passages {'is' if waiting == 1 else 'are'} not embedded yet: "
+                             "ranked and judged by their keywords")
         out.weak = not any(r.strength == STRONG for r in out.results)
         out.timings_ms["fetch"] = (time.perf_counter() - ts) * 1000
         out.timings_ms["total"] = (time.perf_counter() - t0) * 1000
@@ -184,8 +195,30 @@ class Searcher:
         return None
 
 
-def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None, scale: LaneScale,
-             *, semantic: bool, keyword: bool) -> tuple[list[SearchResult], list[SearchResult]]:
+def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -> set[int]:
+    """The keyword lanes' chunks that have no vector yet, when the semantic lane ran beside them (else empty).
+
+    Every chunk the semantic lane ranked has a vector, so only the keyword lanes' other hits are looked up: one
+    read by primary key of at most a few hundred ids. On a fully embedded library the set is empty and fusion and
+    strength are exactly what they were."""
+    if "dense" not in lanes:
+        return set()
+    judged = {cid for cid, _ in lanes["dense"]}
+    others = {cid for lane, ranked in lanes.items() if lane != "dense" for cid, _ in ranked if cid not in judged}
+    return without_vectors(store, others) if others else set()
+
+
+def strong_first(fused: Fused, strengths: dict[int, str]) -> Fused:
+    """The fused (or reranked) list with every strong result before every weak one, each group in its order.
+
+    The first screen never shows a weak match above a strong one (a weak #1 at semantic #13, cos 0.40, above the
+    strong page that answers): strength is the first sort key, the fused score the second. The whole list is
+    ordered, not only the top_k asked for, so "show 10" stays the head of "show 40"."""
+    return sorted(fused, key=lambda entry: strengths.get(entry[0]) != STRONG)
+
+
+def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
+             strengths: dict[int, str]) -> tuple[list[SearchResult], list[SearchResult]]:
     """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
 
     Each passage is shown in its own file, or, when a filter leaves that file out, in the first collapsed copy
@@ -212,7 +245,7 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             pos += 1
             res = SearchResult(rank=pos, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=row.location(), lanes=hits, mtime=mtime,
-                               strength=classify(hits, scale, semantic=semantic, keyword=keyword), also_in=h.also_in())
+                               strength=strengths.get(cid, STRONG), also_in=h.also_in())
             if len(out) < top_k:
                 out.append(res)
             best = files.get(doc_id)

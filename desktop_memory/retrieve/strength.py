@@ -10,6 +10,8 @@ result is strong ("no strong matches"), and the prompt context leaves weak resul
   0.5-0.6 on a chunk about that word, but that chunk holds a small share of the query's keyword weight; a real
   question's answer holds more of it. A result the semantic lane did not rank in its top 200 is weak whatever its
   keyword score.
+- **A passage without a vector yet** (hybrid while the embedding runs): the semantic lane could not judge it, so
+  the keyword rule below decides, as if the semantic lane were off (its missing cosine is no evidence against it).
 - **The semantic lane alone** (dense backend): strong ⇔ cosine ≥ ``COS_STRONG``.
 - **Keyword lane alone** (keyword/bm25 backend, or no vectors/embedder): strong ⇔ BM25 ≥ ``BM25_STRONG`` × the
   query's *ceiling*, Σ over the phrases the lane sends of idf · (k1 + 1) (what a chunk holding every query word
@@ -80,12 +82,14 @@ def normalised_bm25(hit: LaneHit | None, scale: LaneScale) -> float:
     return max(0.0, min(1.0, hit.score / ceiling)) if ceiling > 0 else 0.0
 
 
-def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False) -> str:
+def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False,
+             vector: bool = True) -> str:
     """STRONG or WEAK for one result. ``semantic``: the dense lane ran for this query (hybrid or dense backend
     with vectors); then a result it did not rank in its top 200 is weak whatever its keyword score. ``keyword``:
-    a keyword lane ran too (hybrid), so a middling cosine needs the keyword lane's agreement."""
+    a keyword lane ran too (hybrid), so a middling cosine needs the keyword lane's agreement. ``vector``: the
+    passage has a vector; one without (not embedded yet) is judged by the keyword rule when a keyword lane ran."""
     kw = hits.get("fts") or hits.get("bm25")
-    if not semantic:
+    if not semantic or (keyword and not vector):
         return STRONG if normalised_bm25(kw, scale) >= BM25_STRONG else WEAK
     dense = hits.get("dense")
     if dense is None:
