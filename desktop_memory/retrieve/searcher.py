@@ -132,9 +132,11 @@ class Searcher:
         fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k,
                      unjudged={"dense": unvectored} if unvectored else None)
         out.timings_ms["fuse"] = (time.perf_counter() - ts) * 1000
+        reranked = False
         if self.reranker is not None:
             ts = time.perf_counter()
-            fused = rerank_fused(store, self.reranker, query, fused, self.settings.rerank_depth, out.notes)
+            ordered = rerank_fused(store, self.reranker, query, fused, self.settings.rerank_depth, out.notes)
+            reranked, fused = ordered is not fused, ordered
             out.timings_ms["rerank"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
         scale = lane_scale(store, query, lanes)
@@ -144,7 +146,8 @@ class Searcher:
         semantic, keyword = bool(lanes.get("dense")), "fts" in lanes or "bm25" in lanes
         strengths = {cid: classify(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored)
                      for cid, _, hits in fused}
-        fused = strong_first(fused, strengths)
+        if not reranked:  # a reranker's order stands: the person chose it as the better judge (docs/RETRIEVAL.md)
+            fused = strong_first(fused, strengths)
         out.results, out.files = _hydrate(store, fused, top_k, filters, strengths)
         waiting = sum(cid in unvectored for cid, _, _ in fused[:len(out.results)])
         if waiting:

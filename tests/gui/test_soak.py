@@ -18,7 +18,18 @@ from .conftest import EVAL
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
 
 
+# What the window and its service may hold on top of what the process held before it opened. The standalone
+# benchmark's FD_TARGET counts the whole process (the interpreter's and Qt's own ~9 descriptors included); inside
+# the suite the process also carries what earlier tests left open, so the bound is taken from the window's start.
+WINDOW_FD_BOUND = 24  # measured: 16 (1 writer + 3 readers with their WAL and -shm files, the watcher, the tasks)
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
 def test_descriptors_stay_flat_through_a_short_soak(qtbot):
+    before = _open_fds()
     report = run_soak(ops=100, embedder="hash", sample_every=25, warmup_ops=24, corpus=EVAL / "mddocs",
                       log=lambda _m: None)
     run = report.after_warmup()
@@ -26,7 +37,7 @@ def test_descriptors_stay_flat_through_a_short_soak(qtbot):
     assert len(run) >= 4 and report.searches_timed_out == 0
     start = run[0].fds
     assert all(abs(s.fds - start) <= FD_SPREAD for s in run), report.table()
-    assert max(s.fds for s in run) < FD_TARGET, report.table()
+    assert max(s.fds for s in run) - before < min(WINDOW_FD_BOUND, FD_TARGET), report.table()
     # the service's connections: one writer and at most three pooled readers (db file + WAL each) and the shared
     # -shm; never one per task
     assert all(s.db_fds <= 2 * 4 + 1 for s in run), report.table()
