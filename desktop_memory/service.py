@@ -53,6 +53,7 @@ from .store import Store
 from .store.connection import translate_error
 from .store.passages import PassageWithNeighbours, read_passage
 
+EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
 
 
@@ -333,6 +334,16 @@ class MemoryService:
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 
     # ---------- library ----------
+    def embedding_paused(self) -> bool:
+        """Whether the person paused this library's embedding (Cancel) and has not resumed it: kept in the library
+        file, so a restart, a second window or `desktop-memory watch` does not start it behind their back."""
+        with self.reading() as store:
+            return store.get_meta(EMBEDDING_PAUSED) == "1"
+
+    def set_embedding_paused(self, paused: bool) -> None:
+        with self.writing() as store:
+            store.set_meta(EMBEDDING_PAUSED, "1" if paused else "0")
+
     def stats(self) -> Stats:
         with self.reading() as store:
             counts = store.counts()

@@ -154,6 +154,8 @@ def index(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def embed(svc: MemoryService, args: argparse.Namespace) -> int:
+    if svc.embedding_paused():  # the person asks for vectors: a pause left by the app's Cancel ends here
+        svc.set_embedding_paused(False)
     bar = ProgressBar(not args.quiet)
     fn = svc.embed_pending_summary if args.command == "embed" else svc.reembed
     summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))

@@ -97,10 +97,36 @@ class Scheduler:
         self._embed_thread: threading.Thread | None = None  # the embedding lane
         self.running: Job | None = None  # on the writer lane
         self.embedding: Job | None = None  # on the embedding lane
-        self.paused = False  # embedding paused by the person's Cancel
+        self.paused = self._paused_earlier()  # embedding paused by the person's Cancel (kept in the library)
+        self._remember_lock = threading.Lock()
         self.stopping = False
         self._burst: Burst | None = None
         self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
+
+    # ---------- the person's pause, kept in the library ----------
+    def _paused_earlier(self) -> bool:
+        try:
+            return self._svc.embedding_paused()
+        except Exception:  # a library that cannot be read yet: the first job will say why
+            log.warning("could not read whether embedding was paused", exc_info=True)
+            return False
+
+    def _set_paused(self, paused: bool) -> None:
+        """Pause or resume now; the library remembers it (written off the caller's thread: Cancel is pressed on the
+        UI thread, and a write may wait on another process's lock). The last change wins: each writer writes the
+        value current when it holds the lock."""
+        if paused == self.paused:
+            return
+        self.paused = paused
+
+        def remember() -> None:
+            with self._remember_lock:
+                try:
+                    self._svc.set_embedding_paused(self.paused)
+                except Exception:  # closed meanwhile, or read-only: the pause still holds for this session
+                    log.warning("could not remember the embedding pause", exc_info=True)
+
+        threading.Thread(target=remember, name="remember-pause", daemon=True).start()
 
     # ---------- listening ----------
     def subscribe(self, fn: Callable[[Event], None]) -> Callable[[], None]:
@@ -128,7 +154,7 @@ class Scheduler:
         """Read files/folders (keyword-searchable at once); embedding follows by itself. A person's read ends a
         pause: they asked for new work."""
         if source == PERSON:
-            self.paused = False
+            self._set_paused(False)
         return self._submit(Job(READ, list(paths), force=force, source=source))
 
     def watch_batch(self, work: WatchWork, label: str = "") -> Job:
@@ -137,7 +163,7 @@ class Scheduler:
     def embed(self, source: str = PERSON) -> Job | None:
         """Embed every passage still without a vector. Only the person's request ends a pause."""
         if source == PERSON:
-            self.paused = False
+            self._set_paused(False)
             self._emit("paused", payload=False)
         elif self.paused or not self.auto_embed:
             return None
@@ -165,8 +191,8 @@ class Scheduler:
         """The person's Cancel: the running read/embedding stops within one slice, queued reads, embedding and
         compaction are forgotten, and embedding stays paused until asked for again. Removals and watch batches go
         on (they are not what the person is cancelling). Returns the job that is stopping, if any."""
+        self._set_paused(True)
         with self._cond:
-            self.paused = True
             gone = self._queue.take(lambda j: j.kind in (REMOVE, WATCH))
             stopping = [j for j in (self.running, self.embedding) if j is not None and j.kind in YIELDING]
             for job in stopping:

@@ -141,6 +141,11 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         return self.meta.get(key)
 
+    def set_meta(self, key: str, value: str) -> None:
+        """One ``meta`` row, committed (a library's own state, e.g. that the person paused its embedding)."""
+        with self.conn:
+            self.meta.set(key, value)
+
     def content_version(self) -> int:
         return self.meta.content_version()
 

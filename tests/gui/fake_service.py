@@ -56,6 +56,7 @@ class FakeService:
         self.read_only_note = ""
         self.version = 0  # the change stamp: bumped by every write
         self._scheduler: Scheduler | None = None
+        self._embedding_paused = False
 
     # -- indexing --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
@@ -196,6 +197,12 @@ class FakeService:
             texts = {cid: text for cid, _doc, text, _loc in self.chunks if cid in wanted}
         return {cid: pattern.sub(lambda m: MARK_START + m.group(0) + MARK_END, text) for cid, text in texts.items()
                 if pattern.search(text)}
+
+    def embedding_paused(self) -> bool:
+        return self._embedding_paused
+
+    def set_embedding_paused(self, paused: bool) -> None:
+        self._embedding_paused = paused
 
     def stats(self) -> Stats:
         by: dict[str, int] = {}

@@ -7,6 +7,7 @@ import time
 
 from desktop_memory.jobs import EMBED, READ, REMOVE, WATCH, Job, JobQueue, add_reads, merge_summaries
 from desktop_memory.models import FileOutcome, IndexSummary
+from desktop_memory.service import MemoryService
 
 from .conftest import SLICE_S, wait_for, write_folder
 
@@ -109,3 +110,34 @@ def test_stop_says_what_it_stopped_and_refuses_new_work(svc, paced, tmp_path):
     assert "embedding" in said and time.monotonic() - t0 < 2 * SLICE_S + 1.0
     late = sched.read([str(folder)])
     assert late.finished and late.dropped
+
+
+def test_a_cancelled_embedding_stays_paused_after_a_restart_until_the_person_resumes(tmp_path, paced):
+    """Cancel is remembered by the library itself: a restarted app (a new service and scheduler on the same file)
+    does not start the embedding behind the person's back; their Resume ends the pause for good."""
+    from desktop_memory.config import Settings
+
+    db = tmp_path / "db" / "memory.db"
+    folder = write_folder(tmp_path / "notes", files=30)
+    first = MemoryService(Settings(), db_path=db, embedder=paced)
+    try:
+        first.scheduler.read([str(folder)])
+        wait_for(lambda: paced.slices >= 2, what="embedding under way")
+        first.scheduler.cancel()
+        wait_for(lambda: not first.scheduler.busy(), timeout=2 * SLICE_S + 1.0, what="the embedding to stop")
+        wait_for(first.embedding_paused, what="the pause to be written to the library")
+    finally:
+        first.close()
+    again = MemoryService(Settings(), db_path=db, embedder=paced)
+    try:
+        sched = again.scheduler
+        assert sched.paused and again.stats().pending_vectors > 0
+        slices = paced.slices
+        assert sched.embed(source="auto") is None  # a start-up resume is not the person's
+        time.sleep(1.0)
+        assert paced.slices == slices
+        sched.embed()  # the person's Resume
+        assert sched.wait_idle(120) and again.stats().pending_vectors == 0
+        wait_for(lambda: not again.embedding_paused(), what="the resume to be written")
+    finally:
+        again.close()
