@@ -254,7 +254,10 @@ class ProgressPanel(QFrame):
         tail = f" · {counted(s.chunks_added, 'chunk')} added"
         if s.vectors_reused:  # edited files: unchanged passages were not embedded again
             tail += f" ({s.vectors_reused:,} unchanged kept their vectors)"
-        self.current.setText(" · ".join(parts) + tail)
+        if s.indexed or s.unchanged or s.skipped or s.failed or s.removed or s.chunks_added:
+            self.current.setText(" · ".join(parts) + tail)
+        else:  # a burst that only embedded: say what it did, not a row of zeros about reading
+            self.current.setText(f"{counted(s.chunks_embedded, 'passage')} embedded")
         missing = (max(0, self.vectors[1] - self.vectors[0]) if self.vectors else unembedded(self._last)) \
             if s.cancelled else 0
         if s.embed_error:

@@ -190,3 +190,15 @@ def test_cold_quick_start_shows_the_popup(qtbot, hash_factory, tray):
     shell.tray = None
     shell.close()
     w.close()
+
+
+def test_a_burst_that_only_embedded_says_what_it_embedded(qtbot, make_window, hash_factory):
+    """The Done/Cancelled line of an embedding-only burst counts passages embedded, not zeros about reading."""
+    from desktop_memory.models import IndexSummary
+
+    w = make_window(hash_factory)
+    w.progress.finish(IndexSummary(chunks_embedded=288, cancelled=True, elapsed_s=21.0))
+    text = w.progress.current.full_text()
+    assert text == "288 passages embedded" and "0 indexed" not in text
+    w.progress.finish(IndexSummary(indexed=2, chunks_added=5, chunks_embedded=5, elapsed_s=1.0))
+    assert w.progress.current.full_text().startswith("2 indexed · 0 unchanged")
