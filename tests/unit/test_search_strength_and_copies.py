@@ -1,4 +1,5 @@
-"""Retrieval second pass (issue 13): long-query term weights, every copy findable, one row per file, strength.
+"""Search results: long-query term weights, every copy of a passage findable, one row per file, and match strength
+(strong/weak, also while a library is read but not yet embedded).
 
 Real files (the FastAPI docs in tests/data/eval), the real pipeline and SQLite store; the hash embedder where the test
 is about reachability or grouping, the real model where it is about match strength."""
@@ -233,3 +234,21 @@ def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
     # the dense backend has no keyword evidence: its own threshold
     assert classify({"dense": LaneHit(1, COS_STRONG)}, scale, semantic=True) == STRONG
     assert classify({"dense": LaneHit(1, COS_STRONG - 0.01)}, scale, semantic=True) == WEAK
+
+
+def test_a_library_read_but_not_yet_embedded_still_has_strong_keyword_matches(tmp_path):
+    from desktop_memory.embed.hashing import HashEmbedder
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nThe launch plan names every milestone.\n", encoding="utf-8")
+    (folder / "other.md").write_text("# Other\n\nGardening notes about tomatoes.\n", encoding="utf-8")
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
+    try:
+        svc.index_paths([folder], embed=False)  # the window reads first and embeds later
+        with svc.writing() as store:  # ...and the embedding job has just started: the model is recorded, no vectors
+            store.ensure_model(svc.embedder.model_id, svc.embedder.dim)
+        out = svc.search_outcome("launch plan milestone", backend="hybrid")
+        assert out.results and out.results[0].strength == "strong" and not out.weak
+    finally:
+        svc.close()
