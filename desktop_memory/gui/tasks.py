@@ -7,6 +7,10 @@ widget; it emits signals on a :class:`Task` that lives on the UI thread, and Qt 
 Channels give "latest wins" semantics: submitting on a channel bumps its generation, a queued task whose
 generation is no longer the newest is not started at all, and a finished one is dropped silently. That is
 how a slow, older search can never overwrite the results of a newer query.
+
+Tests that need a task's result but not its threading build the runner with ``inline=True`` (or flip
+``TaskRunner.inline_default`` for runners a window builds itself), like Picard's FakeThreadPool: the job runs on the
+calling thread inside ``submit`` and its callbacks have run when ``submit`` returns, so no test waits on a clock.
 """
 
 from __future__ import annotations
@@ -118,8 +122,12 @@ class TaskRunner(QObject):
     long job can never starve a search of threads.
     """
 
-    def __init__(self, parent: QObject | None = None, max_threads: int = 2, name: str = "tasks") -> None:
+    inline_default = False  # tests only: what ``inline=None`` means (see the module docstring)
+
+    def __init__(self, parent: QObject | None = None, max_threads: int = 2, name: str = "tasks",
+                 inline: bool | None = None) -> None:
         super().__init__(parent)
+        self.inline = self.inline_default if inline is None else inline
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(max_threads)
         self._pool.setObjectName(name)
@@ -175,7 +183,11 @@ class TaskRunner(QObject):
             task.finished.connect(on_finished)
         self._live[task.id] = task
         ctx = TaskContext(self._relay, task.id, task.cancel_event, lambda: self.is_stale(channel, gen))
-        self._pool.start(_Runnable(self._relay, ctx, fn, with_context))
+        runnable = _Runnable(self._relay, ctx, fn, with_context)
+        if self.inline:  # the calling thread: the relay's signals connect directly, callbacks run before we return
+            runnable.run()
+        else:
+            self._pool.start(runnable)
         return task
 
     def active(self) -> list[Task]:

@@ -52,6 +52,14 @@ def opened(monkeypatch):
 
 
 @pytest.fixture
+def inline_tasks(monkeypatch):
+    """Every TaskRunner built during the test runs its jobs inline (for tests that need results, not threads)."""
+    from desktop_memory.gui.tasks import TaskRunner
+
+    monkeypatch.setattr(TaskRunner, "inline_default", True)
+
+
+@pytest.fixture
 def hash_factory():
     """The real MemoryService with the fast deterministic HashEmbedder."""
     from desktop_memory.embed.hashing import HashEmbedder

@@ -25,7 +25,7 @@ from tests.gui.fake_service import FakeService
 
 
 def _dialog(qtbot, settings: Settings | None = None) -> SettingsDialog:
-    runner = TaskRunner(max_threads=1)
+    runner = TaskRunner(max_threads=1, inline=True)  # the dialog tests need answers, not threads
     dlg = SettingsDialog(settings or Settings(), runner)
     qtbot.addWidget(dlg)
     return dlg

@@ -30,7 +30,7 @@ def stub(server: OpenAIStub) -> OpenAIStub:
 
 @pytest.fixture()
 def runner(qtbot) -> Iterator[TaskRunner]:  # type: ignore[no-untyped-def]
-    r = TaskRunner(max_threads=2)
+    r = TaskRunner(max_threads=2, inline=True)  # the tests need the answers, not the threads
     yield r
     r.wait(20000)
 
