@@ -75,7 +75,7 @@ class FakeService:
                 s.cancelled = True
                 break
             if self.file_delay:
-                time.sleep(self.file_delay)
+                time.sleep(self.file_delay)  # deliberate: a slow worker (simulated work), not a wait for a condition
             kind = KINDS.get(Path(f).suffix.lower())
             st = os.stat(f)
             if kind is None:
@@ -162,7 +162,7 @@ class FakeService:
         self.search_calls.append(query)
         delay = self.slow_queries.get(query, 0.0)
         if delay:
-            time.sleep(delay)
+            time.sleep(delay)  # deliberate: a slow worker (simulated work), not a wait for a condition
         terms = [w.lower() for w in _WORD.findall(query)]
         by_id = {d.id: d for d in self.docs.values()}
         scored: list[tuple[int, int, int, str, Location]] = []

@@ -29,7 +29,7 @@ def runner(qtbot):
     yield r
     r.wait(10000)
     r.deleteLater()
-    qtbot.wait(10)
+    qtbot.wait(10)  # one pass of the event loop so the deleteLater above runs (nothing to wait for)
 
 
 @pytest.fixture
@@ -46,14 +46,14 @@ def test_search_controller_newest_request_wins(qtbot, runner, fake):
     ctl.search(SearchRequest("benchmarks"))  # slow (1 s)
     gen = ctl.search(SearchRequest("async"))
     qtbot.waitUntil(lambda: got == ["async"], timeout=5000)
-    qtbot.wait(1300)  # the slow answer arrives meanwhile and is dropped
+    qtbot.waitUntil(lambda: not runner.active(), timeout=5000)  # the slow answer arrives meanwhile, dropped
     assert got == ["async"] and ctl.generation == gen
     assert ctl.last_response is not None and ctl.last_response.results
 
     # clearing the query drops what is still running
     ctl.search(SearchRequest("benchmarks"))
     ctl.clear()
-    qtbot.wait(1300)
+    qtbot.waitUntil(lambda: not runner.active(), timeout=5000)  # the slow search ended and was dropped
     assert got == ["async"]
 
 
@@ -65,7 +65,7 @@ def test_search_controller_debounces_and_notes_keyword_fallback(qtbot, runner, f
     for partial in ("a", "as", "asy", "async"):
         ctl.schedule(SearchRequest(partial))
     qtbot.waitUntil(lambda: bool(responses), timeout=5000)
-    qtbot.wait(200)
+    qtbot.wait(200)  # deliberate: time for a second (wrong) search to show up; nothing must
     assert [r.query for r in responses] == ["async"]  # one search for the whole burst of typing
     assert fake.search_calls[-1] == "async" and fake.search_calls.count("async") == 1
     assert responses[0].backend == "keyword" and LOADING_NOTE in responses[0].notes
@@ -144,7 +144,7 @@ def test_library_controller_sees_another_process_write(qtbot, runner, tmp_path, 
     try:
         ctl.set_service(svc)
         qtbot.waitUntil(lambda: len(changes) == 1, timeout=5000)  # the first stamp read
-        qtbot.wait(400)
+        qtbot.wait(400)  # deliberate: four idle checks (every 100 ms) pass and must report nothing
         assert len(changes) == 1  # nothing changed: the idle checks stay quiet
         other.index_paths([docs_dir / "async.md", docs_dir / "benchmarks.md"])
         qtbot.waitUntil(lambda: view.model.document_count() == 2, timeout=5000)

@@ -97,14 +97,14 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
 
     def work(name: str, delay: float):
         def fn() -> str:
-            time.sleep(delay)
+            time.sleep(delay)  # deliberate: a slow worker, so the older task finishes last
             return name
         return fn
 
     runner.submit(work("old", 0.5), channel="q", on_done=lambda r: got.append((r, QThread.currentThread() is ui)))
     runner.submit(work("new", 0.05), channel="q", on_done=lambda r: got.append((r, QThread.currentThread() is ui)))
     qtbot.waitUntil(lambda: bool(got), timeout=3000)
-    qtbot.wait(700)
+    qtbot.waitUntil(lambda: not runner.active(), timeout=3000)  # the old one finished too, and was dropped
     assert got == [("new", True)]
 
     errors: list[str] = []
@@ -119,7 +119,7 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
         for i in range(3):
             ctx.report(i)
         while not ctx.cancelled:
-            time.sleep(0.01)
+            time.sleep(0.01)  # a worker polling its cancel flag, not a test waiting
         done.set()
         return "cancelled"
 
@@ -129,13 +129,13 @@ def test_task_runner_latest_wins_and_delivers_on_ui_thread(qtbot):
     qtbot.waitUntil(done.is_set, timeout=3000)
     runner.wait(3000)
     runner.deleteLater()  # a parentless runner goes on the UI thread, like the app's (parented to the window)
-    qtbot.wait(20)
+    qtbot.wait(20)  # one pass of the event loop so the deleteLater above runs (nothing to wait for)
 
 
 def test_stall_meter_measures_a_blocked_event_loop(qtbot):
     from desktop_memory_bench.stall_meter import StallMeter
 
-    with StallMeter(interval_ms=10) as meter:
+    with StallMeter(interval_ms=10) as meter:  # deliberate waits: the meter measures the time that passes
         qtbot.wait(100)
         time.sleep(0.2)  # the UI thread is blocked: one ~200 ms stall
         qtbot.wait(100)

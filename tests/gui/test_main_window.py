@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from PySide6.QtCore import Qt
@@ -178,6 +179,7 @@ def test_failing_file_shows_its_reason(qtbot, make_window, hash_factory, docs_di
 
 def test_stale_results_never_overwrite_newer_ones(qtbot, make_window, hash_factory, docs_dir):
     """The first query is deliberately slow; the second, typed later, must win."""
+    slow_started, slow_done = threading.Event(), threading.Event()
 
     def slow_factory(settings: Settings):
         svc = hash_factory(settings)
@@ -185,7 +187,11 @@ def test_stale_results_never_overwrite_newer_ones(qtbot, make_window, hash_facto
 
         def search_outcome(query, **kw):
             if query.startswith("benchmark"):
-                time.sleep(1.5)
+                slow_started.set()
+                time.sleep(1.5)  # deliberate: the slow search still runs when the second one is typed
+                out = real(query, **kw)
+                slow_done.set()
+                return out
             return real(query, **kw)
 
         svc.search_outcome = search_outcome
@@ -198,11 +204,13 @@ def test_stale_results_never_overwrite_newer_ones(qtbot, make_window, hash_facto
     w.search_finished.connect(shown.append)
     qtbot.keyClicks(w.search_bar.box, "benchmark")
     w.search_bar.request_now()  # the slow search starts now
-    qtbot.wait(100)
+    qtbot.waitUntil(slow_started.is_set, timeout=10000)
     w.search_bar.box.setText("async")
     w.search_bar.request_now()
     qtbot.waitUntil(lambda: "async" in shown, timeout=10000)
-    qtbot.wait(2000)  # the slow one finishes in the meantime
+    # the slow one finishes in the meantime, and its answer reaches the UI thread (where it is dropped)
+    qtbot.waitUntil(lambda: slow_done.is_set() and not any(t.name == "search" for t in w.queries.active()),
+                    timeout=10000)
     assert shown == ["async"], shown
     assert w.results_model.query == "async"
     assert os.path.basename(w.results_model.result(0).source) == "async.md"
@@ -273,7 +281,7 @@ def test_keyword_results_appear_while_embedding_runs(qtbot, make_window, docs_di
 
     class SlowEmbedder(HashEmbedder):
         def embed_documents(self, texts):
-            time.sleep(0.05 * len(texts))  # per text: stays slow whatever slice size the pipeline uses
+            time.sleep(0.05 * len(texts))  # deliberate slow worker, per text: slow whatever the slice size
             return super().embed_documents(texts)
 
     s = Settings(embedder=EmbedderSettings(batch_size=8))
@@ -299,25 +307,25 @@ def test_responsive_while_indexing_a_big_folder(qtbot, make_window, hash_factory
 
     w = make_window(hash_factory)
     w.tabs.setCurrentWidget(w.library)
-    qtbot.wait(200)
+    qtbot.wait(200)  # deliberate: the Library tab settles before the meter starts
     meter = StallMeter(interval_ms=10)
     meter.start()
     drop(w, [EVAL / "mddocs" / "hugo"])
     # the bar is per-mille of the whole job, reading filling its first 40 %: 120 ≈ 300 of the 992 files read
     qtbot.waitUntil(lambda: w.progress.bar.value() > 120, timeout=120000)
     search(qtbot, w, "shortcode template")
-    qtbot.wait(1500)
+    qtbot.wait(1500)  # deliberate: the stall meter measures the event loop over this time
     report = meter.stop()
     print("stall meter (indexing):", report.summary(), [(round(a), round(b)) for a, b in report.stalls])
     # measured 30-130 ms here on 2 cores (docs/GUI.md); CI machines are noisy, so allow headroom for them
     assert report.max_stall_ms < 400, report.summary()
     # switching to the Library mid-job (typing a query showed the Search tab): it catches up at once
     w.tabs.setCurrentIndex(0)
-    qtbot.wait(300)
+    qtbot.wait(300)  # deliberate: the Search tab settles before the meter starts
     meter = StallMeter(interval_ms=10)
     meter.start()
     w.tabs.setCurrentWidget(w.library)
-    qtbot.wait(1000)
+    qtbot.wait(1000)  # deliberate: the stall meter measures the switch over this time
     switch = meter.stop()
     print("stall meter (tab switch):", switch.summary())
     assert switch.max_stall_ms < 1000, switch.summary()  # a one-off rebuild, never a freeze
@@ -347,14 +355,14 @@ def test_library_is_brought_up_to_date_when_shown_during_a_job(qtbot, make_windo
 
     class SlowEmbedder(HashEmbedder):
         def embed_documents(self, texts):
-            time.sleep(0.05 * len(texts))
+            time.sleep(0.05 * len(texts))  # deliberate: a slow worker (simulated work), not a wait for a condition
             return super().embed_documents(texts)
 
     w = make_window(lambda st: MemoryService(st, embedder=SlowEmbedder(64)))
     w.tabs.setCurrentIndex(0)
     drop(w, [FASTAPI / "advanced"])
     qtbot.waitUntil(lambda: w.is_indexing() and "semantic:" in w.progress.detail.text(), timeout=30000)
-    qtbot.wait(1600)  # two status refreshes while the Library tab is hidden
+    qtbot.wait(1600)  # deliberate: two status refreshes pass while the Library tab is hidden, and must not rebuild it
     # the read ended (keyword-searchable) and the embedding job runs: the Library was loaded once at that
     # boundary; the refreshes while embedding must not rebuild it while it is hidden
     assert w.library_ctl.stale

@@ -275,7 +275,7 @@ def test_a_folder_queued_behind_another_is_read_before_the_embedding_finishes(qt
 
     class SlowEmbedder(HashEmbedder):
         def embed_documents(self, texts):
-            _time.sleep(0.05 * len(texts))
+            _time.sleep(0.05 * len(texts))  # deliberate: a slow worker (simulated work), not a wait for a condition
             return super().embed_documents(texts)
 
     first = tmp_path / "first"

@@ -295,7 +295,7 @@ def test_footer_matches_the_clipboard_while_an_embedding_runs(qtbot, make_window
 
     class SlowEmbedder(HashEmbedder):
         def embed_documents(self, texts):
-            time.sleep(0.05 * len(texts))
+            time.sleep(0.05 * len(texts))  # deliberate: a slow worker (simulated work), not a wait for a condition
             return super().embed_documents(texts)
 
     s = Settings(db_path=str(docs_dir.parent / "memory.db"), embedder=EmbedderSettings(batch_size=8))

@@ -86,7 +86,7 @@ def test_cancel_stops_the_embedding_and_nothing_restarts_it(make_window, paced_f
     # a watch batch after the Cancel is indexed, but does not restart the embedding
     (notes / "fresh.md").write_text("# Fresh\n\nlongan orchard\n", encoding="utf-8")
     qtbot.waitUntil(lambda: bool(_keyword(w, "longan")), timeout=20000)
-    qtbot.wait(2500)
+    qtbot.wait(2500)  # deliberate: time for a (wrong) restart of the embedding; the count must not move
     st = w.svc.stats()
     assert st.vectors == vectors and st.pending_vectors > 0, "the vector count moved after Cancel"
     assert w.last_summary is not None and w.last_summary.cancelled
@@ -118,7 +118,7 @@ def test_removal_is_quick_and_final(make_window, paced_factory, qtbot, tmp_path)
     w.act_pause_watching.trigger()
     w.act_pause_watching.trigger()
     qtbot.waitUntil(lambda: "watching 1 folder" in _status(w), timeout=10000)
-    qtbot.wait(2000)
+    qtbot.wait(2000)  # deliberate: time for the watch to (wrongly) pick the change up; nothing must come back
     assert not _keyword(w, "quokka") and str(office) not in w.svc.roots()
     # removed by another process (the CLI beside the window): no longer watched either
     other = MemoryService(SETTINGS, embedder=PacedEmbedder(0))
@@ -126,7 +126,7 @@ def test_removal_is_quick_and_final(make_window, paced_factory, qtbot, tmp_path)
     other.close()
     qtbot.waitUntil(lambda: w.watch.folder_states() == {} and "watching 1 folder" not in _status(w), timeout=10000)
     (keep / "after.md").write_text("# After\n\nwombat burrow\n", encoding="utf-8")
-    qtbot.wait(2000)
+    qtbot.wait(2000)  # deliberate: time for the watch to (wrongly) read the new file; it must not
     assert not _keyword(w, "wombat")
     w.cancel_job()
 
@@ -162,7 +162,7 @@ def test_switching_the_database_stops_the_old_work_and_says_so(make_window, pace
     w.apply_settings(dataclasses.replace(w.settings, db_path=str(tmp_path / "other" / "new.db")))
     qtbot.waitUntil(lambda: w.svc is not None and w.svc is not old, timeout=20000)
     assert "stopped embedding" in " ".join(w.banners.texts()), w.banners.texts()
-    qtbot.wait(1000)
+    qtbot.wait(1000)  # deliberate: time for the old job's report to (wrongly) arrive; it must not
     assert w.last_summary is before, "the old library's job was reported on the new one"
     assert not w.progress.isVisible()
 
@@ -184,7 +184,7 @@ def test_cold_quick_start_shows_the_popup(qtbot, hash_factory, tray):
         shell.tray = object()  # type: ignore[assignment]  # a desktop with a tray: the window stays in it
     present(w, shell, quick=True)
     qtbot.waitUntil(lambda: shell.popup is not None and shell.popup.isVisible(), timeout=5000)
-    qtbot.wait(500)  # the window being placed must not take the popup away
+    qtbot.wait(500)  # deliberate: the window being placed must not take the popup away
     assert shell.popup.isVisible()
     assert w.isMinimized() if not tray else not w.isVisible()
     shell.tray = None
