@@ -1,10 +1,15 @@
-"""Shared fixtures: isolated config/data dirs so no test touches the real user folders."""
+"""Shared fixtures: isolated config/data dirs so no test touches the real user folders. The one conftest that owns the
+suite's data path (EVAL) and the Qt platform."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Qt draws offscreen in every test (GUI, bad input, robustness): set here, before any test module imports Qt.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 # The one place the suite's data lives: a small copy of ../shared/eval inside the repository (tests/data/eval/README.md
 # says what is there and where it comes from), so a fresh clone with nothing beside it runs every test.

@@ -1,11 +1,6 @@
-"""GUI test fixtures. Qt runs offscreen; config/data dirs are isolated per test (tests/conftest.py)."""
+"""GUI test fixtures. Qt runs offscreen and config/data dirs are isolated per test (both in tests/conftest.py)."""
 
 from __future__ import annotations
-
-import os
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
-os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 import shutil
 from pathlib import Path

@@ -483,7 +483,6 @@ HOSTILE_NAMES = ["a b; rm -rf ~ $(touch x) `id` & | > 'q' \"d\".md", "#not-a-fra
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_open_and_reveal_hand_the_exact_path_to_the_desktop(tmp_path, name, ledger):
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QObject, Slot
     from PySide6.QtGui import QDesktopServices
     from PySide6.QtWidgets import QApplication
