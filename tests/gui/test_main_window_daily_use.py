@@ -1,6 +1,7 @@
 """Daily-driver polish in the window: shortcuts, focus, progress, counts, context paths, weak matches,
 highlights, Library, Settings, About (issue 12). Fake service where speed matters, the real one where the
-point is the real data path."""
+point is the real data path. The tests that need only results take ``inline_tasks`` (the window's task runners run
+inline); the Ollama tester's focus and the job queue are about timing and keep the threaded runners."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class WeakFake(FakeService):
         return out
 
 
-def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window):
+def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window, inline_tasks):
     from desktop_memory.gui.keys import shortcut_clashes
 
     w = make_window(FakeService)
@@ -38,7 +39,7 @@ def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window):
     qtbot.waitUntil(lambda: not w.isVisible(), timeout=5000)
 
 
-def test_ctrl_k_down_down_space_toggles_a_result_not_the_query(qtbot, make_window, docs_dir):
+def test_ctrl_k_down_down_space_toggles_a_result_not_the_query(qtbot, make_window, inline_tasks, docs_dir):
     w = make_window(FakeService)
     drop(w, [docs_dir])
     wait_job(qtbot, w)
@@ -109,7 +110,7 @@ def test_done_summary_lists_failures_first_case_insensitive():
     assert p.problems_btn.isChecked()  # a failure opens the list
 
 
-def test_results_header_and_status_bar_tell_the_same_count(qtbot, make_window, docs_dir):
+def test_results_header_and_status_bar_tell_the_same_count(qtbot, make_window, inline_tasks, docs_dir):
     w = make_window(FakeService)
     drop(w, [docs_dir])
     wait_job(qtbot, w)
@@ -121,7 +122,7 @@ def test_results_header_and_status_bar_tell_the_same_count(qtbot, make_window, d
     assert "4,510" not in w.notes.text() and "all chunks embedded" in w.status.semantic.text()
 
 
-def test_weak_matches_say_so_and_stay_out_of_the_context(qtbot, make_window, docs_dir):
+def test_weak_matches_say_so_and_stay_out_of_the_context(qtbot, make_window, inline_tasks, docs_dir):
     w = make_window(WeakFake)
     drop(w, [docs_dir])
     wait_job(qtbot, w)
@@ -143,7 +144,7 @@ def test_weak_matches_say_so_and_stay_out_of_the_context(qtbot, make_window, doc
 
 
 def test_copied_context_names_files_relative_to_the_folder_and_highlights_are_fts5s(
-        qtbot, make_window, hash_factory, docs_dir, opened):
+        qtbot, make_window, inline_tasks, hash_factory, docs_dir, opened):
     w = make_window(hash_factory)
     drop(w, [docs_dir])
     wait_job(qtbot, w)
@@ -167,7 +168,7 @@ def test_copied_context_names_files_relative_to_the_folder_and_highlights_are_ft
     assert opened[-1] == ("start", ["myeditor", f"+{r.location.line_start}", r.source])
 
 
-def test_library_empty_filter_message_and_status_tooltip(qtbot, make_window, docs_dir, broken_pdf):
+def test_library_empty_filter_message_and_status_tooltip(qtbot, make_window, inline_tasks, docs_dir, broken_pdf):
     w = make_window(FakeService)
     drop(w, [docs_dir, broken_pdf])
     wait_job(qtbot, w)
@@ -211,7 +212,7 @@ def test_settings_help_path_style_and_plain_ollama_errors(qtbot, make_window):
     assert plain_error("x [Errno 2] No such file") == "x No such file"
 
 
-def test_about_shows_version_database_and_model(qtbot, make_window):
+def test_about_shows_version_database_and_model(qtbot, make_window, inline_tasks):
     from desktop_memory import __version__
 
     w = make_window(FakeService)
@@ -223,7 +224,7 @@ def test_about_shows_version_database_and_model(qtbot, make_window):
     dlg.close()
 
 
-def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, make_window, docs_dir):
+def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, make_window, inline_tasks, docs_dir):
     w = make_window(FakeService)
     drop(w, [docs_dir])
     wait_job(qtbot, w)
@@ -241,7 +242,7 @@ def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, mak
     assert not w.results_model.is_included(row)
 
 
-def test_last_query_and_recent_searches_come_back_after_a_relaunch(qtbot, make_window, docs_dir):
+def test_last_query_and_recent_searches_come_back_after_a_relaunch(qtbot, make_window, inline_tasks, docs_dir):
     from desktop_memory.config import load_settings
 
     w = make_window(FakeService)
