@@ -7,7 +7,6 @@ A batch either comes back complete and consistent or raises :class:`EmbedderErro
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +17,8 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError, OllamaModelMissing
-from .base import recipe_suffix
+from .base import embed_in_batches, estimate_tokens, recipe_suffix
+from .http_retry import RequestFailed, Transient, send_with_retries
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
     import httpx
@@ -110,11 +110,8 @@ class OllamaEmbedder:
         """(n, dim) float32 unit rows, sent in batches of ``settings.batch_size``."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        prefix = self.settings.document_prefix or ""
-        items = [prefix + t for t in texts]
         size = max(1, int(self.settings.batch_size or 1))
-        parts = [self._embed_batch(items[i : i + size]) for i in range(0, len(items), size)]
-        return np.vstack(parts)
+        return embed_in_batches(texts, self.settings.document_prefix or "", lambda: size, self._embed_batch)
 
     def embed_query(self, text: str) -> np.ndarray:
         row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
@@ -122,8 +119,7 @@ class OllamaEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """An estimate (about 4 characters a token): Ollama exposes no per-text token counts."""
-        prefix = self.settings.document_prefix or ""
-        return [max(1, math.ceil(len(prefix + t) / 4)) for t in texts]
+        return estimate_tokens(texts, self.settings.document_prefix or "")
 
     def list_models(self) -> list[str]:
         """Names of the models the server has pulled, e.g. ``nomic-embed-text:latest``."""
@@ -231,44 +227,26 @@ class OllamaEmbedder:
         return self._client
 
     def _request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None) -> Any:
-        """JSON request with exponential backoff on transient failures; 4xx are final."""
-        import httpx
-
-        client = self._http()
+        """JSON request with exponential backoff on transient failures (5xx too); 4xx are final."""
         attempts = 1 + (self.retries if retries is None else retries)
-        failure: tuple[str, Any] = ("none", None)
-        for attempt in range(attempts):
-            if attempt:
-                self._sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                resp = client.request(method, path, json=payload)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failure = ("connect", exc)
-                continue
-            except httpx.TimeoutException as exc:
-                failure = ("timeout", exc)
-                continue
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                failure = ("dropped", exc)
-                continue
-            except httpx.HTTPError as exc:
-                raise EmbedderError(f"Request to Ollama at {self.base_url} failed: {exc}") from exc
-            if resp.status_code >= 500:
-                failure = ("status", resp)
-                continue
-            if resp.status_code >= 400:
-                raise self._client_error(resp, path)
-            try:
-                return resp.json()
-            except ValueError as exc:
-                raise EmbedderError(
-                    f"The server at {self.base_url} answered {path} with something that is not JSON: is it Ollama?"
-                ) from exc
-        raise self._final_error(failure, attempts)
+        try:
+            resp = send_with_retries(
+                self._http(), method, path, payload, attempts=attempts, backoff_s=self.backoff_s, sleep=self._sleep,
+                final_status=lambda r: None if r.status_code >= 500 else self._client_error(r, path),
+            )
+        except RequestFailed as exc:
+            raise EmbedderError(f"Request to Ollama at {self.base_url} failed: {exc.cause}") from exc.cause
+        if isinstance(resp, Transient):
+            raise self._final_error(resp)
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise EmbedderError(
+                f"The server at {self.base_url} answered {path} with something that is not JSON: is it Ollama?"
+            ) from exc
 
-    def _final_error(self, failure: tuple[str, Any], attempts: int) -> EmbedderError:
-        kind, detail = failure
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    def _final_error(self, failure: Transient) -> EmbedderError:
+        kind, detail, tries = failure.kind, failure.detail, failure.tries
         if kind == "connect":
             return EmbedderError(
                 f"Cannot reach Ollama at {self.base_url}: is `ollama serve` running? ({detail}; {tries})"

@@ -10,7 +10,6 @@ smaller size kept for the rest of the session, so a long embedding run adapts in
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
-from .base import recipe_suffix
+from .base import embed_in_batches, estimate_tokens, recipe_suffix
 from .openai_http import JsonServer, ServerError, normalise_base
 
 if TYPE_CHECKING:
@@ -102,15 +101,8 @@ class OpenAICompatEmbedder:
         """(n, dim) float32 unit rows, in requests of at most ``batch_limit`` inputs."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        prefix = self.settings.document_prefix or ""
-        items = [prefix + t for t in texts]
-        parts: list[np.ndarray] = []
-        start = 0
-        while start < len(items):
-            size = self._batch_limit
-            parts.append(self._embed_fitting(items[start : start + size]))
-            start += size
-        return np.vstack(parts)
+        return embed_in_batches(texts, self.settings.document_prefix or "", lambda: self._batch_limit,
+                                self._embed_fitting)
 
     def embed_query(self, text: str) -> np.ndarray:
         row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
@@ -118,8 +110,7 @@ class OpenAICompatEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """An estimate (about 4 characters a token): the API reports only a request's total."""
-        prefix = self.settings.document_prefix or ""
-        return [max(1, math.ceil(len(prefix + t) / 4)) for t in texts]
+        return estimate_tokens(texts, self.settings.document_prefix or "")
 
     def list_models(self) -> list[str]:
         """Model ids from ``GET /v1/models`` (OpenAI's ``{"data": [{"id"}]}``; TEI-style lists too)."""
