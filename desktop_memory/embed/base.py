@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -26,27 +25,6 @@ def recipe_suffix(document_prefix: str, max_tokens: int | None = None) -> str:
     if document_prefix:
         parts.append(f"document prefix {document_prefix!r}")
     return f" ({'; '.join(parts)})" if parts else ""
-
-
-def embed_in_batches(texts: Sequence[str], prefix: str, batch_size: Callable[[], int],
-                     embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-    """Prefixed texts embedded in consecutive requests, stacked in order, for the server-backed embedders.
-
-    ``batch_size`` is asked before every request, so a server that refused a batch as too large gets smaller
-    ones from then on. ``texts`` must not be empty (the caller answers that with a (0, dim) array)."""
-    items = [prefix + t for t in texts]
-    parts: list[np.ndarray] = []
-    start = 0
-    while start < len(items):
-        size = max(1, batch_size())
-        parts.append(embed(items[start : start + size]))
-        start += size
-    return np.vstack(parts)
-
-
-def estimate_tokens(texts: Sequence[str], prefix: str) -> list[int]:
-    """About 4 characters a token: for servers that report no per-text token counts."""
-    return [max(1, math.ceil(len(prefix + t) / 4)) for t in texts]
 
 
 @runtime_checkable

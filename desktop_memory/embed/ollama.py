@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -17,14 +17,14 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError, OllamaModelMissing
-from .base import embed_in_batches, estimate_tokens, recipe_suffix
+from .base import recipe_suffix
 from .http_retry import RequestFailed, Transient, send_with_retries
+from .server_embedder import PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
     import httpx
 
 CONNECT_TIMEOUT_S = 5.0
-PROBE_TEXT = "dimension probe"
 
 
 class _EndpointMissing(Exception):
@@ -37,7 +37,7 @@ def _short_model(name: str) -> str:
     return name[: -len(":latest")] if name.endswith(":latest") else name
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(ServerEmbedder):
     """An :class:`~desktop_memory.embed.base.Embedder` backed by Ollama's HTTP API.
 
     Thread-safe: one ``httpx.Client`` (itself thread-safe) is created lazily under a lock.
@@ -80,46 +80,13 @@ class OllamaEmbedder:
     def model_id(self) -> str:
         return f"ollama:{_short_model(self.model)}" + recipe_suffix(self.settings.document_prefix or "")
 
-    @property
-    def dim(self) -> int:
-        """Discovered by embedding one short probe text on first use, then cached."""
-        if self._dim is None:
-            self._embed_batch([PROBE_TEXT])
-        assert self._dim is not None
-        return self._dim
-
-    def load(self) -> None:
-        """Check that the server answers and has the model (and learn the dimension)."""
-        _ = self.dim
-
     def close(self) -> None:
         with self._lock:
             if self._client is not None:
                 self._client.close()
                 self._client = None
 
-    def __enter__(self) -> OllamaEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- public API -----------------------------------------------------------------------------
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32 unit rows, sent in batches of ``settings.batch_size``."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        size = max(1, int(self.settings.batch_size or 1))
-        return embed_in_batches(texts, self.settings.document_prefix or "", lambda: size, self._embed_batch)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
-        return row
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """An estimate (about 4 characters a token): Ollama exposes no per-text token counts."""
-        return estimate_tokens(texts, self.settings.document_prefix or "")
 
     def list_models(self) -> list[str]:
         """Names of the models the server has pulled, e.g. ``nomic-embed-text:latest``."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -20,13 +19,13 @@ import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
-from .base import embed_in_batches, estimate_tokens, recipe_suffix
+from .base import recipe_suffix
 from .openai_http import JsonServer, ServerError, normalise_base
+from .server_embedder import PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:
     import httpx
 
-PROBE_TEXT = "dimension probe"
 _DECLARED_LIMIT = re.compile(r"max(?:imum)?[ _a-z]*batch[ _a-z]*?(?:size)?\D{0,12}(\d+)", re.IGNORECASE)
 
 
@@ -34,7 +33,7 @@ class OpenAIModelMissing(EmbedderError):
     """The server is up but does not serve the configured model."""
 
 
-class OpenAICompatEmbedder:
+class OpenAICompatEmbedder(ServerEmbedder):
     """An :class:`~desktop_memory.embed.base.Embedder` backed by an OpenAI-compatible ``/v1/embeddings``.
 
     Args:
@@ -70,47 +69,21 @@ class OpenAICompatEmbedder:
         model to another port or program keeps the vectors."""
         return f"openai:{self.model}" + recipe_suffix(self.settings.document_prefix or "")
 
-    @property
-    def dim(self) -> int:
-        """Discovered by embedding one short probe text on first use, then cached."""
-        if self._dim is None:
-            self._embed_batch([PROBE_TEXT])
-        assert self._dim is not None
-        return self._dim
+    def _batch_size(self) -> int:
+        return self._batch_limit
+
+    def _send_batch(self, texts: list[str]) -> np.ndarray:
+        return self._embed_fitting(texts)
 
     @property
     def batch_limit(self) -> int:
         """Inputs per request now (settings.batch_size, or less once the server refused a batch as too large)."""
         return self._batch_limit
 
-    def load(self) -> None:
-        _ = self.dim
-
     def close(self) -> None:
         self.server.close()
 
-    def __enter__(self) -> OpenAICompatEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- public API -----------------------------------------------------------------------------
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32 unit rows, in requests of at most ``batch_limit`` inputs."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return embed_in_batches(texts, self.settings.document_prefix or "", lambda: self._batch_limit,
-                                self._embed_fitting)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
-        return row
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """An estimate (about 4 characters a token): the API reports only a request's total."""
-        return estimate_tokens(texts, self.settings.document_prefix or "")
 
     def list_models(self) -> list[str]:
         """Model ids from ``GET /v1/models`` (OpenAI's ``{"data": [{"id"}]}``; TEI-style lists too)."""
