@@ -15,14 +15,13 @@ shape when ``tei_rerank`` is on). Vectors come back scaled to length 2 (not unit
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from desktop_memory.embed.local_onnx import LocalOnnxEmbedder
-from tests.support.ollama_server import _QuietServer
+from tests.support.stub_http import JsonHandler, QuietServer, serve_in_thread, shut_down
 
 MODEL = "all-minilm-l6-v2"
 
@@ -64,7 +63,7 @@ class OpenAIStub:
         # into dozens of concurrent MiniLM runs that slow every later answer (seen in a benchmark on a busy machine)
         self.model_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: _QuietServer | None = None
+        self._server: QuietServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -81,21 +80,14 @@ class OpenAIStub:
         if self._server is None:
             self.embedder.load()
             self._stopping.clear()
-            self._server = _QuietServer(("127.0.0.1", port), _make_handler(self))
-            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                            name="OpenAIStub", daemon=True)
-            self._thread.start()
+            self._server, self._thread = serve_in_thread(_make_handler(self), port, "OpenAIStub")
         return self
 
     def stop(self) -> None:
         server, self._server = self._server, None
         if server is None:
             return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        shut_down(server, self._thread, self._stopping)
 
     def reset(self) -> None:
         """Every quirk off and the log cleared (between tests sharing one server)."""
@@ -136,29 +128,13 @@ class OpenAIStub:
 
 
 def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         # TCP_NODELAY, as uvicorn (vLLM, Infinity) and TEI set it: without it the body, written after the headers,
         # waits for the client's delayed ACK (~40 ms a request on Linux; measured: rerank protocol p50 44 ms → below)
         disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
         def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            path = self.path.split("?", 1)[0]
+            raw, body, path = self._read_request()
             stub._log(method, path, body, {k.lower(): v for k, v in self.headers.items()})
             rerank = path.endswith("/rerank")
             delay = stub.rerank_delay_s if rerank else stub.delay_s
@@ -250,18 +226,9 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
         compute_ms: float | None = None  # the model's own time for this request (X-Compute-Ms: the benchmark
         # subtracts it from the round trip to get the protocol's cost)
 
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            if self.compute_ms is not None:
-                self.send_header("X-Compute-Ms", f"{self.compute_ms:.3f}")
-                self.compute_ms = None
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def _json(self, status: int, obj: Any) -> None:
-            self._send(status, json.dumps(obj).encode("utf-8"), "application/json")
+        def _extra_headers(self) -> dict[str, str]:
+            ms, self.compute_ms = self.compute_ms, None
+            return {} if ms is None else {"X-Compute-Ms": f"{ms:.3f}"}
 
     return Handler
 
