@@ -51,6 +51,8 @@ class OllamaEmbedder(ServerEmbedder):
         transport: an ``httpx`` transport, for tests.
     """
 
+    model_label = "Ollama model"
+
     def __init__(
         self,
         settings: EmbedderSettings | None = None,
@@ -150,28 +152,7 @@ class OllamaEmbedder(ServerEmbedder):
         d = dims.pop()
         if d <= 0:
             raise EmbedderError(f"{where} returned empty vectors; is it an embedding model (e.g. nomic-embed-text)?")
-        try:
-            arr = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise EmbedderError(f"{where} returned vectors that are not numbers.") from exc
-        if self.expected_dim is not None and d != self.expected_dim:
-            raise EmbedderError(
-                f"Ollama model {self.model} returns {d}-dimensional vectors but this index holds "
-                f"{self.expected_dim}-dimensional ones: pick the model the index was built with, "
-                "or rebuild the index with this model."
-            )
-        if remember and self._dim is not None and d != self._dim:
-            raise EmbedderError(
-                f"Ollama model {self.model} now returns {d}-dimensional vectors instead of {self._dim}: "
-                "the model behind that name changed; rebuild the index or pick the previous model."
-            )
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
-            raise EmbedderError(f"{where} returned an empty (all-zero or invalid) vector; check the model.")
-        if remember:
-            self._dim = d
-        out: np.ndarray = (arr / norms).astype(np.float32)
-        return out
+        return self._unit_rows(rows, d, where, remember=remember)
 
     # -- HTTP -----------------------------------------------------------------------------------
 

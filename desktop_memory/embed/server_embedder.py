@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..config import EmbedderSettings
+from ..errors import EmbedderError
 
 PROBE_TEXT = "dimension probe"
 _E = TypeVar("_E", bound="ServerEmbedder")
@@ -46,7 +47,10 @@ class ServerEmbedder:
     common part."""
 
     settings: EmbedderSettings
+    model: str
+    expected_dim: int | None
     _dim: int | None
+    model_label = "Model"  # how messages name the model: "Ollama model nomic-embed-text"
 
     def _embed_batch(self, texts: list[str], *, remember: bool = True) -> np.ndarray:
         """(len(texts), dim) unit rows from one request; ``remember`` records the dimension seen."""
@@ -60,6 +64,30 @@ class ServerEmbedder:
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def _unit_rows(self, rows: list[Any], d: int, where: str, *, remember: bool) -> np.ndarray:
+        """Rows already checked to share one length ``d`` → (n, d) float32 unit rows, refusing a dimension other than
+        the index's or than this model gave before (vector spaces must never mix), and zero or invalid vectors."""
+        try:
+            arr = np.asarray(rows, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbedderError(f"{where} returned vectors that are not numbers.") from exc
+        name = f"{self.model_label} {self.model}"
+        if self.expected_dim is not None and d != self.expected_dim:
+            raise EmbedderError(
+                f"{name} returns {d}-dimensional vectors but this index holds {self.expected_dim}-dimensional ones: "
+                "pick the model the index was built with, or rebuild the index with this model.")
+        if remember and self._dim is not None and d != self._dim:
+            raise EmbedderError(
+                f"{name} now returns {d}-dimensional vectors instead of {self._dim}: the model behind that name "
+                "changed; rebuild the index or pick the previous model.")
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise EmbedderError(f"{where} returned an empty (all-zero or invalid) vector; check the model.")
+        if remember:
+            self._dim = d
+        out: np.ndarray = (arr / norms).astype(np.float32)
+        return out
 
     @property
     def dim(self) -> int:
