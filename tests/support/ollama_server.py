@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.support.stub_http import JsonHandler, QuietServer, serve_in_thread, shut_down
+from tests.support.stub_http import JsonHandler, LoopbackStub, QuietServer
 
 _QuietServer = QuietServer  # the name tests/robustness/conftest.py imports
 
@@ -37,7 +37,7 @@ def stub_vector(model: str, text: str, dim: int) -> list[float]:
     return (3.0 * vec / np.linalg.norm(vec)).tolist()
 
 
-class OllamaStub:
+class OllamaStub(LoopbackStub):
     """Threaded fake Ollama server with run-time fault switches and a request log.
 
     Switches (plain attributes, read on every request):
@@ -51,6 +51,8 @@ class OllamaStub:
         legacy_only: behave like Ollama < 0.3: /api/embed is a plain-text 404.
         version: what GET /api/version reports.
     """
+
+    thread_name = "OllamaStub"
 
     def __init__(self, dim: int = 32, models: list[str] | None = None, *, version: str = "0.5.1") -> None:
         self.dim = dim
@@ -81,24 +83,8 @@ class OllamaStub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> OllamaStub:
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        self._server, self._thread = serve_in_thread(_make_handler(self), 0, "OllamaStub")
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        shut_down(server, self._thread, self._stopping)
-
-    def __enter__(self) -> OllamaStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # -- helpers for tests ----------------------------------------------------------------------
 

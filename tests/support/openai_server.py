@@ -21,12 +21,12 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from desktop_memory.embed.local_onnx import LocalOnnxEmbedder
-from tests.support.stub_http import JsonHandler, QuietServer, serve_in_thread, shut_down
+from tests.support.stub_http import JsonHandler, LoopbackStub, QuietServer
 
 MODEL = "all-minilm-l6-v2"
 
 
-class OpenAIStub:
+class OpenAIStub(LoopbackStub):
     """Threaded server with run-time quirk switches and a request log.
 
     Switches (plain attributes, read on every request):
@@ -42,6 +42,8 @@ class OpenAIStub:
         tei_rerank: /v1/rerank and /rerank take TEI's ``{"query", "texts"}`` (422 otherwise) and answer a bare list.
         no_models_route: GET /v1/models is a 404 (as on some servers).
     """
+
+    thread_name = "OpenAIStub"
 
     def __init__(self, embedder: LocalOnnxEmbedder | None = None, models: list[str] | None = None) -> None:
         self.embedder = embedder or LocalOnnxEmbedder()
@@ -76,18 +78,11 @@ class OpenAIStub:
             raise RuntimeError("OpenAIStub is not running")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self, port: int = 0) -> OpenAIStub:
-        if self._server is None:
-            self.embedder.load()
-            self._stopping.clear()
-            self._server, self._thread = serve_in_thread(_make_handler(self), port, "OpenAIStub")
-        return self
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        shut_down(server, self._thread, self._stopping)
+    def _before_start(self) -> None:
+        self.embedder.load()
 
     def reset(self) -> None:
         """Every quirk off and the log cleared (between tests sharing one server)."""
@@ -98,12 +93,6 @@ class OpenAIStub:
         self.shuffle = self.tei_rerank = self.no_models_route = False
         with self._lock:
             self.requests.clear()
-
-    def __enter__(self) -> OpenAIStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def embed_inputs(self) -> list[list[str]]:
         """The ``input`` lists of every POST /v1/embeddings that was answered 200 or refused, in order."""

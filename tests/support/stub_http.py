@@ -7,7 +7,7 @@ import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -36,6 +36,43 @@ def shut_down(server: ThreadingHTTPServer, thread: threading.Thread | None, stop
     server.server_close()
     if thread is not None:
         thread.join(timeout=5)
+
+
+_S = TypeVar("_S", bound="LoopbackStub")
+
+
+class LoopbackStub:
+    """Start/stop/``with`` for a stub whose ``__init__`` sets ``_server``/``_thread`` to None and ``_stopping`` to an
+    Event; the subclass names its handler class (``_handler``) and may prepare before the port opens."""
+
+    thread_name = "LoopbackStub"
+    _server: ThreadingHTTPServer | None
+    _thread: threading.Thread | None
+    _stopping: threading.Event
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def _before_start(self) -> None:
+        """Work to finish before the first request can arrive (e.g. loading a model)."""
+
+    def start(self: _S, port: int = 0) -> _S:
+        if self._server is None:
+            self._before_start()
+            self._stopping.clear()
+            self._server, self._thread = serve_in_thread(self._handler(), port, self.thread_name)
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            shut_down(server, self._thread, self._stopping)
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 class JsonHandler(BaseHTTPRequestHandler):
