@@ -7,10 +7,9 @@ A batch either comes back complete and consistent or raises :class:`EmbedderErro
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -19,12 +18,13 @@ import numpy as np
 from ..config import EmbedderSettings
 from ..errors import EmbedderError, OllamaModelMissing
 from .base import recipe_suffix
+from .http_retry import RequestFailed, Transient, send_with_retries
+from .server_embedder import PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
     import httpx
 
 CONNECT_TIMEOUT_S = 5.0
-PROBE_TEXT = "dimension probe"
 
 
 class _EndpointMissing(Exception):
@@ -37,7 +37,7 @@ def _short_model(name: str) -> str:
     return name[: -len(":latest")] if name.endswith(":latest") else name
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(ServerEmbedder):
     """An :class:`~desktop_memory.embed.base.Embedder` backed by Ollama's HTTP API.
 
     Thread-safe: one ``httpx.Client`` (itself thread-safe) is created lazily under a lock.
@@ -50,6 +50,8 @@ class OllamaEmbedder:
         backoff_s: first wait between attempts; it doubles each time (0.5, 1, 2 s by default).
         transport: an ``httpx`` transport, for tests.
     """
+
+    model_label = "Ollama model"
 
     def __init__(
         self,
@@ -80,50 +82,13 @@ class OllamaEmbedder:
     def model_id(self) -> str:
         return f"ollama:{_short_model(self.model)}" + recipe_suffix(self.settings.document_prefix or "")
 
-    @property
-    def dim(self) -> int:
-        """Discovered by embedding one short probe text on first use, then cached."""
-        if self._dim is None:
-            self._embed_batch([PROBE_TEXT])
-        assert self._dim is not None
-        return self._dim
-
-    def load(self) -> None:
-        """Check that the server answers and has the model (and learn the dimension)."""
-        _ = self.dim
-
     def close(self) -> None:
         with self._lock:
             if self._client is not None:
                 self._client.close()
                 self._client = None
 
-    def __enter__(self) -> OllamaEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- public API -----------------------------------------------------------------------------
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32 unit rows, sent in batches of ``settings.batch_size``."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        prefix = self.settings.document_prefix or ""
-        items = [prefix + t for t in texts]
-        size = max(1, int(self.settings.batch_size or 1))
-        parts = [self._embed_batch(items[i : i + size]) for i in range(0, len(items), size)]
-        return np.vstack(parts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
-        return row
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """An estimate (about 4 characters a token): Ollama exposes no per-text token counts."""
-        prefix = self.settings.document_prefix or ""
-        return [max(1, math.ceil(len(prefix + t) / 4)) for t in texts]
 
     def list_models(self) -> list[str]:
         """Names of the models the server has pulled, e.g. ``nomic-embed-text:latest``."""
@@ -187,28 +152,7 @@ class OllamaEmbedder:
         d = dims.pop()
         if d <= 0:
             raise EmbedderError(f"{where} returned empty vectors; is it an embedding model (e.g. nomic-embed-text)?")
-        try:
-            arr = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise EmbedderError(f"{where} returned vectors that are not numbers.") from exc
-        if self.expected_dim is not None and d != self.expected_dim:
-            raise EmbedderError(
-                f"Ollama model {self.model} returns {d}-dimensional vectors but this index holds "
-                f"{self.expected_dim}-dimensional ones: pick the model the index was built with, "
-                "or rebuild the index with this model."
-            )
-        if remember and self._dim is not None and d != self._dim:
-            raise EmbedderError(
-                f"Ollama model {self.model} now returns {d}-dimensional vectors instead of {self._dim}: "
-                "the model behind that name changed; rebuild the index or pick the previous model."
-            )
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
-            raise EmbedderError(f"{where} returned an empty (all-zero or invalid) vector; check the model.")
-        if remember:
-            self._dim = d
-        out: np.ndarray = (arr / norms).astype(np.float32)
-        return out
+        return self._unit_rows(rows, d, where, remember=remember)
 
     # -- HTTP -----------------------------------------------------------------------------------
 
@@ -231,44 +175,26 @@ class OllamaEmbedder:
         return self._client
 
     def _request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None) -> Any:
-        """JSON request with exponential backoff on transient failures; 4xx are final."""
-        import httpx
-
-        client = self._http()
+        """JSON request with exponential backoff on transient failures (5xx too); 4xx are final."""
         attempts = 1 + (self.retries if retries is None else retries)
-        failure: tuple[str, Any] = ("none", None)
-        for attempt in range(attempts):
-            if attempt:
-                self._sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                resp = client.request(method, path, json=payload)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failure = ("connect", exc)
-                continue
-            except httpx.TimeoutException as exc:
-                failure = ("timeout", exc)
-                continue
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                failure = ("dropped", exc)
-                continue
-            except httpx.HTTPError as exc:
-                raise EmbedderError(f"Request to Ollama at {self.base_url} failed: {exc}") from exc
-            if resp.status_code >= 500:
-                failure = ("status", resp)
-                continue
-            if resp.status_code >= 400:
-                raise self._client_error(resp, path)
-            try:
-                return resp.json()
-            except ValueError as exc:
-                raise EmbedderError(
-                    f"The server at {self.base_url} answered {path} with something that is not JSON: is it Ollama?"
-                ) from exc
-        raise self._final_error(failure, attempts)
+        try:
+            resp = send_with_retries(
+                self._http(), method, path, payload, attempts=attempts, backoff_s=self.backoff_s, sleep=self._sleep,
+                final_status=lambda r: None if r.status_code >= 500 else self._client_error(r, path),
+            )
+        except RequestFailed as exc:
+            raise EmbedderError(f"Request to Ollama at {self.base_url} failed: {exc.cause}") from exc.cause
+        if isinstance(resp, Transient):
+            raise self._final_error(resp)
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise EmbedderError(
+                f"The server at {self.base_url} answered {path} with something that is not JSON: is it Ollama?"
+            ) from exc
 
-    def _final_error(self, failure: tuple[str, Any], attempts: int) -> EmbedderError:
-        kind, detail = failure
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    def _final_error(self, failure: Transient) -> EmbedderError:
+        kind, detail, tries = failure.kind, failure.detail, failure.tries
         if kind == "connect":
             return EmbedderError(
                 f"Cannot reach Ollama at {self.base_url}: is `ollama serve` running? ({detail}; {tries})"

@@ -10,10 +10,8 @@ smaller size kept for the rest of the session, so a long embedding run adapts in
 
 from __future__ import annotations
 
-import math
 import re
 import threading
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -23,11 +21,11 @@ from ..config import EmbedderSettings
 from ..errors import EmbedderError
 from .base import recipe_suffix
 from .openai_http import JsonServer, ServerError, normalise_base
+from .server_embedder import PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:
     import httpx
 
-PROBE_TEXT = "dimension probe"
 _DECLARED_LIMIT = re.compile(r"max(?:imum)?[ _a-z]*batch[ _a-z]*?(?:size)?\D{0,12}(\d+)", re.IGNORECASE)
 
 
@@ -35,7 +33,7 @@ class OpenAIModelMissing(EmbedderError):
     """The server is up but does not serve the configured model."""
 
 
-class OpenAICompatEmbedder:
+class OpenAICompatEmbedder(ServerEmbedder):
     """An :class:`~desktop_memory.embed.base.Embedder` backed by an OpenAI-compatible ``/v1/embeddings``.
 
     Args:
@@ -71,55 +69,21 @@ class OpenAICompatEmbedder:
         model to another port or program keeps the vectors."""
         return f"openai:{self.model}" + recipe_suffix(self.settings.document_prefix or "")
 
-    @property
-    def dim(self) -> int:
-        """Discovered by embedding one short probe text on first use, then cached."""
-        if self._dim is None:
-            self._embed_batch([PROBE_TEXT])
-        assert self._dim is not None
-        return self._dim
+    def _batch_size(self) -> int:
+        return self._batch_limit
+
+    def _send_batch(self, texts: list[str]) -> np.ndarray:
+        return self._embed_fitting(texts)
 
     @property
     def batch_limit(self) -> int:
         """Inputs per request now (settings.batch_size, or less once the server refused a batch as too large)."""
         return self._batch_limit
 
-    def load(self) -> None:
-        _ = self.dim
-
     def close(self) -> None:
         self.server.close()
 
-    def __enter__(self) -> OpenAICompatEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- public API -----------------------------------------------------------------------------
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32 unit rows, in requests of at most ``batch_limit`` inputs."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        prefix = self.settings.document_prefix or ""
-        items = [prefix + t for t in texts]
-        parts: list[np.ndarray] = []
-        start = 0
-        while start < len(items):
-            size = self._batch_limit
-            parts.append(self._embed_fitting(items[start : start + size]))
-            start += size
-        return np.vstack(parts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        row: np.ndarray = self._embed_batch([(self.settings.query_prefix or "") + text])[0]
-        return row
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """An estimate (about 4 characters a token): the API reports only a request's total."""
-        prefix = self.settings.document_prefix or ""
-        return [max(1, math.ceil(len(prefix + t) / 4)) for t in texts]
 
     def list_models(self) -> list[str]:
         """Model ids from ``GET /v1/models`` (OpenAI's ``{"data": [{"id"}]}``; TEI-style lists too)."""
@@ -210,22 +174,4 @@ class OpenAICompatEmbedder:
         d = dims.pop()
         if d <= 0:
             raise EmbedderError(f"{where} returned empty vectors: is it an embedding model?")
-        try:
-            arr = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise EmbedderError(f"{where} returned vectors that are not numbers.") from exc
-        if self.expected_dim is not None and d != self.expected_dim:
-            raise EmbedderError(
-                f"Model {self.model} returns {d}-dimensional vectors but this index holds {self.expected_dim}-"
-                "dimensional ones: pick the model the index was built with, or rebuild the index with this model.")
-        if remember and self._dim is not None and d != self._dim:
-            raise EmbedderError(
-                f"Model {self.model} now returns {d}-dimensional vectors instead of {self._dim}: the model behind "
-                "that name changed; rebuild the index or pick the previous model.")
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
-            raise EmbedderError(f"{where} returned an empty (all-zero or invalid) vector; check the model.")
-        if remember:
-            self._dim = d
-        out: np.ndarray = (arr / norms).astype(np.float32)
-        return out
+        return self._unit_rows(rows, d, where, remember=remember)

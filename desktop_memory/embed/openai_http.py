@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ..errors import EmbedderError
 from .api_keys import KeyName, generation, get_key, redact
+from .http_retry import RequestFailed, Transient, send_with_retries
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when a server is actually used
     import httpx
@@ -135,44 +136,25 @@ class JsonServer:
 
     def request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None) -> Any:
         """The decoded JSON answer, or ServerError. ``path`` is appended to the base URL ("/embeddings", or "")."""
-        import httpx
-
         client = self.client()
         url = self.url(path)
         attempts = 1 + (self.retries if retries is None else max(0, retries))
-        failure: tuple[Failure, Any] = ("connect", None)
-        for attempt in range(attempts):
-            if attempt:
-                self._sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                resp = client.request(method, url, json=payload)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failure = ("connect", exc)
-                continue
-            except httpx.TimeoutException as exc:
-                failure = ("timeout", exc)
-                continue
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                failure = ("dropped", exc)
-                continue
-            except httpx.HTTPError as exc:
-                raise ServerError(f"The request to {self.what.lower()} at {url} failed: {exc}", "rejected") from exc
-            if resp.status_code >= 400:
-                final = self._client_error(resp, url, payload)
-                if final is not None:
-                    raise final
-                failure = ("status", resp)
-                continue
-            try:
-                return resp.json()
-            except ValueError as exc:
-                raise ServerError(f"{self.what} at {url} answered with something that is not JSON: is the URL "
-                                  "right (it usually ends in /v1)?", "bad_reply", resp.status_code) from exc
-        raise self._final_error(failure, attempts, url)
+        try:
+            resp = send_with_retries(client, method, url, payload, attempts=attempts, backoff_s=self.backoff_s,
+                                     sleep=self._sleep, final_status=lambda r: self._client_error(r, url, payload))
+        except RequestFailed as exc:
+            raise ServerError(f"The request to {self.what.lower()} at {url} failed: {exc.cause}",
+                              "rejected") from exc.cause
+        if isinstance(resp, Transient):
+            raise self._final_error(resp, url)
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise ServerError(f"{self.what} at {url} answered with something that is not JSON: is the URL "
+                              "right (it usually ends in /v1)?", "bad_reply", resp.status_code) from exc
 
-    def _final_error(self, failure: tuple[Failure, Any], attempts: int, url: str) -> ServerError:
-        kind, detail = failure
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    def _final_error(self, failure: Transient, url: str) -> ServerError:
+        kind, detail, tries = failure.kind, failure.detail, failure.tries
         if kind == "connect":
             return ServerError(f"Cannot reach {self.what.lower()} at {url}: is it running, and is the URL right? "
                                f"({tries})", "connect")

@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from tests.support.stub_http import JsonHandler, LoopbackStub, QuietServer
+
+_QuietServer = QuietServer  # the name tests/robustness/conftest.py imports
+
 DEFAULT_MODELS = ["nomic-embed-text:latest", "all-minilm:latest"]
 
 
@@ -33,7 +37,7 @@ def stub_vector(model: str, text: str, dim: int) -> list[float]:
     return (3.0 * vec / np.linalg.norm(vec)).tolist()
 
 
-class OllamaStub:
+class OllamaStub(LoopbackStub):
     """Threaded fake Ollama server with run-time fault switches and a request log.
 
     Switches (plain attributes, read on every request):
@@ -47,6 +51,8 @@ class OllamaStub:
         legacy_only: behave like Ollama < 0.3: /api/embed is a plain-text 404.
         version: what GET /api/version reports.
     """
+
+    thread_name = "OllamaStub"
 
     def __init__(self, dim: int = 32, models: list[str] | None = None, *, version: str = "0.5.1") -> None:
         self.dim = dim
@@ -77,33 +83,8 @@ class OllamaStub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> OllamaStub:
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        server = _QuietServer(("127.0.0.1", 0), _make_handler(self))
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="OllamaStub", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()  # wake handlers sleeping in delay_s
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> OllamaStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # -- helpers for tests ----------------------------------------------------------------------
 
@@ -134,44 +115,17 @@ class OllamaStub:
             self.requests.append((method, path, body))
 
 
-class _QuietServer(ThreadingHTTPServer):
-    """Daemon handler threads; a client that hung up (timeout tests) is not worth a traceback."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
-            super().handle_error(request, client_address)
-
-
 def _make_handler(stub: OllamaStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, like Ollama (exercises the client's pool on retries)
-
-        def log_message(self, format: str, *args: Any) -> None:  # silence stderr
-            pass
-
-        def do_GET(self) -> None:
-            self._serve("GET")
+    class Handler(JsonHandler):
+        json_type = "application/json; charset=utf-8"
 
         def do_HEAD(self) -> None:
             self._serve("HEAD")
 
-        def do_POST(self) -> None:
-            self._serve("POST")
-
         # -- dispatch ---------------------------------------------------------------------------
 
         def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            path = self.path.split("?", 1)[0]
+            _, body, path = self._read_request()
             stub._log(method, path, body)
             if stub.delay_s and stub._stopping.wait(stub.delay_s):
                 return
@@ -241,17 +195,6 @@ def _make_handler(stub: OllamaStub) -> type[BaseHTTPRequestHandler]:
             self._json(200, {"embedding": stub_vector(model, prompt, stub.dim) if prompt else []})
 
         # -- writers ----------------------------------------------------------------------------
-
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-
-        def _json(self, status: int, obj: Any) -> None:
-            self._send(status, json.dumps(obj).encode("utf-8"), "application/json; charset=utf-8")
 
         def _text(self, status: int, text: str) -> None:
             self._send(status, text.encode("utf-8"), "text/plain; charset=utf-8")

@@ -15,19 +15,18 @@ shape when ``tei_rerank`` is on). Vectors come back scaled to length 2 (not unit
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from desktop_memory.embed.local_onnx import LocalOnnxEmbedder
-from tests.support.ollama_server import _QuietServer
+from tests.support.stub_http import JsonHandler, LoopbackStub, QuietServer
 
 MODEL = "all-minilm-l6-v2"
 
 
-class OpenAIStub:
+class OpenAIStub(LoopbackStub):
     """Threaded server with run-time quirk switches and a request log.
 
     Switches (plain attributes, read on every request):
@@ -43,6 +42,8 @@ class OpenAIStub:
         tei_rerank: /v1/rerank and /rerank take TEI's ``{"query", "texts"}`` (422 otherwise) and answer a bare list.
         no_models_route: GET /v1/models is a 404 (as on some servers).
     """
+
+    thread_name = "OpenAIStub"
 
     def __init__(self, embedder: LocalOnnxEmbedder | None = None, models: list[str] | None = None) -> None:
         self.embedder = embedder or LocalOnnxEmbedder()
@@ -64,7 +65,7 @@ class OpenAIStub:
         # into dozens of concurrent MiniLM runs that slow every later answer (seen in a benchmark on a busy machine)
         self.model_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: _QuietServer | None = None
+        self._server: QuietServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -77,25 +78,11 @@ class OpenAIStub:
             raise RuntimeError("OpenAIStub is not running")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self, port: int = 0) -> OpenAIStub:
-        if self._server is None:
-            self.embedder.load()
-            self._stopping.clear()
-            self._server = _QuietServer(("127.0.0.1", port), _make_handler(self))
-            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                            name="OpenAIStub", daemon=True)
-            self._thread.start()
-        return self
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+    def _before_start(self) -> None:
+        self.embedder.load()
 
     def reset(self) -> None:
         """Every quirk off and the log cleared (between tests sharing one server)."""
@@ -106,12 +93,6 @@ class OpenAIStub:
         self.shuffle = self.tei_rerank = self.no_models_route = False
         with self._lock:
             self.requests.clear()
-
-    def __enter__(self) -> OpenAIStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def embed_inputs(self) -> list[list[str]]:
         """The ``input`` lists of every POST /v1/embeddings that was answered 200 or refused, in order."""
@@ -136,29 +117,13 @@ class OpenAIStub:
 
 
 def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         # TCP_NODELAY, as uvicorn (vLLM, Infinity) and TEI set it: without it the body, written after the headers,
         # waits for the client's delayed ACK (~40 ms a request on Linux; measured: rerank protocol p50 44 ms → below)
         disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
         def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            path = self.path.split("?", 1)[0]
+            raw, body, path = self._read_request()
             stub._log(method, path, body, {k.lower(): v for k, v in self.headers.items()})
             rerank = path.endswith("/rerank")
             delay = stub.rerank_delay_s if rerank else stub.delay_s
@@ -250,18 +215,9 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
         compute_ms: float | None = None  # the model's own time for this request (X-Compute-Ms: the benchmark
         # subtracts it from the round trip to get the protocol's cost)
 
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            if self.compute_ms is not None:
-                self.send_header("X-Compute-Ms", f"{self.compute_ms:.3f}")
-                self.compute_ms = None
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def _json(self, status: int, obj: Any) -> None:
-            self._send(status, json.dumps(obj).encode("utf-8"), "application/json")
+        def _extra_headers(self) -> dict[str, str]:
+            ms, self.compute_ms = self.compute_ms, None
+            return {} if ms is None else {"X-Compute-Ms": f"{ms:.3f}"}
 
     return Handler
 
