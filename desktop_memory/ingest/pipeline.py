@@ -372,8 +372,8 @@ def embed_pending_shared(read: StoreLease, write: StoreLease, embedder: Embedder
     try:
         embedder.load()
         with write() as store:
-            if hasattr(embedder, "expected_dim"):
-                embedder.expected_dim = store.model_info()[1]  # an Ollama model returning another dim is refused
+            # another model or dimension than the index holds is refused here, as in embed_pending (the shared
+            # embedder is never altered from the core)
             store.ensure_model(embedder.model_id, embedder.dim)
         with read() as store:
             total = store.pending_count()
