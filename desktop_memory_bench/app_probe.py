@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=Path, required=True, help="JSON list of query strings")
     p.add_argument("--settings", type=Path, help="JSON settings (the benchmark's; default: the app's defaults)")
     args = p.parse_args(argv)
-    from desktop_memory.config import Settings
+    from desktop_memory.settings_file import validate_settings
 
     queries = [str(q) for q in json.loads(args.queries.read_text(encoding="utf-8"))]
-    settings = Settings.from_dict(json.loads(args.settings.read_text(encoding="utf-8"))) if args.settings else None
+    settings = validate_settings(json.loads(args.settings.read_text(encoding="utf-8"))) if args.settings else None
     print(json.dumps(probe(args.db, args.docs, queries, settings)))
     return 0
 

@@ -18,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop_memory.config import EmbedderSettings, Settings, save_settings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import save_settings
 
 REPO = Path(__file__).resolve().parents[1]
 

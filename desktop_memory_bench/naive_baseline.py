@@ -26,13 +26,13 @@ def run_in_child(settings: Any, texts: list[str], timeout_s: float = 1800) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    from desktop_memory.config import Settings
     from desktop_memory.embed import make_embedder
+    from desktop_memory.settings_file import validate_settings
 
     from .runner import naive_fixed_padding_tokens_per_s
 
     sfile, tfile = (argv if argv is not None else sys.argv[1:])[:2]
-    settings = Settings.from_dict(json.loads(Path(sfile).read_text(encoding="utf-8")))
+    settings = validate_settings(json.loads(Path(sfile).read_text(encoding="utf-8")))
     texts = [str(t) for t in json.loads(Path(tfile).read_text(encoding="utf-8"))]
     embedder = make_embedder(settings.embedder)
     if hasattr(embedder, "load"):

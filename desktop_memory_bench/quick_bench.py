@@ -49,10 +49,11 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
     from PySide6.QtCore import QEvent, QObject
     from PySide6.QtTest import QTest
 
-    from desktop_memory.config import load_settings, settings_path
+    from desktop_memory.config import settings_path
     from desktop_memory.gui.app import create_app
     from desktop_memory.gui.main_window import MainWindow
     from desktop_memory.gui.shell import install_shell
+    from desktop_memory.settings_file import load_settings
 
     app = create_app()
     settings = dataclasses.replace(load_settings(), db_path=str(db.resolve()))

@@ -13,8 +13,8 @@ import statistics
 import sys
 import time
 
-from desktop_memory.config import load_settings
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import load_settings
 
 
 def main() -> int:

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import EMBEDDERS, EmbedderSettings, Settings, load_settings, save_settings, settings_path
+from ..config import EMBEDDERS, EmbedderSettings, Settings, settings_path
 from ..errors import UserError
+from ..settings_file import load_settings, save_settings
 
 COMMANDS = ("embedder", "rerank", "api-key")
 KEY_NAMES = ("embedder", "rerank")  # embed/api_keys.py's names (imported lazily: the CLI starts without numpy)

@@ -20,9 +20,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
-from ..config import Settings, load_settings, reset_settings, settings_path
+from ..config import Settings, settings_path
 from ..errors import UserError
 from ..models import SearchFilters
+from ..settings_file import load_settings, reset_settings
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
 
 if TYPE_CHECKING:

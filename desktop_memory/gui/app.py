@@ -18,9 +18,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import APP_NAME, __version__
-from ..config import Settings, data_dir, load_settings, settings_path
+from ..config import Settings, data_dir, settings_path
 from ..errors import SettingsError
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
+from ..settings_file import load_settings
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication

@@ -14,9 +14,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..config import EmbedderSettings, Settings, save_settings
+from ..config import EmbedderSettings, Settings
 from ..errors import SettingsError, UserError
 from ..service_api import MemoryApi, ServiceFactory
+from ..settings_file import save_settings
 from .messages import error_text
 from .tasks import TaskRunner
 

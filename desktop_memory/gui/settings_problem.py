@@ -12,8 +12,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ..config import Settings, load_settings, reset_settings, settings_path
+from ..config import Settings, settings_path
 from ..errors import SettingsError
+from ..settings_file import load_settings, reset_settings
 from . import desktop
 
 OPEN, RETRY, RESET, QUIT = "open", "retry", "reset", "quit"

@@ -16,16 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop_memory.config import (
-    ChunkSettings,
-    IngestSettings,
-    Settings,
-    SettingsError,
-    load_settings,
-    reset_settings,
-    save_settings,
-    settings_path,
-)
+from desktop_memory.config import ChunkSettings, IngestSettings, Settings, settings_path
+from desktop_memory.errors import SettingsError
+from desktop_memory.settings_file import load_settings, reset_settings, save_settings
 
 BAD = [  # (file body, key named in the message, line, words in the message)
     ('[search]\ntop_k = "ten"\n', "[search] top_k", 2, "expected a whole number, got 'ten'"),
@@ -183,7 +176,7 @@ def settings_dicts(draw: st.DrawFn) -> dict[str, object]:
 @settings(max_examples=400, deadline=None)
 @given(data=settings_dicts())
 def test_any_settings_data_validates_or_names_the_problem(data: dict[str, object]) -> None:
-    from desktop_memory.config import validate_settings
+    from desktop_memory.settings_file import validate_settings
 
     try:
         result = validate_settings(data, path=Path("settings.toml"), source="")

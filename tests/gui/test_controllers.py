@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop_memory.config import Settings, load_settings
+from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.gui.context_controller import ContextController
 from desktop_memory.gui.index_jobs import IndexJobController
@@ -19,6 +19,7 @@ from desktop_memory.gui.service_host import ServiceHost
 from desktop_memory.gui.tasks import TaskRunner
 from desktop_memory.models import Stats
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import load_settings
 
 from .fake_service import FakeService
 

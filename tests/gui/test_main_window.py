@@ -9,7 +9,8 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop_memory.config import EmbedderSettings, Settings, WatchSettings, load_settings
+from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
+from desktop_memory.settings_file import load_settings
 
 from .conftest import FASTAPI, PDFS
 from .helpers import drop, search, wait_job

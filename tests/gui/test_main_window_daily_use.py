@@ -243,7 +243,7 @@ def test_did_not_fit_rows_are_half_ticked_and_one_click_excludes_them(qtbot, mak
 
 
 def test_last_query_and_recent_searches_come_back_after_a_relaunch(qtbot, make_window, inline_tasks, docs_dir):
-    from desktop_memory.config import load_settings
+    from desktop_memory.settings_file import load_settings
 
     w = make_window(FakeService)
     drop(w, [docs_dir])

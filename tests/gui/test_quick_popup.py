@@ -19,10 +19,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from desktop_memory.config import Settings, load_settings
+from desktop_memory.config import Settings
 from desktop_memory.context.tokens import estimate_tokens
 from desktop_memory.gui import single_instance
 from desktop_memory.gui.shell import DesktopShell, install_shell, watch_controller
+from desktop_memory.settings_file import load_settings
 
 from .helpers import drop, search, wait_job
 

@@ -15,11 +15,11 @@ from desktop_memory.config import (
     IngestSettings,
     SearchSettings,
     Settings,
-    load_settings,
 )
 from desktop_memory.gui.settings import SettingsDialog
 from desktop_memory.gui.settings.editors import FLOAT_LIMIT, ChoiceEditor, RadioEditor
 from desktop_memory.gui.tasks import TaskRunner
+from desktop_memory.settings_file import load_settings
 from desktop_memory.settings_schema import INT_LIMIT, all_fields, pages
 from tests.gui.fake_service import FakeService
 

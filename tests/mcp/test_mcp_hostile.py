@@ -20,9 +20,10 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from desktop_memory.config import EmbedderSettings, Settings, save_settings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import save_settings
 
 REPO = Path(__file__).resolve().parents[2]
 ANSWER_WITHIN_S = 15.0  # generous for a loaded machine (answers take 2-12 ms: desktop_memory_bench/mcp_hostile.py);

@@ -16,7 +16,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from desktop_memory.config import SearchSettings, save_settings
+from desktop_memory.config import SearchSettings
+from desktop_memory.settings_file import save_settings
 from tests.mcp.test_mcp_server import REPO, library  # noqa: F401  (the fixture)
 from tests.mcp.test_mcp_server import _settings as base_settings
 from tests.support.openai_server import MODEL, OpenAIStub

@@ -21,9 +21,10 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from desktop_memory.config import ContextSettings, EmbedderSettings, Settings, save_settings
+from desktop_memory.config import ContextSettings, EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import save_settings
 from tests.conftest import MDDOCS, PDFS
 
 REPO = Path(__file__).resolve().parents[2]

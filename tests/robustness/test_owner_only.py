@@ -14,9 +14,10 @@ from pathlib import Path
 import apsw
 import pytest
 
-from desktop_memory.config import EmbedderSettings, Settings, config_dir, data_dir, save_settings, settings_path
+from desktop_memory.config import EmbedderSettings, Settings, config_dir, data_dir, settings_path
 from desktop_memory.private_files import PrivateRotatingFileHandler, owner_only_umask
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import save_settings
 from desktop_memory.store import Store
 from desktop_memory.store.migrations import SCHEMA_VERSION
 

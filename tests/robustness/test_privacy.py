@@ -187,7 +187,8 @@ def _drive_cli(run: Run) -> None:
 WINDOW_DRIVER = """
 import dataclasses, sys, time
 from pathlib import Path
-from desktop_memory.config import load_settings, settings_path
+from desktop_memory.config import settings_path
+from desktop_memory.settings_file import load_settings
 from desktop_memory.gui.app import _setup_logging, create_app
 from desktop_memory.gui.event_pump import pump_events
 from desktop_memory.gui.main_window import MainWindow

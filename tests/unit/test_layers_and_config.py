@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_memory.config import (
-    EmbedderSettings,
-    SearchSettings,
-    Settings,
-    SettingsError,
-    load_settings,
-    save_settings,
-    settings_path,
-)
+from desktop_memory.config import EmbedderSettings, SearchSettings, Settings, settings_path
+from desktop_memory.errors import SettingsError
+from desktop_memory.settings_file import load_settings, save_settings
 
 PKG = Path(__file__).resolve().parents[2] / "desktop_memory"
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.cli import main
-from desktop_memory.config import EmbedderSettings, Settings, load_settings, settings_path
+from desktop_memory.config import EmbedderSettings, Settings, settings_path
 from desktop_memory.embed import LocalOnnxEmbedder
 from desktop_memory.embed.api_keys import get_key
 from desktop_memory.service import MemoryService
+from desktop_memory.settings_file import load_settings
 from tests.support.openai_server import MODEL, OpenAIStub
 
 
@@ -141,7 +142,9 @@ def test_cli_prefills_prefixes_for_known_models(tmp_path: Path, capsys: pytest.C
 
 
 def test_a_server_in_use_needs_an_http_address() -> None:
-    from desktop_memory.config import SearchSettings, SettingsError, validate_settings
+    from desktop_memory.config import SearchSettings
+    from desktop_memory.errors import SettingsError
+    from desktop_memory.settings_file import validate_settings
 
     ok = Settings(embedder=EmbedderSettings(kind="local", openai_url="not a url"))
     assert validate_settings(ok.to_dict()) == ok  # not in use: not checked

@@ -9,15 +9,8 @@ from typing import Annotated, Literal
 import msgspec
 import pytest
 
-from desktop_memory.config import (
-    AppearanceSettings,
-    Settings,
-    load_settings,
-    save_settings,
-    settings_problems,
-    ui,
-    validate_settings,
-)
+from desktop_memory.config import AppearanceSettings, Settings, ui
+from desktop_memory.settings_file import load_settings, save_settings, settings_problems, validate_settings
 from desktop_memory.settings_schema import all_fields, field_spec, pages
 
 

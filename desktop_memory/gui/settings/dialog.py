@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...config import EmbedderSettings, Settings, settings_problems, validate_settings
+from ...config import EmbedderSettings, Settings
 from ...errors import SettingsError
+from ...settings_file import settings_problems, validate_settings
 from ...settings_schema import pages
 from ..tasks import TaskRunner
 from .editors import ComboTextEditor, FieldEditor
