@@ -12,13 +12,23 @@ threads only (gui/tasks.py); the one exception is :meth:`MemoryApi.apply_setting
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from .config import EmbedderSettings, Settings
 from .jobs import Scheduler
-from .models import ContextReport, DocumentInfo, IndexProgress, IndexSummary, SearchFilters, SearchResult, Stats
+from .models import (
+    ContextReport,
+    DocumentInfo,
+    IndexProgress,
+    IndexSummary,
+    LibraryListing,
+    LibraryQuery,
+    SearchFilters,
+    SearchResult,
+    Stats,
+)
 from .retrieve import SearchOutcome
 
 ProgressCallback = Callable[[IndexProgress], None]
@@ -71,6 +81,11 @@ class MemoryApi(Protocol):
     def set_embedding_paused(self, paused: bool) -> None: ...
 
     def documents(self) -> list[DocumentInfo]: ...
+
+    def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
+                        eager_limit: int = 1000) -> LibraryListing: ...
+
+    def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]: ...
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]: ...
 

@@ -155,7 +155,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
 
 
 def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
-        folder_docs: int = FOLDER_DOCS) -> dict[str, Any]:
+        folder_docs: int = FOLDER_DOCS, keep: bool = False) -> dict[str, Any]:
     from desktop_memory.service import MemoryService
 
     from .dataset import load_beir
@@ -193,6 +193,8 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
                 store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
             copy = work / "ops.db"
             shutil.copyfile(db, copy)
+            if keep:  # a read-only copy of the library at this size, for probing the window again later
+                shutil.copyfile(db, work / f"library-{target}.db")
             step = {"target": target, "load_avg_start": load_average(), "db_mb": copy.stat().st_size / MB}
             step.update(operations(copy, base.settings, watched, log))
             step["load_avg_end"] = load_average()
@@ -245,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--embedder", choices=("local", "hash"), default="local",
                     help="hash = a meaningless fast fake, to try the harness out (figures then mean nothing)")
+    ap.add_argument("--keep", action="store_true",
+                    help="also keep a copy of the library at each size (WORK/library-SIZE.db) to probe again")
     ap.add_argument("--window", type=Path, default=None, help=argparse.SUPPRESS)  # child mode: one window probe
     ap.add_argument("--settings-dir", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -257,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
         ap.error("each size must leave room for the watched files and two full synthetic folders")
-    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs)
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs, args.keep)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(format_table(report))
