@@ -134,15 +134,27 @@ class LibraryModel(QAbstractItemModel):
         return n.doc is None and (bool(n.children) or n.own_files > n.loaded)
 
     def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        """Only a folder's first page: QTreeView asks again on every layout of an opened folder (each page
+        inserted lays it out again), which would page in the whole folder; later pages are asked for by the view
+        as their end scrolls into sight (:meth:`fetch_next`)."""
         if not parent.isValid():
             return False
         n = self.node(parent)
-        return n.doc is None and n.loaded < n.own_files and n.key not in self._fetching and self.page_loader is not None
+        return n.doc is None and n.loaded == 0 and self.wants_more(n)
+
+    def wants_more(self, n: _Node) -> bool:
+        """Folder ``n`` has files not loaded and none on their way."""
+        return n.loaded < n.own_files and n.key not in self._fetching and self.page_loader is not None
 
     def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
-        if not self.canFetchMore(parent) or self.page_loader is None:
-            return
+        if self.canFetchMore(parent):
+            self.fetch_next(parent)
+
+    def fetch_next(self, parent: QModelIndex | QPersistentModelIndex) -> None:
+        """Ask for the next page of this folder's files (nothing when all are loaded or a page is on its way)."""
         n = self.node(parent)
+        if n.doc is not None or not self.wants_more(n) or self.page_loader is None:
+            return
         self._fetching.add(n.key)
         self.page_loader(self.generation, self._listing.query, n.key, n.loaded)
 

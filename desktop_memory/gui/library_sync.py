@@ -32,11 +32,12 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from ..errors import UserError
 from ..models import DocumentInfo, FileOutcome, LibraryListing, LibraryQuery, Stats
 from ..service_api import ChangeStamp, MemoryApi
-from .library_model import PAGE, TreeSpec, _Node, build_tree
+from .library_model import PAGE
+from .library_tree import TreeSpec, _Node, build_tree
 from .library_view import LibraryView
 from .tasks import TaskRunner
 
-_Listing = tuple[LibraryListing, dict[str, FileOutcome], TreeSpec, _Node]  # listing, outcomes, spec, tree
+_Listing = tuple[LibraryListing, dict[str, FileOutcome], TreeSpec, _Node | None]  # listing, outcomes, spec, tree
 
 log = logging.getLogger(__name__)
 

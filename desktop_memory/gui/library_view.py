@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal, SignalInstance
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 from ..models import DocumentInfo, FileOutcome, LibraryListing
 from ..service_api import MemoryApi
 from .formatting import human_bytes
-from .library_model import (
+from .library_model import LibraryModel, PathRole
+from .library_tree import (
     C_CHUNKS,
     C_IDX,
     C_MOD,
@@ -37,14 +38,12 @@ from .library_model import (
     C_SIZE,
     C_STATUS,
     COLUMNS,
-    LibraryModel,
-    PathRole,
     TreeSpec,
     _Node,
     build_tree,
+    listing_from_documents,
     walk,
 )
-from .library_tree import listing_from_documents
 from .tasks import TaskRunner
 
 STATUS_MAX_WIDTH = 420  # px: beyond it the tooltip has the rest
@@ -124,6 +123,14 @@ class LibraryView(QWidget):
 
         self._expand_all_next = False
         self._saved: tuple[set[str], set[str], str | None] = (set(), set(), None)
+        self._fetch_timer = QTimer(self)
+        self._fetch_timer.setSingleShot(True)
+        self._fetch_timer.setInterval(0)
+        self._fetch_timer.timeout.connect(self._fetch_visible)
+        self.tree.verticalScrollBar().valueChanged.connect(lambda _v: self._fetch_timer.start())
+        self.tree.expanded.connect(lambda _i: self._fetch_timer.start())
+        self.model.rowsInserted.connect(lambda *_: self._fetch_timer.start())
+        self.model.modelReset.connect(self._fetch_timer.start)
         self.model.modelAboutToBeReset.connect(self._save_view_state)
         self.model.modelReset.connect(self._restore_view_state)
         self.filter_box.textChanged.connect(self._filter_changed)
@@ -183,6 +190,23 @@ class LibraryView(QWidget):
         listing = listing_from_documents(list(docs), self.model.spec.query())
         listing.complete = True
         self.set_listing(listing, outcomes)
+
+    def _fetch_visible(self) -> None:
+        """Page in the next files of every open folder whose last loaded row is on screen or within a screen of
+        it: paging follows the scroll, and never reads a folder nobody looks at."""
+        height = self.tree.viewport().height()
+        for idx in self._folders():
+            if not self.tree.isExpanded(idx):
+                continue
+            n = self.model.node(idx)
+            if not self.model.wants_more(n):
+                continue
+            if n.loaded == 0:
+                self.model.fetch_next(idx)
+                continue
+            last = self.tree.visualRect(self.model.index(len(n.children) - 1, 0, idx))
+            if last.isValid() and last.top() < 2 * height:
+                self.model.fetch_next(idx)
 
     def expanded_folder_keys(self) -> set[str]:
         """The store keys of the folders open on screen (a refresh reloads their loaded files)."""
