@@ -14,10 +14,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .config import EmbedderSettings, Settings
-from .jobs import Scheduler
 from .models import (
     ContextReport,
     DocumentInfo,
@@ -29,7 +28,11 @@ from .models import (
     SearchResult,
     Stats,
 )
-from .retrieve import SearchOutcome
+
+if TYPE_CHECKING:  # annotations only: importing retrieve (numpy, the store, the embedders) and the job scheduler
+    # here put 1.2 s on the window's start-up before its first paint
+    from .jobs import Scheduler
+    from .retrieve import SearchOutcome
 
 ProgressCallback = Callable[[IndexProgress], None]
 ChangeStamp = tuple[int, ...]

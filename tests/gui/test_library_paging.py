@@ -175,3 +175,21 @@ def test_a_folder_not_loaded_stands_for_all_its_files_when_removed(qtbot, librar
     view.ask_remove()
     assert view.confirm_box is not None and f"{files:,} files" in view.confirm_box.text()
     view.confirm_box.reject()
+
+
+def test_the_window_does_not_import_the_core_before_its_first_paint() -> None:
+    """Start-up: the window's modules import neither numpy, the store, retrieval nor the watch (1.5-2 s of the
+    window's start on a loaded machine); the watch controller's copies of the watch's names stay equal."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from desktop_memory.gui.main_window import MainWindow; "
+            "print(sorted(m for m in ('numpy', 'desktop_memory.store', 'desktop_memory.retrieve', "
+            "'desktop_memory.watch', 'desktop_memory.service', 'desktop_memory.embed') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    from desktop_memory.gui import watch_controller as wc
+    from desktop_memory.watch import update
+
+    assert (wc.STATE_PAUSED, wc.STATE_WATCHING, wc.ERROR, wc.EMBEDDED, wc.CATCH_UP) == (
+        update.STATE_PAUSED, update.STATE_WATCHING, update.ERROR, update.EMBEDDED, update.CATCH_UP)
