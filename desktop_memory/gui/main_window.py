@@ -30,7 +30,6 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout
 from ..config import THEMES, Settings
 from ..models import IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
-from .about import AboutDialog
 from .banner import BannerArea
 from .context_controller import ContextController
 from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
@@ -56,6 +55,7 @@ from .window_size import fit_small_screens
 from .window_state import restore_window_state, window_gui_state
 
 if TYPE_CHECKING:
+    from .about import AboutDialog  # the dialog (and `platform`) load when About opens
     from .settings.dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
