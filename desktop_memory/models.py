@@ -387,7 +387,7 @@ class FolderSummary:
     failed: int
     skipped: int
     chunks: int
-    vectors: int
+    vectors: int  # -1: not counted (a long embedding is under way; see store/doc_listing.py)
     size: int
     mtime: float
     indexed_at: float

@@ -302,6 +302,8 @@ class LibraryModel(QAbstractItemModel):
             if col == C_SEM:
                 if not n.chunks:
                     return ""
+                if n.vectors < 0:  # not counted while a long embedding runs (store/doc_listing.py)
+                    return "embedding…"
                 return "✓" if n.vectors >= n.chunks else f"{n.vectors:,}/{n.chunks:,}"
             if col == C_SIZE:
                 return human_bytes(n.size)

@@ -189,7 +189,7 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
             pc = counts[up.path]
             pc[0], pc[1], pc[2] = pc[0] + c[0], pc[1] + c[1], pc[2] + c[2]
             up.chunks += fnode.chunks
-            up.vectors += fnode.vectors
+            up.vectors = -1 if min(up.vectors, fnode.vectors) < 0 else up.vectors + fnode.vectors
             up.size += fnode.size
             up.mtime = max(up.mtime, fnode.mtime)
             up.indexed_at = max(up.indexed_at, fnode.indexed_at)

@@ -36,6 +36,13 @@ _DOC_COLUMNS = ("d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.ind
                 "(select count(*) from chunks c where c.doc_id = d.id and c.embedded = 1) as vec")
 
 
+# Above this many chunks without a vector (a long embedding, e.g. after a model change), the folders' "Semantic"
+# figure is not computed: joining every waiting chunk to its folder took 13 s at a million passages all pending,
+# on the worker the searches use, at every refresh. The folders then say they are being embedded (vectors = -1);
+# each file's own figure (a page: a few hundred documents) is still exact.
+PER_FOLDER_PENDING_LIMIT = 50_000
+
+
 def _where(query: LibraryQuery) -> tuple[list[str], list[object]]:
     clauses: list[str] = []
     args: list[object] = []
@@ -57,22 +64,27 @@ def _per_folder(store: Store, condition: str, query: LibraryQuery) -> dict[str, 
 
 
 def folders(store: Store, query: LibraryQuery) -> list[FolderSummary]:
-    """Every folder holding documents that match ``query``, with its direct files' counts and totals."""
+    """Every folder holding documents that match ``query``, with its direct files' counts and totals (``vectors``
+    is -1, unknown, while more than ``PER_FOLDER_PENDING_LIMIT`` chunks wait for a vector)."""
     clauses, args = _where(query)
     where = f"where {' and '.join(clauses)}" if clauses else ""
     rows = store.conn.execute(
         f"select {_D_FOLDER_KEY}, count(*), sum(d.status = 'failed'), sum(d.status = 'skipped'), "
         f"sum(d.n_chunks), sum(d.size), max(d.mtime), max(d.indexed_at) from documents d {where} "
         f"group by {_D_FOLDER_KEY}", args).fetchall()
-    pending = _per_folder(store, "c.embedded = 0 and c.dup_of is null", query)
-    dups = _per_folder(store, "c.dup_of is not null and c.embedded = 0", query)
+    waiting = scalar_int(store.conn, "select count(*) from chunks where embedded = 0 and dup_of is null")
+    waiting += scalar_int(store.conn, "select count(*) from chunks where dup_of is not null")
+    known = waiting <= PER_FOLDER_PENDING_LIMIT
+    pending = _per_folder(store, "c.embedded = 0 and c.dup_of is null", query) if known else {}
+    dups = _per_folder(store, "c.dup_of is not null and c.embedded = 0", query) if known else {}
     out = []
     for key, files, failed, skipped, chunks, size, mtime, indexed_at in rows:
         k = as_str(key)
         n = as_int(chunks or 0)
         out.append(FolderSummary(key=k, path=folder_path(k), files=as_int(files), failed=as_int(failed or 0),
                                  skipped=as_int(skipped or 0), chunks=n,
-                                 vectors=n - pending.get(k, 0) - dups.get(k, 0), size=as_int(size or 0),
+                                 vectors=n - pending.get(k, 0) - dups.get(k, 0) if known else -1,
+                                 size=as_int(size or 0),
                                  mtime=as_float(mtime or 0.0), indexed_at=as_float(indexed_at or 0.0)))
     return out
 
@@ -124,4 +136,4 @@ def listing(store: Store, query: LibraryQuery, pages: Mapping[str, int], eager_l
     return LibraryListing(query=query, folders=summary, files=files, total_documents=total)
 
 
-__all__ = ["FOLDER_KEY", "folders", "listing", "page"]
+__all__ = ["FOLDER_KEY", "PER_FOLDER_PENDING_LIMIT", "folders", "listing", "page"]
