@@ -88,6 +88,8 @@ def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[s
     marks["built_s"] = time.perf_counter() - t0
     opened: list[float] = []
     lib = window.library
+    listed: list[bool] = []  # an empty library has no first screen to wait for: its listing arrived, that is all
+    window.library_ctl.library_refreshed.connect(lambda: listed.append(True))
 
     def tick() -> bool:
         now = time.perf_counter() - t0
@@ -106,6 +108,8 @@ def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[s
             marks["folder_s"] = now
             if opened:
                 marks["folder_after_first_screen_s"] = now - opened[0]
+        if listed and lib.model.document_count() == 0 and "shown_s" in marks and "open_s" in marks:
+            return True  # an empty library (`--window NEW.db`: the cold start of a first run)
         return all(k in marks for k in ("shown_s", "open_s", "library_s", "folder_s"))
 
     deadline = time.perf_counter() + WINDOW_TIMEOUT_S
