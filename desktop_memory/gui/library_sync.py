@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 POKE_MS = 500  # in-process writes: read the stamp at most this often
 EXTERNAL_POLL_MS = 5000  # other processes' writes: an idle read of the stamp
 LIBRARY_BUSY_REFRESH_MS = 3000  # while a job runs, the Library tree is rebuilt at most this often (when shown)
+REQUERY_MS = 250  # a big library's new filter or sort is asked of the store once typing pauses this long
 
 
 class LibraryController(QObject):
@@ -74,7 +75,13 @@ class LibraryController(QObject):
         self._external.timeout.connect(self.check)
         self.changed.connect(self._on_changed)
         view.model.page_loader = self._load_page
-        view.model.query_changed = self.reload_library
+        # a big library asks the store again when the filter or sort changes: typed letters are coalesced (a
+        # filter reads every path: about 1 s at a million passages, on the worker the searches share)
+        self._requery = QTimer(self)
+        self._requery.setSingleShot(True)
+        self._requery.setInterval(REQUERY_MS)
+        self._requery.timeout.connect(self.reload_library)
+        view.model.query_changed = self._requery.start
 
     def set_service(self, service: MemoryApi | None) -> None:
         self._svc = service

@@ -193,3 +193,13 @@ def test_the_window_does_not_import_the_core_before_its_first_paint() -> None:
 
     assert (wc.STATE_PAUSED, wc.STATE_WATCHING, wc.ERROR, wc.EMBEDDED, wc.CATCH_UP) == (
         update.STATE_PAUSED, update.STATE_WATCHING, update.ERROR, update.EMBEDDED, update.CATCH_UP)
+
+
+def test_typing_a_filter_asks_the_store_once(qtbot, library_ui) -> None:
+    """Each letter of a big library's filter would be a scan of every path: letters typed together are one query."""
+    view, _ctl, api = library_ui
+    before = len(api.calls)
+    qtbot.keyClicks(view.filter_box, "doc-0002")
+    qtbot.waitUntil(lambda: view.model.listing_query().needle == "doc-0002", timeout=10000)
+    listings = [c for c in api.calls[before:] if c[0] == "listing"]
+    assert len(listings) == 1 and listings[0][1][0].needle == "doc-0002"
