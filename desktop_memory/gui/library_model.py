@@ -184,6 +184,11 @@ class LibraryModel(QAbstractItemModel):
         if generation == self.generation:
             self._fetching.discard(key)
 
+    def folder_index(self, key: str) -> QModelIndex:
+        """The column-0 index of the folder with store key ``key`` (invalid when the tree has none)."""
+        n = self._folders_by_key.get(key)
+        return self.createIndex(n.row, 0, n) if n is not None else QModelIndex()
+
     def loaded_pages(self, keys: set[str] | None = None) -> dict[str, int]:
         """{folder key: files loaded} for the folders in ``keys`` (all when None), so a refresh reloads as many."""
         return {k: n.loaded for k, n in self._folders_by_key.items()

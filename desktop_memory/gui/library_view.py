@@ -128,7 +128,10 @@ class LibraryView(QWidget):
         self._fetch_timer.setInterval(0)
         self._fetch_timer.timeout.connect(self._fetch_visible)
         self.tree.verticalScrollBar().valueChanged.connect(lambda _v: self._fetch_timer.start())
-        self.tree.expanded.connect(lambda _i: self._fetch_timer.start())
+        self._open: set[str] = set()  # keys of the folders open on screen (expanded / collapsed keep it)
+        self.tree.expanded.connect(self._folder_opened)
+        self.tree.collapsed.connect(lambda idx: self._open.discard(self.model.node(idx).key))
+        self.model.modelAboutToBeReset.connect(self._open.clear)  # the restore expands again
         self.model.rowsInserted.connect(lambda *_: self._fetch_timer.start())
         self.model.modelReset.connect(self._fetch_timer.start)
         self.model.modelAboutToBeReset.connect(self._save_view_state)
@@ -195,8 +198,9 @@ class LibraryView(QWidget):
         """Page in the next files of every open folder whose last loaded row is on screen or within a screen of
         it: paging follows the scroll, and never reads a folder nobody looks at."""
         height = self.tree.viewport().height()
-        for idx in self._folders():
-            if not self.tree.isExpanded(idx):
+        for key in list(self._open):  # only the open folders: a scroll never walks every folder of the library
+            idx = self.model.folder_index(key)
+            if not idx.isValid() or not self.tree.isExpanded(idx):
                 continue
             n = self.model.node(idx)
             if not self.model.wants_more(n):
@@ -207,6 +211,12 @@ class LibraryView(QWidget):
             last = self.tree.visualRect(self.model.index(len(n.children) - 1, 0, idx))
             if last.isValid() and last.top() < 2 * height:
                 self.model.fetch_next(idx)
+
+    def _folder_opened(self, idx: QModelIndex) -> None:
+        n = self.model.node(idx)
+        if n.doc is None:
+            self._open.add(n.key)
+            self._fetch_timer.start()
 
     def expanded_folder_keys(self) -> set[str]:
         """The store keys of the folders open on screen (a refresh reloads their loaded files)."""
