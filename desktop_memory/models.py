@@ -357,3 +357,63 @@ class ContextReport:
             "dropped": [item(i) for i in self.dropped],
         }
 
+
+
+@dataclass(frozen=True)
+class LibraryQuery:
+    """How the Library lists documents: a filter (substring of path, status or reason), problems only, and the
+    sort column (one of ``LIBRARY_SORT_KEYS``) and direction. Frozen: a listing carries the query it answers, so a
+    late answer to an older query is recognised and dropped."""
+
+    needle: str = ""
+    problems_only: bool = False
+    sort: str = "name"
+    descending: bool = False
+
+
+LIBRARY_SORT_KEYS = ("name", "status", "chunks", "vectors", "size", "mtime", "indexed_at", "reason")
+
+
+@dataclass
+class FolderSummary:
+    """One folder of the Library (the documents directly in it, not in its subfolders), from one aggregate row.
+
+    ``key`` is the folder as the store groups it (the path up to and including its last separator); ``path`` is
+    the folder as people read it (``os.path.dirname`` of its files)."""
+
+    key: str
+    path: str
+    files: int
+    failed: int
+    skipped: int
+    chunks: int
+    vectors: int  # -1: not counted (a long embedding is under way; see store/doc_listing.py)
+    size: int
+    mtime: float
+    indexed_at: float
+
+
+@dataclass
+class LibraryListing:
+    """What the Library shows at once: every folder's summary (matching the query), the first rows of the folders
+    asked for (``files``: folder key → documents in the query's order), and the library's document count."""
+
+    query: LibraryQuery
+    folders: list[FolderSummary]
+    files: dict[str, list[DocumentInfo]]
+    total_documents: int
+    complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
+
+
+def folder_key_of(path: str) -> str:
+    """The Library's folder key of a document path: the path up to and including its last separator (the store
+    computes the same in SQL: store/migrations.py ``FOLDER_KEY``)."""
+    i = max(path.rfind("/"), path.rfind("\\"))
+    return path[: i + 1] if i >= 0 else ""
+
+
+def folder_path(key: str) -> str:
+    """The folder as ``os.path.dirname`` names it, from its key: ``/a/b/`` → ``/a/b``, ``/`` → ``/``."""
+    if len(key) > 1 and key[-1] in "/\\" and not key[:-1].endswith(":"):
+        return key[:-1]
+    return key

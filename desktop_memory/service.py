@@ -29,7 +29,7 @@ import contextlib
 import dataclasses
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import apsw
@@ -42,14 +42,23 @@ from .errors import Cancelled, StoreError
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
 from .jobs import Scheduler
-from .models import ContextReport, DocumentInfo, IndexSummary, SearchFilters, SearchResult, Stats
+from .models import (
+    ContextReport,
+    DocumentInfo,
+    IndexSummary,
+    LibraryListing,
+    LibraryQuery,
+    SearchFilters,
+    SearchResult,
+    Stats,
+)
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
-from .store import Store
+from .store import Store, doc_listing
 from .store.connection import translate_error
 from .store.passages import PassageWithNeighbours, read_passage
 
@@ -363,6 +372,18 @@ class MemoryService:
     def documents(self) -> list[DocumentInfo]:
         with self.reading() as store:
             return store.list_documents()
+
+    def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
+                        eager_limit: int = 1000) -> LibraryListing:
+        """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
+        asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
+        with self.reading() as store:
+            return doc_listing.listing(store, query, pages, eager_limit)
+
+    def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
+        """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
+        with self.reading() as store:
+            return doc_listing.page(store, query, folder_key, offset, limit)
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""

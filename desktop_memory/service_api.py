@@ -12,14 +12,27 @@ threads only (gui/tasks.py); the one exception is :meth:`MemoryApi.apply_setting
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .config import EmbedderSettings, Settings
-from .jobs import Scheduler
-from .models import ContextReport, DocumentInfo, IndexProgress, IndexSummary, SearchFilters, SearchResult, Stats
-from .retrieve import SearchOutcome
+from .models import (
+    ContextReport,
+    DocumentInfo,
+    IndexProgress,
+    IndexSummary,
+    LibraryListing,
+    LibraryQuery,
+    SearchFilters,
+    SearchResult,
+    Stats,
+)
+
+if TYPE_CHECKING:  # annotations only: importing retrieve (numpy, the store, the embedders) and the job scheduler
+    # here put 1.2 s on the window's start-up before its first paint
+    from .jobs import Scheduler
+    from .retrieve import SearchOutcome
 
 ProgressCallback = Callable[[IndexProgress], None]
 ChangeStamp = tuple[int, ...]
@@ -71,6 +84,11 @@ class MemoryApi(Protocol):
     def set_embedding_paused(self, paused: bool) -> None: ...
 
     def documents(self) -> list[DocumentInfo]: ...
+
+    def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
+                        eager_limit: int = 1000) -> LibraryListing: ...
+
+    def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]: ...
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]: ...
 

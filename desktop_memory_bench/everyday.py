@@ -10,9 +10,12 @@ own code:
 
 * **window**: a fresh process starts Qt (offscreen), builds the ``MainWindow`` on the library and shows it; timed
   until the window is shown, until its library is open (the window is usable: search, add files), and until the
-  Library tab's first screen has rows (the window lists every document in the background);
+  Library tab's first screen has rows (its folders: store/doc_listing.py), and until a folder opened then shows
+  its first page of files;
 * **stats**: ``MemoryService.stats()`` on a freshly opened service (what ``desktop-memory stats`` does);
-* **library listing**: ``MemoryService.documents()``, the data behind the Library tab;
+* **library listing**: ``MemoryService.library_listing`` (the Library's first screen: every folder's summary),
+  ``library_page`` (200 files of the biggest folder), and ``documents()`` (every document, what the Library read
+  before);
 * **watch catch-up**: a ``Watcher`` on the watched folder, from ``start()`` until its first catch-up is done
   (walks the files, compares size and mtime with the index; nothing changed, so nothing is read);
 * **remove a folder**: ``remove_paths`` of one synthetic folder (1,000 documents × 10 = 10,000 passages),
@@ -64,7 +67,9 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 
 def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[str, Any]:
-    """In this (fresh) process: Qt offscreen, the real MainWindow on ``db``; seconds to shown / open / listed."""
+    """In this (fresh) process: Qt offscreen, the real MainWindow on ``db``; seconds from the process's start to
+    the imports done, the window built, shown, usable (its library open), the Library's first screen (its folder
+    rows), and one folder opened (its first page of files, asked for once the first screen is there)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.perf_counter()
     import dataclasses
@@ -73,13 +78,18 @@ def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[s
     from desktop_memory.gui.app import create_app
     from desktop_memory.gui.main_window import MainWindow
 
+    marks: dict[str, float] = {"imports_s": time.perf_counter() - t0}
     app = create_app(["desktop-memory-bench"])
     base = Settings(db_path=str(db))
     settings = dataclasses.replace(base, embedder=dataclasses.replace(base.embedder, kind=embedder))
     window = MainWindow(settings, settings_path=settings_dir / "settings.toml")
     window.resize(1100, 720)
     window.show()
-    marks: dict[str, float] = {}
+    marks["built_s"] = time.perf_counter() - t0
+    opened: list[float] = []
+    lib = window.library
+    listed: list[bool] = []  # an empty library has no first screen to wait for: its listing arrived, that is all
+    window.library_ctl.library_refreshed.connect(lambda: listed.append(True))
 
     def tick() -> bool:
         now = time.perf_counter() - t0
@@ -88,18 +98,28 @@ def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[s
             marks["shown_s"] = now
         if "open_s" not in marks and window.svc is not None:
             marks["open_s"] = now
-        if "library_s" not in marks and window.library.row_count_visible() > 0:
+        if "library_s" not in marks and lib.model.rowCount() > 0:
             marks["library_s"] = now
-        return len(marks) == 3
+            first = next(iter(lib.model.folder_indexes()), None)
+            if first is not None:  # what a person does next: open a folder
+                lib.tree.expand(first)
+                opened.append(now)
+        if "folder_s" not in marks and lib.row_count_visible() > 0:
+            marks["folder_s"] = now
+            if opened:
+                marks["folder_after_first_screen_s"] = now - opened[0]
+        if listed and lib.model.document_count() == 0 and "shown_s" in marks and "open_s" in marks:
+            return True  # an empty library (`--window NEW.db`: the cold start of a first run)
+        return all(k in marks for k in ("shown_s", "open_s", "library_s", "folder_s"))
 
     deadline = time.perf_counter() + WINDOW_TIMEOUT_S
     while not tick() and time.perf_counter() < deadline:
         app.processEvents()
         time.sleep(0.005)
-    rows = window.library.row_count_visible()
+    rows = lib.row_count_visible()
     window.close()
     app.processEvents()
-    return {**marks, "library_rows": rows}
+    return {**marks, "library_rows": rows, "library_top_rows": lib.model.rowCount()}
 
 
 def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, Any]:
@@ -124,6 +144,11 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
         out["stats_s"], stats = _timed(svc.stats)
         out["stats_warm_s"], _ = _timed(svc.stats)
         out["chunks"], out["vectors"] = stats.chunks, stats.vectors
+        from desktop_memory.models import LibraryQuery
+
+        out["listing_s"], listing = _timed(lambda: svc.library_listing(LibraryQuery(), {}))
+        biggest = max(listing.folders, key=lambda f: f.files)
+        out["page_s"], _ = _timed(lambda: svc.library_page(LibraryQuery(), biggest.key, 0, 200))
         out["documents_s"], docs = _timed(svc.documents)
         out["documents"] = len(docs)
         log(f"    stats {out['stats_s']:.2f} s, documents() {out['documents_s']:.2f} s ({len(docs):,} documents)")
@@ -155,7 +180,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
 
 
 def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
-        folder_docs: int = FOLDER_DOCS) -> dict[str, Any]:
+        folder_docs: int = FOLDER_DOCS, keep: bool = False) -> dict[str, Any]:
     from desktop_memory.service import MemoryService
 
     from .dataset import load_beir
@@ -193,6 +218,8 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
                 store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
             copy = work / "ops.db"
             shutil.copyfile(db, copy)
+            if keep:  # a read-only copy of the library at this size, for probing the window again later
+                shutil.copyfile(db, work / f"library-{target}.db")
             step = {"target": target, "load_avg_start": load_average(), "db_mb": copy.stat().st_size / MB}
             step.update(operations(copy, base.settings, watched, log))
             step["load_avg_end"] = load_average()
@@ -221,8 +248,12 @@ def format_table(report: dict[str, Any]) -> str:
     row("window shown (s)", lambda s: _fmt(s["window"].get("shown_s")))
     row("window usable: library open (s)", lambda s: _fmt(s["window"].get("open_s")))
     row("Library tab first screen (s)", lambda s: _fmt(s["window"].get("library_s")))
+    row("Library: a folder opened, its first files (s after the first screen)",
+        lambda s: _fmt(s["window"].get("folder_after_first_screen_s")))
     row("`stats` (s)", lambda s: _fmt(s["stats_s"]))
-    row("library listing, `documents()` (s)", lambda s: _fmt(s["documents_s"]))
+    row("Library listing: folder summaries (s)", lambda s: _fmt(s.get("listing_s")))
+    row("Library page: 200 files of the biggest folder (s)", lambda s: _fmt(s.get("page_s")))
+    row("every document, `documents()` (s)", lambda s: _fmt(s["documents_s"]))
     row(f"watch start-up catch-up, {report['watch_files']:,} files (s)", lambda s: _fmt(s["watch_catch_up_s"]))
     row("remove a folder (s; its passages)", lambda s: f"{_fmt(s['remove_s'])} ({s['removed_passages']:,})")
     row("`check` (s)", lambda s: _fmt(s["check_s"]))
@@ -245,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--embedder", choices=("local", "hash"), default="local",
                     help="hash = a meaningless fast fake, to try the harness out (figures then mean nothing)")
+    ap.add_argument("--keep", action="store_true",
+                    help="also keep a copy of the library at each size (WORK/library-SIZE.db) to probe again")
     ap.add_argument("--window", type=Path, default=None, help=argparse.SUPPRESS)  # child mode: one window probe
     ap.add_argument("--settings-dir", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -257,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
         ap.error("each size must leave room for the watched files and two full synthetic folders")
-    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs)
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs, args.keep)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(format_table(report))

@@ -1,222 +1,198 @@
-"""The Library's tree model: folders and files with status, reason, chunk counts and dates.
+"""The Library's Qt tree model over :mod:`library_tree`: folders with status, counts and dates, and their files,
+paged in as they come into view.
 
-Why a hand-written tree model: a library of thousands of files is rebuilt in one beginResetModel/endResetModel
-with plain Python lists (no per-cell QStandardItem allocation), so refreshing during indexing stays cheap.
-Files are grouped by folder as a real tree: a folder sits under the nearest folder above it that holds files
-(named relative to it, e.g. ``advanced/security``), with its counts rolled up into every folder above.
+Why a hand-written lazy model: the tree is rebuilt in one beginResetModel/endResetModel from plain Python nodes
+(no per-cell QStandardItem allocation), and a folder's files beyond those loaded are asked for through Qt's
+``canFetchMore``/``fetchMore`` (the view calls them when a folder is expanded or scrolled to its end): the model
+hands the request to ``page_loader`` (the controller runs it on a worker) and :meth:`LibraryModel.add_page` inserts
+the answer, unless the tree was replaced meanwhile (a late page of an older tree is dropped).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from ..models import (
-    STATUS_FAILED,
-    STATUS_INDEXED,
-    STATUS_SKIPPED,
-    STATUS_UNCHANGED,
-    DocumentInfo,
-    FileOutcome,
-    is_inside,
-)
+from ..models import STATUS_FAILED, STATUS_SKIPPED, DocumentInfo, FileOutcome, LibraryListing, LibraryQuery, is_inside
 from .formatting import human_bytes, human_date, short_path
+from .library_tree import (
+    C_CHUNKS,
+    C_IDX,
+    C_MOD,
+    C_NAME,
+    C_REASON,
+    C_SEM,
+    C_SIZE,
+    C_STATUS,
+    COLUMNS,
+    TreeSpec,
+    _Node,
+    build_tree,
+    file_node,
+    fully_loaded,
+    walk,
+)
 from .style import colors
 
-COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
-C_NAME, C_STATUS, C_CHUNKS, C_SEM, C_SIZE, C_MOD, C_IDX, C_REASON = range(len(COLUMNS))
 SortRole = Qt.ItemDataRole.UserRole + 10
 FilterRole = Qt.ItemDataRole.UserRole + 11
 PathRole = Qt.ItemDataRole.UserRole + 12
 _NO_INDEX = QModelIndex()  # Qt's default "no parent" argument: an invalid index, never modified
 ProblemRole = Qt.ItemDataRole.UserRole + 13
+PAGE = 200  # files per page: a few screens of rows
+PageLoader = Callable[[int, LibraryQuery, str, int], None]  # (tree generation, query, folder key, offset)
 
 
-@dataclass
-class _Node:
-    path: str
-    doc: DocumentInfo | None = None
-    parent: _Node | None = None
-    children: list[_Node] = field(default_factory=list)
-    row: int = 0
-    status: str = ""
-    reason: str = ""
-    chunks: int = 0
-    vectors: int = 0
-    size: int = 0
-    mtime: float = 0.0
-    indexed_at: float = 0.0
-    problems: int = 0
-
-
-_SORT_KEYS = [
-    lambda n: n.path.lower(),
-    lambda n: n.status,
-    lambda n: n.chunks,
-    lambda n: n.vectors,
-    lambda n: n.size,
-    lambda n: n.mtime,
-    lambda n: n.indexed_at,
-    lambda n: n.reason,
-]
-
-
-@dataclass
-class TreeSpec:
-    """How to shape the tree: filter text, problems only, sort column/order."""
-
-    needle: str = ""
-    problems_only: bool = False
-    sort_col: int = C_NAME
-    descending: bool = False
-
-
-def _folder_parent(folder: str, folders: set[str]) -> str | None:
-    """The nearest proper ancestor of ``folder`` that is itself a folder of the tree (None: top level)."""
-    cur = os.path.dirname(folder)
-    while cur and cur != folder:
-        if cur in folders:
-            return cur
-        nxt = os.path.dirname(cur)
-        if nxt == cur:
-            break
-        cur = nxt
-    return None
-
-
-def build_tree(docs: list[DocumentInfo], outcomes: dict[str, FileOutcome], spec: TreeSpec) -> _Node:
-    """Group, filter and sort documents into a folder tree. Pure Python (no Qt): safe on a worker thread,
-    and fast enough (a few ms per thousand files) to run on the UI thread for a sort or filter change."""
-    root = _Node("")
-    folders: dict[str, _Node] = {}
-    needle = spec.needle.lower().strip()
-    for d in docs:
-        out = outcomes.get(d.path)
-        status = d.status
-        reason = d.error or ""
-        if out is not None and out.status == STATUS_UNCHANGED and d.status == STATUS_INDEXED:
-            status = STATUS_UNCHANGED
-        elif out is not None and out.status in (STATUS_SKIPPED, STATUS_FAILED) and not reason:
-            reason = out.reason
-        problem = d.status in (STATUS_FAILED, STATUS_SKIPPED)
-        if spec.problems_only and not problem:
-            continue
-        if needle and needle not in f"{d.path} {status} {reason}".lower():
-            continue
-        folder = os.path.dirname(d.path)
-        fnode = folders.get(folder)
-        if fnode is None:
-            fnode = folders[folder] = _Node(folder)
-        fnode.children.append(_Node(d.path, d, fnode, status=status, reason=reason, chunks=d.chunks,
-                                    vectors=d.vectors, size=d.size, mtime=d.mtime, indexed_at=d.indexed_at,
-                                    problems=int(problem)))
-    names = set(folders)
-    counts: dict[str, list[int]] = {f: [0, 0, 0] for f in folders}  # files, failed, skipped (rolled up)
-    for path in sorted(folders, key=len):  # parents before children
-        fnode = folders[path]
-        parent_path = _folder_parent(path, names)
-        fnode.parent = folders[parent_path] if parent_path else root
-        fnode.parent.children.append(fnode)
-    for path, fnode in sorted(folders.items(), key=lambda kv: -len(kv[0])):  # deepest first: roll up
-        files = [c for c in fnode.children if c.doc is not None]
-        c = counts[path]
-        c[0] += len(files)
-        c[1] += sum(1 for f in files if f.status == STATUS_FAILED)
-        c[2] += sum(1 for f in files if f.status == STATUS_SKIPPED)
-        for f in files:
-            fnode.chunks += f.chunks
-            fnode.vectors += f.vectors
-            fnode.size += f.size
-            fnode.mtime = max(fnode.mtime, f.mtime)
-            fnode.indexed_at = max(fnode.indexed_at, f.indexed_at)
-            fnode.problems += f.problems
-        bits = [f"{c[0]:,} file{'s' if c[0] != 1 else ''}"]
-        if c[1]:
-            bits.append(f"{c[1]} failed")
-        if c[2]:
-            bits.append(f"{c[2]} skipped")
-        fnode.status = " · ".join(bits)
-        up = fnode.parent
-        if up is not None and up is not root:
-            pc = counts[up.path]
-            pc[0], pc[1], pc[2] = pc[0] + c[0], pc[1] + c[1], pc[2] + c[2]
-            up.chunks += fnode.chunks
-            up.vectors += fnode.vectors
-            up.size += fnode.size
-            up.mtime = max(up.mtime, fnode.mtime)
-            up.indexed_at = max(up.indexed_at, fnode.indexed_at)
-            up.problems += fnode.problems
-    key = _SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(_SORT_KEYS) else _SORT_KEYS[0]
-
-    def order(node: _Node) -> None:  # folders first, then files; each group in the chosen order
-        subs = sorted((c for c in node.children if c.doc is None), key=key, reverse=spec.descending)
-        files = sorted((c for c in node.children if c.doc is not None), key=key, reverse=spec.descending)
-        node.children = subs + files
-        for i, c in enumerate(node.children):
-            c.row = i
-        for c in subs:
-            order(c)
-
-    order(root)
-    return root
-
-
-def walk(node: _Node) -> Iterator[_Node]:
-    """Every node below ``node``, depth first."""
-    for c in node.children:
-        yield c
-        if c.doc is None:
-            yield from walk(c)
+def _empty_listing() -> LibraryListing:
+    return LibraryListing(query=LibraryQuery(), folders=[], files={}, total_documents=0, complete=True)
 
 
 class LibraryModel(QAbstractItemModel):
-    """Two-level tree (folder → files). Sorting and filtering are done here, in plain Python, instead of in a
-    QSortFilterProxyModel whose per-comparison data() calls into Python cost far more on big libraries."""
+    """Folder → files tree. Sorting and filtering are the store's (an indexed query) or, for a small library
+    held whole, done here in plain Python instead of in a QSortFilterProxyModel whose per-comparison data() calls
+    into Python cost far more on big libraries."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.watch_states: dict[str, str] = {}  # library folder → watching / paused / missing / error
         self._root = _Node("")
-        self._docs: list[DocumentInfo] = []
+        self._listing = _empty_listing()
         self._outcomes: dict[str, FileOutcome] = {}
+        self._folders_by_key: dict[str, _Node] = {}
+        self._fetching: set[str] = set()  # folder keys with a page on its way
+        self.generation = 0  # bumped by every new tree: a page asked for an older tree is dropped
         self.spec = TreeSpec()
+        self.page_loader: PageLoader | None = None
+        self.query_changed: Callable[[], None] | None = None  # the spec changed and the store must be asked again
 
     # -- data in -----------------------------------------------------------------------------------------
-    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None,
-                      tree: _Node | None = None) -> None:
-        """Replace the data; ``tree`` may be pre-built on a worker with ``build_tree(docs, outcomes, spec)``."""
-        self._docs = list(docs)
+    def set_listing(self, listing: LibraryListing, outcomes: dict[str, FileOutcome] | None = None,
+                    tree: _Node | None = None) -> None:
+        """Replace the data; ``tree`` may be pre-built on a worker with ``build_tree(listing, outcomes, spec)``."""
+        self._listing = listing
         if outcomes is not None:
             self._outcomes = dict(outcomes)
-        self._install(tree if tree is not None else build_tree(self._docs, self._outcomes, self.spec))
+        self._install(tree if tree is not None else build_tree(listing, self._outcomes, self.spec))
+
+    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
+        """Every document at once (a complete listing): what a small library and the tests hand over."""
+        from .library_tree import listing_from_documents
+
+        listing = listing_from_documents(list(docs), LibraryQuery())
+        listing.complete = True
+        self.set_listing(listing, outcomes)
 
     def set_outcomes(self, outcomes: dict[str, FileOutcome]) -> None:
         """Last indexing run's outcome per path, so "unchanged" (a run result, not a stored status) shows."""
         self._outcomes = dict(outcomes)
-        self._install(build_tree(self._docs, self._outcomes, self.spec))
+        self._install(build_tree(self._listing, self._outcomes, self.spec))
 
     def set_spec(self, **changes: object) -> None:
         for k, v in changes.items():
             setattr(self.spec, k, v)
-        self._install(build_tree(self._docs, self._outcomes, self.spec))
+        self._respec()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.spec.sort_col = column
         self.spec.descending = order == Qt.SortOrder.DescendingOrder
-        self._install(build_tree(self._docs, self._outcomes, self.spec))
+        self._respec()
+
+    def _respec(self) -> None:
+        """A complete listing is re-shaped here at once; a partial one is asked of the store again (the current
+        tree stays until the answer comes)."""
+        if self._listing.complete:
+            self._install(build_tree(self._listing, self._outcomes, self.spec))
+        elif self.query_changed is not None:
+            self.query_changed()
+
+    def is_complete(self) -> bool:
+        return self._listing.complete
+
+    def listing_query(self) -> LibraryQuery:
+        return self._listing.query
 
     def _install(self, root: _Node) -> None:
         # Always a reset: indexes hold raw pointers to _Node objects, so no index may outlive its tree.
         self.beginResetModel()
         old, self._root = self._root, root
+        self.generation += 1
+        self._fetching.clear()
+        self._folders_by_key = {n.key: n for n in walk(root) if n.doc is None}
         self.endResetModel()
         for n in list(walk(old)):  # break parent<->child cycles so the old tree is freed now, not by a GC pause
             n.parent = None
         for n in [old, *walk(old)]:
             n.children = []
+
+    # -- paging ------------------------------------------------------------------------------------------
+    def hasChildren(self, parent: QModelIndex | QPersistentModelIndex = _NO_INDEX) -> bool:
+        if parent.isValid() and parent.column() != 0:
+            return False
+        n = self.node(parent)
+        return n.doc is None and (bool(n.children) or n.own_files > n.loaded)
+
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        """Only a folder's first page: QTreeView asks again on every layout of an opened folder (each page
+        inserted lays it out again), which would page in the whole folder; later pages are asked for by the view
+        as their end scrolls into sight (:meth:`fetch_next`)."""
+        if not parent.isValid():
+            return False
+        n = self.node(parent)
+        return n.doc is None and n.loaded == 0 and self.wants_more(n)
+
+    def wants_more(self, n: _Node) -> bool:
+        """Folder ``n`` has files not loaded and none on their way."""
+        return n.loaded < n.own_files and n.key not in self._fetching and self.page_loader is not None
+
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
+        if self.canFetchMore(parent):
+            self.fetch_next(parent)
+
+    def fetch_next(self, parent: QModelIndex | QPersistentModelIndex) -> None:
+        """Ask for the next page of this folder's files (nothing when all are loaded or a page is on its way)."""
+        n = self.node(parent)
+        if n.doc is not None or not self.wants_more(n) or self.page_loader is None:
+            return
+        self._fetching.add(n.key)
+        self.page_loader(self.generation, self._listing.query, n.key, n.loaded)
+
+    def add_page(self, generation: int, key: str, offset: int, docs: list[DocumentInfo]) -> bool:
+        """Append a page of folder ``key``'s files; False (dropped) when the tree changed since it was asked for."""
+        node = self._folders_by_key.get(key)
+        if generation != self.generation or node is None or offset != node.loaded:
+            return False
+        self._fetching.discard(key)
+        docs = docs[: max(0, node.own_files - node.loaded)]
+        if not docs:
+            node.own_files = node.loaded  # the folder shrank since its summary: nothing more to ask for
+            return True
+        start = len(node.children)
+        parent = self.createIndex(node.row, 0, node)
+        self.beginInsertRows(parent, start, start + len(docs) - 1)
+        for i, d in enumerate(docs):
+            child = file_node(d, node, self._outcomes)
+            child.row = start + i
+            node.children.append(child)
+        node.loaded += len(docs)
+        self._listing.files.setdefault(key, []).extend(docs)
+        self.endInsertRows()
+        return True
+
+    def page_failed(self, generation: int, key: str) -> None:
+        if generation == self.generation:
+            self._fetching.discard(key)
+
+    def folder_index(self, key: str) -> QModelIndex:
+        """The column-0 index of the folder with store key ``key`` (invalid when the tree has none)."""
+        n = self._folders_by_key.get(key)
+        return self.createIndex(n.row, 0, n) if n is not None else QModelIndex()
+
+    def loaded_pages(self, keys: set[str] | None = None) -> dict[str, int]:
+        """{folder key: files loaded} for the folders in ``keys`` (all when None), so a refresh reloads as many."""
+        return {k: n.loaded for k, n in self._folders_by_key.items()
+                if n.loaded and (keys is None or k in keys)}
 
     def watch_root(self, path: str) -> str | None:
         """The innermost library folder holding ``path`` (whose watch state applies to it), or None."""
@@ -234,10 +210,12 @@ class LibraryModel(QAbstractItemModel):
                 self.dataChanged.emit(self.index(0, C_STATUS), self.index(self.rowCount() - 1, C_STATUS))
 
     def document_count(self) -> int:
-        return len(self._docs)
+        """Documents in the library (all of them, whatever the filter)."""
+        return self._listing.total_documents
 
     def documents(self) -> list[DocumentInfo]:
-        return list(self._docs)
+        """The documents loaded so far (all of them in a complete listing)."""
+        return [d for group in self._listing.files.values() for d in group]
 
     def outcomes(self) -> dict[str, FileOutcome]:
         return dict(self._outcomes)
@@ -247,8 +225,15 @@ class LibraryModel(QAbstractItemModel):
         return index.internalPointer() if index.isValid() else self._root
 
     def file_paths(self, index: QModelIndex) -> list[str]:
+        """The files a selected row stands for. A folder not wholly loaded stands for itself (the service acts on
+        everything under it) when nothing is filtered out; filtered, for the matching files loaded so far."""
         n = self.node(index)
-        return [c.path for c in walk(n) if c.doc is not None] if n.doc is None else [n.path]
+        if n.doc is not None:
+            return [n.path]
+        q = self._listing.query
+        if not fully_loaded(n) and not (q.needle or q.problems_only) and not self._listing.complete:
+            return [n.path]
+        return [c.path for c in walk(n) if c.doc is not None]
 
     def folder_indexes(self, node: _Node | None = None) -> Iterator[QModelIndex]:
         """Every folder's column-0 index, depth first, without touching file rows (folders come first among a
@@ -322,6 +307,8 @@ class LibraryModel(QAbstractItemModel):
             if col == C_SEM:
                 if not n.chunks:
                     return ""
+                if n.vectors < 0:  # not counted while a long embedding runs (store/doc_listing.py)
+                    return "embedding…"
                 return "✓" if n.vectors >= n.chunks else f"{n.vectors:,}/{n.chunks:,}"
             if col == C_SIZE:
                 return human_bytes(n.size)

@@ -8,6 +8,12 @@ How a change is noticed:
   idle check of the same stamp runs every ``EXTERNAL_POLL_MS``. That is the only timer, it reads one tiny row
   set on a pooled reader, and it never refreshes anything unless the stamp moved.
 
+The Library asks the store for a listing (store/doc_listing.py): every folder's summary and the files of the folders
+open on screen, as many as were loaded; further files come a page at a time as the view asks (``fetchMore``), each
+page tagged with the tree it was asked for, so a page of a replaced tree is dropped. A listing answers one query
+(filter, problems only, sort): a listing for an older query, or older than the newest asked for (the runner's
+"library" channel), never replaces a newer one.
+
 On ``changed`` the status counts (stats) refresh; the Library tree is rebuilt too, except while a job runs and the
 Library is not on screen (or was rebuilt less than ``LIBRARY_BUSY_REFRESH_MS`` ago): a rebuild resets the tree
 model and Qt then lays out every expanded row through Python calls that compete with the indexing thread for the
@@ -24,19 +30,21 @@ from collections.abc import Callable
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from ..errors import UserError
-from ..models import DocumentInfo, FileOutcome, Stats
+from ..models import DocumentInfo, FileOutcome, LibraryListing, LibraryQuery, Stats
 from ..service_api import ChangeStamp, MemoryApi
-from .library_model import TreeSpec, _Node, build_tree
+from .library_model import PAGE
+from .library_tree import TreeSpec, _Node, build_tree
 from .library_view import LibraryView
 from .tasks import TaskRunner
 
-_Listing = tuple[list[DocumentInfo], dict[str, FileOutcome], TreeSpec, _Node | None]  # documents, outcomes, spec, tree
+_Listing = tuple[LibraryListing, dict[str, FileOutcome], TreeSpec, _Node | None]  # listing, outcomes, spec, tree
 
 log = logging.getLogger(__name__)
 
 POKE_MS = 500  # in-process writes: read the stamp at most this often
 EXTERNAL_POLL_MS = 5000  # other processes' writes: an idle read of the stamp
 LIBRARY_BUSY_REFRESH_MS = 3000  # while a job runs, the Library tree is rebuilt at most this often (when shown)
+REQUERY_MS = 250  # a big library's new filter or sort is asked of the store once typing pauses this long
 
 
 class LibraryController(QObject):
@@ -66,6 +74,14 @@ class LibraryController(QObject):
         self._external.setInterval(external_poll_ms)
         self._external.timeout.connect(self.check)
         self.changed.connect(self._on_changed)
+        view.model.page_loader = self._load_page
+        # a big library asks the store again when the filter or sort changes: typed letters are coalesced (a
+        # filter reads every path: about 1 s at a million passages, on the worker the searches share)
+        self._requery = QTimer(self)
+        self._requery.setSingleShot(True)
+        self._requery.setInterval(REQUERY_MS)
+        self._requery.timeout.connect(self.reload_library)
+        view.model.query_changed = self._requery.start
 
     def set_service(self, service: MemoryApi | None) -> None:
         self._svc = service
@@ -139,20 +155,44 @@ class LibraryController(QObject):
         self._clock.start()
         spec = dataclasses.replace(self.view.model.spec)
         outcomes = dict(self._outcomes())
+        shown = self.view.expanded_folder_keys()
+        pages = {key: PAGE for key in shown}
+        pages.update({k: max(n, PAGE) for k, n in self.view.model.loaded_pages(shown).items()})
 
-        def documents() -> _Listing:
-            docs = svc.documents()
-            return docs, outcomes, spec, build_tree(docs, outcomes, spec)  # grouping/sorting off the UI thread
+        def listing() -> _Listing:
+            found = svc.library_listing(spec.query(), pages)
+            return found, outcomes, spec, build_tree(found, outcomes, spec)  # grouping off the UI thread
 
-        self._runner.submit(documents, name="documents", channel="library", on_done=self._documents_arrived,
+        self._runner.submit(listing, name="library-listing", channel="library", on_done=self._listing_arrived,
                             on_error=self._quiet_error)
 
-    def _documents_arrived(self, res: _Listing) -> None:
-        docs, outcomes, spec, tree = res
-        if spec != self.view.model.spec:  # the user re-sorted or filtered meanwhile
-            tree = None
-        self.view.set_documents(docs, outcomes, tree)
+    def _listing_arrived(self, res: _Listing) -> None:
+        listing, outcomes, spec, tree = res
+        current = self.view.model.spec
+        if spec != current:  # the person re-sorted or filtered meanwhile
+            if not listing.complete and listing.query != current.query():
+                return  # answers an older query: the newer one is on its way
+            tree = None  # a complete listing is re-shaped here for the new spec
+        self.view.set_listing(listing, outcomes, tree)
         self.library_refreshed.emit()
+
+    def _load_page(self, generation: int, query: LibraryQuery, key: str, offset: int) -> None:
+        """The view scrolled to or opened a folder whose next files are not loaded: ask on a worker."""
+        svc = self._svc
+        model = self.view.model
+        if svc is None:
+            model.page_failed(generation, key)
+            return
+
+        def arrived(docs: list[DocumentInfo]) -> None:
+            model.add_page(generation, key, offset, docs)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            model.page_failed(generation, key)
+            self._quiet_error(exc, tb)
+
+        self._runner.submit(lambda: svc.library_page(query, key, offset, PAGE), name="library-page",
+                            channel=f"library-page:{key}", on_done=arrived, on_error=failed)
 
     def _quiet_error(self, exc: BaseException, tb: str) -> None:
         log.warning("background refresh failed: %s\n%s", exc, tb)

@@ -1,12 +1,12 @@
-"""Library tab: the indexed folders and files (gui/library_model.py) with a filter, "Problems only", and
-re-index, remove (confirmed), reveal, open and "Compact and erase" actions."""
+"""Library tab: the indexed folders and files (gui/library_model.py, paged in as folders open) with a filter,
+"Problems only", and re-index, remove (confirmed), reveal, open and "Compact and erase" actions."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal, SignalInstance
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import DocumentInfo, FileOutcome
+from ..models import DocumentInfo, FileOutcome, LibraryListing
 from ..service_api import MemoryApi
 from .formatting import human_bytes
-from .library_model import (
+from .library_model import LibraryModel, PathRole
+from .library_tree import (
     C_CHUNKS,
     C_IDX,
     C_MOD,
@@ -37,16 +38,16 @@ from .library_model import (
     C_SIZE,
     C_STATUS,
     COLUMNS,
-    LibraryModel,
-    PathRole,
     TreeSpec,
     _Node,
     build_tree,
+    listing_from_documents,
     walk,
 )
 from .tasks import TaskRunner
 
 STATUS_MAX_WIDTH = 420  # px: beyond it the tooltip has the rest
+EXPAND_ALL_MAX_FOLDERS = 30  # a filtered big library opens its matching folders only when there are this few
 
 
 class LibraryView(QWidget):
@@ -122,6 +123,17 @@ class LibraryView(QWidget):
 
         self._expand_all_next = False
         self._saved: tuple[set[str], set[str], str | None] = (set(), set(), None)
+        self._fetch_timer = QTimer(self)
+        self._fetch_timer.setSingleShot(True)
+        self._fetch_timer.setInterval(0)
+        self._fetch_timer.timeout.connect(self._fetch_visible)
+        self.tree.verticalScrollBar().valueChanged.connect(lambda _v: self._fetch_timer.start())
+        self._open: set[str] = set()  # keys of the folders open on screen (expanded / collapsed keep it)
+        self.tree.expanded.connect(self._folder_opened)
+        self.tree.collapsed.connect(lambda idx: self._open.discard(self.model.node(idx).key))
+        self.model.modelAboutToBeReset.connect(self._open.clear)  # the restore expands again
+        self.model.rowsInserted.connect(lambda *_: self._fetch_timer.start())
+        self.model.modelReset.connect(self._fetch_timer.start)
         self.model.modelAboutToBeReset.connect(self._save_view_state)
         self.model.modelReset.connect(self._restore_view_state)
         self.filter_box.textChanged.connect(self._filter_changed)
@@ -150,8 +162,8 @@ class LibraryView(QWidget):
         paths = self.selected_paths()
         if not paths:
             return
-        n = len(paths)
-        what = f"“{os.path.basename(paths[0])}”" if n == 1 else f"{n:,} files"
+        n = self.selected_file_count()
+        what = f"“{os.path.basename(paths[0])}”" if len(paths) == 1 and n <= 1 else f"{n:,} files"
         box = QMessageBox(QMessageBox.Icon.Question, "Remove from index?",
                           f"Remove {what} from the index?", QMessageBox.StandardButton.NoButton, self)
         box.setInformativeText("The files on disk are not touched. Searching will no longer find them until "
@@ -169,11 +181,46 @@ class LibraryView(QWidget):
         self.confirm_box = box
         box.open()
 
-    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None,
-                      tree: _Node | None = None) -> None:
-        self._expand_all_next = self.model.document_count() == 0 and len(docs) <= 300
-        self.model.set_documents(docs, outcomes, tree)
+    def set_listing(self, listing: LibraryListing, outcomes: dict[str, FileOutcome] | None = None,
+                    tree: _Node | None = None) -> None:
+        self._expand_all_next = (self.model.document_count() == 0 and listing.complete
+                                 and listing.total_documents <= 300)
+        self.model.set_listing(listing, outcomes, tree)
         self._update_empty()
+
+    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
+        """Every document at once (tests, and what a small library's listing amounts to)."""
+        listing = listing_from_documents(list(docs), self.model.spec.query())
+        listing.complete = True
+        self.set_listing(listing, outcomes)
+
+    def _fetch_visible(self) -> None:
+        """Page in the next files of every open folder whose last loaded row is on screen or within a screen of
+        it: paging follows the scroll, and never reads a folder nobody looks at."""
+        height = self.tree.viewport().height()
+        for key in list(self._open):  # only the open folders: a scroll never walks every folder of the library
+            idx = self.model.folder_index(key)
+            if not idx.isValid() or not self.tree.isExpanded(idx):
+                continue
+            n = self.model.node(idx)
+            if not self.model.wants_more(n):
+                continue
+            if n.loaded == 0:
+                self.model.fetch_next(idx)
+                continue
+            last = self.tree.visualRect(self.model.index(len(n.children) - 1, 0, idx))
+            if last.isValid() and last.top() < 2 * height:
+                self.model.fetch_next(idx)
+
+    def _folder_opened(self, idx: QModelIndex) -> None:
+        n = self.model.node(idx)
+        if n.doc is None:
+            self._open.add(n.key)
+            self._fetch_timer.start()
+
+    def expanded_folder_keys(self) -> set[str]:
+        """The store keys of the folders open on screen (a refresh reloads their loaded files)."""
+        return {self.model.node(idx).key for idx in self._folders() if self.tree.isExpanded(idx)}
 
     def _update_empty(self) -> None:
         """The tree, or a sentence saying why it is empty (nothing indexed, or nothing matches the filter)."""
@@ -200,8 +247,9 @@ class LibraryView(QWidget):
 
     def _restore_view_state(self) -> None:
         expanded, selected, current = self._saved
-        self._restore_expanded(expanded, expand_all=self._expand_all_next or bool(self.model.spec.needle)
-                               or self.model.spec.problems_only)
+        filtered = bool(self.model.spec.needle.strip()) or self.model.spec.problems_only
+        few = self.model.is_complete() or sum(1 for _ in self._folders()) <= EXPAND_ALL_MAX_FOLDERS
+        self._restore_expanded(expanded, expand_all=self._expand_all_next or (filtered and few))
         self._expand_all_next = False
         self._restore_selection(selected, current)
         self._update_buttons()
@@ -247,6 +295,21 @@ class LibraryView(QWidget):
         for idx in self._folders():
             if expand_all or self.model.node(idx).path in paths:
                 self.tree.expand(idx)
+
+    def selected_file_count(self) -> int:
+        """How many files the selection stands for (a folder: all its matching files, loaded or not)."""
+        nodes = [self.model.node(idx) for idx in self.tree.selectionModel().selectedRows(0)]
+        chosen = {id(n) for n in nodes}
+
+        def inside_chosen(n: _Node) -> bool:  # a row under a selected folder is counted with the folder
+            p = n.parent
+            while p is not None:
+                if id(p) in chosen:
+                    return True
+                p = p.parent
+            return False
+
+        return sum((1 if n.doc is not None else n.files) for n in nodes if not inside_chosen(n))
 
     def selected_paths(self) -> list[str]:
         out: list[str] = []

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -29,7 +30,6 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout
 from ..config import THEMES, Settings
 from ..models import IndexSummary, Stats
 from ..service_api import MemoryApi, ServiceFactory
-from .about import AboutDialog
 from .banner import BannerArea
 from .context_controller import ContextController
 from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
@@ -45,7 +45,7 @@ from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .service_host import ServiceHost, default_service_factory
-from .settings import ProbeFn, SettingsDialog, plain_error
+from .settings import ProbeFn, plain_error
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
@@ -53,6 +53,10 @@ from .watch_controller import install_watch
 from .window_menus import SHORTCUTS_HTML, build_menus, install_focus_keys, show_about
 from .window_size import fit_small_screens
 from .window_state import restore_window_state, window_gui_state
+
+if TYPE_CHECKING:
+    from .about import AboutDialog  # the dialog (and `platform`) load when About opens
+    from .settings.dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +341,8 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     # ---------------------------------------------------------------------------------------- settings
     def show_settings(self) -> SettingsDialog:
+        from .settings import SettingsDialog  # on first use (see settings/__init__.py)
+
         dlg = SettingsDialog(self.settings, self.queries, self, **({"probe": self._probe} if self._probe else {}))
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))

@@ -102,7 +102,14 @@ class ServiceHost(QObject):
     def open(self) -> None:
         """Open (or create) the database on a worker; the window stays usable meanwhile."""
         settings = self.settings
-        self._runner.submit(lambda: self._factory(settings), name="open-service", channel="open",
+
+        def open_service() -> MemoryApi:
+            svc = self._factory(settings)
+            import desktop_memory.watch  # noqa: F401  # here, on the worker: the watch starts once the service is open
+
+            return svc
+
+        self._runner.submit(open_service, name="open-service", channel="open",
                             on_done=self._opened, on_error=self._open_failed)
 
     def _opened(self, svc: MemoryApi) -> None:

@@ -9,12 +9,19 @@ queued update, and no widget is touched from a worker. Pausing is a flag plus a 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..service_api import MemoryApi
-from ..watch import CATCH_UP, EMBEDDED, ERROR, STATE_PAUSED, STATE_WATCHING, Watcher, WatchUpdate
+
+if TYPE_CHECKING:  # the watch package (the walk, ignore rules, the indexer) is imported when a watch starts, on
+    # the worker that opens the service (service_host.py), not before the window's first paint
+    from ..watch import Watcher, WatchUpdate
+
+# == watch.update's state and kind names (compared here; importing them would import the whole watch package)
+STATE_PAUSED, STATE_WATCHING = "paused", "watching"
+ERROR, EMBEDDED, CATCH_UP = "error", "embedded", "catch-up"
 
 PersistFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders) → save in settings
 
@@ -26,7 +33,7 @@ class WatchController(QObject):
     _arrived = Signal(object)  # worker thread → UI thread
 
     def __init__(self, parent: QObject | None = None, *, persist: PersistFn | None = None,
-                 factory: Callable[..., Watcher] = Watcher) -> None:
+                 factory: Callable[..., Watcher] | None = None) -> None:
         super().__init__(parent)
         self._persist = persist
         self._factory = factory
@@ -38,6 +45,10 @@ class WatchController(QObject):
     def start(self, service: MemoryApi) -> None:
         """Watch the library of ``service`` (call again after the service was reopened)."""
         self.stop()
+        if self._factory is None:
+            from ..watch import Watcher
+
+            self._factory = Watcher
         self._watcher = self._factory(service, on_update=self._arrived.emit, on_state=self._state_changed)
         self._watcher.start()
 

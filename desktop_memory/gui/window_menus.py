@@ -10,11 +10,11 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from ..config import THEMES
-from .about import AboutDialog
 from .context_panel import COPY_SHORTCUT_TEXT
 from .keys import install_escape, set_tab_order, unique_shortcuts
 
 if TYPE_CHECKING:
+    from .about import AboutDialog  # the dialog (and `platform`) load when About opens
     from .main_window import MainWindow
 
 SHORTCUTS_HTML = (
@@ -122,6 +122,8 @@ def focus_context_list(w: MainWindow) -> None:
 
 
 def show_about(w: MainWindow) -> AboutDialog:
+    from .about import AboutDialog
+
     model_id = ""
     if w.svc is not None and w.host.state == "ready":
         try:

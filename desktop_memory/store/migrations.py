@@ -180,6 +180,17 @@ def _migration_text_hash(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_text_hash)  # badinput (issue 11)
 
+# The folder of a document as the Library groups it: the path up to and including its last separator ('/' or '\'),
+# from built-in deterministic functions only, so an index on it needs nothing registered on any connection.
+FOLDER_KEY = r"rtrim(path, replace(replace(path, '/', ''), '\', ''))"
+
+# Library listing (issue 26): a folder's documents are one range of this index in name order, and the per-folder
+# counts a group-by over it that never reads the table (the summed columns are in the index).
+MIGRATIONS.append(f"""
+    CREATE INDEX IF NOT EXISTS documents_folder ON documents(
+        {FOLDER_KEY}, path COLLATE NOCASE, status, n_chunks, size, mtime, indexed_at);
+""")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before

@@ -13,12 +13,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
 from desktop_memory.errors import EmbedderError, StoreError
+from desktop_memory.gui.library_tree import listing_from_documents
 from desktop_memory.jobs import Scheduler
 from desktop_memory.models import (
     ContextReport,
@@ -27,6 +28,8 @@ from desktop_memory.models import (
     IndexProgress,
     IndexSummary,
     LaneHit,
+    LibraryListing,
+    LibraryQuery,
     Location,
     SearchFilters,
     SearchResult,
@@ -213,6 +216,20 @@ class FakeService:
     def documents(self) -> list[DocumentInfo]:
         with self.lock:
             return list(self.docs.values())
+
+    def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
+                        eager_limit: int = 1000) -> LibraryListing:
+        """As the store answers (store/doc_listing.py), computed over the in-memory documents."""
+        docs = self.documents()
+        if len(docs) <= eager_limit:
+            whole = listing_from_documents(docs, LibraryQuery(sort=query.sort, descending=query.descending))
+            return dataclasses.replace(whole, query=query, complete=True)
+        found = listing_from_documents(docs, query)
+        found.files = {k: found.files[k][:n] for k, n in pages.items() if k in found.files and n > 0}
+        return found
+
+    def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
+        return listing_from_documents(self.documents(), query).files.get(folder_key, [])[offset:offset + limit]
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         prefix = folder.rstrip("/") + "/"

@@ -26,6 +26,8 @@ def test_everyday_operations_small(tmp_path: Path, capsys):
     assert step["documents"] == 30 + (1000 - 30) // 10  # 30 notes + 97 synthetic documents of 10 passages
     win = step["window"]
     assert win["shown_s"] <= win["open_s"] and win["library_s"] > 0 and win["library_rows"] > 0, win
+    assert win["folder_s"] >= win["library_s"] and win["library_top_rows"] > 0, win  # a folder opened: its files
+    assert step["listing_s"] > 0 and step["page_s"] > 0
     assert step["watch_catch_up_s"] is not None  # the watcher's first catch-up finished (nothing to re-index)
     # one whole synthetic folder: 20 documents of 10 passages
     assert (step["removed_documents"], step["removed_passages"]) == (20, 200)

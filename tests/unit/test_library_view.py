@@ -10,11 +10,14 @@ def _doc(i: int, path: str, status: str = "indexed") -> DocumentInfo:
 
 
 def test_library_tree_nests_subfolders_and_rolls_counts_up():
-    from desktop_memory.gui.library_view import TreeSpec, build_tree, walk
+    from desktop_memory.gui.library_tree import TreeSpec, build_tree, listing_from_documents, walk
+    from desktop_memory.models import LibraryQuery
 
     docs = [_doc(1, "/r/docs/a.md"), _doc(2, "/r/docs/adv/b.md"), _doc(3, "/r/docs/adv/deep/c.md", "failed"),
             _doc(4, "/r/docs/Zed.md"), _doc(5, "/other/x.md")]
-    root = build_tree(docs, {"/r/docs/a.md": FileOutcome("/r/docs/a.md", "unchanged")}, TreeSpec())
+    whole = listing_from_documents(docs, LibraryQuery())
+    whole.complete = True
+    root = build_tree(whole, {"/r/docs/a.md": FileOutcome("/r/docs/a.md", "unchanged")}, TreeSpec())
     assert sorted(n.path for n in root.children) == ["/other", "/r/docs"]
     top = next(n for n in root.children if n.path == "/r/docs")
     assert [c.path for c in top.children] == ["/r/docs/adv", "/r/docs/a.md", "/r/docs/Zed.md"]  # folders first
@@ -23,6 +26,6 @@ def test_library_tree_nests_subfolders_and_rolls_counts_up():
     assert top.status == "4 files · 1 failed" and adv.status == "2 files · 1 failed"
     assert top.chunks == 8 and top.problems == 1
     assert sum(1 for n in walk(root) if n.doc is not None) == 5
-    only = build_tree(docs, {}, TreeSpec(problems_only=True))
+    only = build_tree(whole, {}, TreeSpec(problems_only=True))
     assert [n.path for n in walk(only) if n.doc is not None] == ["/r/docs/adv/deep/c.md"]
 
