@@ -155,7 +155,7 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
 
 
 def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
-        folder_docs: int = FOLDER_DOCS) -> dict[str, Any]:
+        folder_docs: int = FOLDER_DOCS, keep: bool = False, grow_only: bool = False) -> dict[str, Any]:
     from desktop_memory.service import MemoryService
 
     from .dataset import load_beir
@@ -170,8 +170,10 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
         base.dim, base.model_id = MODEL_DIM, f"hash-test-{MODEL_DIM}"
     work.mkdir(parents=True, exist_ok=True)
     db, watched = work / "everyday.db", work / "watched"
-    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        p.unlink(missing_ok=True)
+    reuse = keep and db.exists()  # --keep: grow the library built by an earlier run instead of starting over
+    if not reuse:
+        for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            p.unlink(missing_ok=True)
     report: dict[str, Any] = {"mode": "everyday", "machine": machine_info(), "watch_files": watch_files,
                               "steps": []}
     if not watched.is_dir():
@@ -179,20 +181,26 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
         make_watched_folder(watched, watch_files)
     svc = MemoryService(base.settings, db_path=db, embedder=base.embedder)
     try:
-        log(f"indexing {watched} (no embedding) …")
-        t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
-        report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
-        with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
-            store.ensure_model(base.model_id, base.dim)
-            while batch := store.pending_chunks(256):
-                store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
+        if not reuse:
+            log(f"indexing {watched} (no embedding) …")
+            t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
+            report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
+            with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
+                store.ensure_model(base.model_id, base.dim)
+                while batch := store.pending_chunks(256):
+                    store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
         for target in sizes:
-            log(f"growing the library to {target:,} passages …")
-            with svc.writing() as store:
-                grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
-                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+            snapshot = work / f"everyday-{target}.db"  # --grow-only keeps one per size; --keep measures it
+            if not (reuse and snapshot.exists()):
+                log(f"growing the library to {target:,} passages …")
+                with svc.writing() as store:
+                    grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
+                    store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+            if grow_only:
+                shutil.copyfile(db, snapshot)
+                continue
             copy = work / "ops.db"
-            shutil.copyfile(db, copy)
+            shutil.copyfile(snapshot if reuse and snapshot.exists() else db, copy)
             step = {"target": target, "load_avg_start": load_average(), "db_mb": copy.stat().st_size / MB}
             step.update(operations(copy, base.settings, watched, log))
             step["load_avg_end"] = load_average()
@@ -243,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="documents per synthetic folder (10 passages each): the folder that is removed")
     ap.add_argument("--db", type=Path, default=None, help="the dataset's base index (as bench --db)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--keep", action="store_true",
+                    help="reuse the library an earlier run left in --work (grown further to each size)")
+    ap.add_argument("--grow-only", action="store_true", help="build/grow the library, time nothing")
     ap.add_argument("--embedder", choices=("local", "hash"), default="local",
                     help="hash = a meaningless fast fake, to try the harness out (figures then mean nothing)")
     ap.add_argument("--window", type=Path, default=None, help=argparse.SUPPRESS)  # child mode: one window probe
@@ -257,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
         ap.error("each size must leave room for the watched files and two full synthetic folders")
-    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs)
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs, keep=args.keep,
+                 grow_only=args.grow_only)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(format_table(report))
