@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..service_api import MemoryApi
-from ..watch import CATCH_UP, EMBEDDED, ERROR, STATE_PAUSED, STATE_WATCHING, Watcher, WatchUpdate
+from ..watch import CATCH_UP, CHECKING, EMBEDDED, ERROR, STATE_PAUSED, STATE_WATCHING, Watcher, WatchUpdate
 
 PersistFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders) → save in settings
 
@@ -142,7 +142,7 @@ def install_watch(window: Any) -> WatchController:
         library.model.set_watch_states(ctl.folder_states())
 
     def updated(update: WatchUpdate) -> None:
-        if update.changed or update.kind == ERROR:
+        if update.changed or update.kind in (ERROR, CHECKING):  # CHECKING: a big folder's catch-up, each second
             window.statusBar().showMessage(update.message.splitlines()[0], 8000)
         if update.changed or update.kind in (EMBEDDED, CATCH_UP):
             window.library_ctl.poke()  # stats and the Library catch up (at most every 0.5 s)
