@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Settings, load_settings, reset_settings, settings_path
 from ..errors import UserError
-from ..models import SearchFilters
+from ..models import IndexProgress, SearchFilters
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
 
 if TYPE_CHECKING:
@@ -216,7 +216,11 @@ def stats(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def remove(svc: MemoryService, args: argparse.Namespace) -> int:
-    n = svc.remove_paths(args.paths)
+    bar = ProgressBar(not args.quiet)
+    try:
+        n = svc.remove_paths(args.paths, progress=bar)
+    finally:
+        bar.finish()
     print(f"removed {n} document(s) from the index")
     return 0
 
@@ -236,7 +240,17 @@ def list_documents(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def check(svc: MemoryService, args: argparse.Namespace) -> int:
-    problems = svc.check()
+    bar = ProgressBar(not args.quiet)
+    t0 = time.monotonic()
+
+    def step(name: str, done: int, steps: int) -> None:
+        bar(IndexProgress(phase="check", current=name, files_done=done, files_total=steps,
+                          elapsed_s=time.monotonic() - t0))
+
+    try:
+        problems = svc.check(progress=step, full=args.full)
+    finally:
+        bar.finish()
     for p in problems:
         print(p)
     skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
@@ -245,7 +259,11 @@ def check(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def compact(svc: MemoryService, args: argparse.Namespace) -> int:
-    before, after = svc.compact()
+    bar = ProgressBar(not args.quiet)
+    try:
+        before, after = svc.compact(progress=bar)  # Ctrl+C: SQLite rolls the VACUUM back, the library is intact
+    finally:
+        bar.finish()
     print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
     for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
         print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "

@@ -30,6 +30,7 @@ from .rows import scalar_int
 BULK_ERASE = 25
 COMPACT_HANDLER_STEPS = 100000  # SQLite VM instructions between two progress/cancel looks during VACUUM
 VACUUM_STEPS_PER_PAGE = 48  # measured (100k passages): VM instructions VACUUM runs per page, for its progress
+PROGRESS_EVERY_S = 0.5  # how often the VACUUM reports its progress
 MERGE_PAGES = 1000  # FTS5 leaf pages merged per transaction by merge_step (~0.3 s each on a loaded laptop)
 
 
@@ -118,7 +119,7 @@ class Eraser:
         def tick() -> bool:
             nonlocal calls, last
             calls += 1
-            if progress is not None and time.monotonic() - last > 0.5:
+            if progress is not None and time.monotonic() - last >= PROGRESS_EVERY_S:
                 last = time.monotonic()
                 progress(min(0.95, calls * COMPACT_HANDLER_STEPS / (pages * VACUUM_STEPS_PER_PAGE)))
             return cancel is not None and cancel.is_set()

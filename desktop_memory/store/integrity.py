@@ -33,7 +33,7 @@ TEXT_BATCH = 20000  # chunks per text-hash batch
 class IntegrityChecks:
     """Consistency checks over documents, chunks, FTS rows and vectors of one connection."""
 
-    STEPS = 6
+    STEPS = 5
 
     def __init__(self, conn: apsw.Connection, mode: str | None, vectors: VectorRows,
                  progress: CheckProgress | None = None, cancel: threading.Event | None = None) -> None:
