@@ -40,6 +40,7 @@ class IndexJobController(QObject):
     failed = Signal(object, str)  # (exception, traceback): a job itself failed
     finished = Signal()  # after succeeded/failed: the burst is over
     removed = Signal(int, list)  # (documents removed, the paths asked for)
+    removing = Signal(str)  # a removal's progress, one line for the status bar ("Removing 300 of 1,000 documents…")
     error = Signal(object, str)  # a removal failed
     paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
 
@@ -195,6 +196,13 @@ class IndexJobController(QObject):
         job = ev.job
         if job is not None and ev.kind in ("done", "failed", "dropped"):
             self._awaiting.discard(job.id)
+        if ev.kind == "progress" and job is not None and job.kind == REMOVE:
+            prog: IndexProgress = ev.payload
+            if prog.phase == "remove":
+                self.removing.emit(f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
+            elif prog.phase == "erase":
+                self.removing.emit("Removed; erasing their text from the database file…")
+            return
         if ev.kind == "done" and job is not None and job.kind == REMOVE:
             for p in job.paths:
                 self.outcomes.pop(p, None)
