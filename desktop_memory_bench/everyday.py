@@ -16,9 +16,14 @@ own code:
 * **watch catch-up**: a ``Watcher`` on the watched folder, from ``start()`` until its first catch-up is done
   (walks the files, compares size and mtime with the index; nothing changed, so nothing is read);
 * **remove a folder**: ``remove_paths`` of one synthetic folder (1,000 documents × 10 = 10,000 passages),
-  including the secure-delete checkpoint;
-* **check**: ``MemoryService.check()`` (SQLite's integrity check and the index's own consistency checks);
-* **compact**: ``MemoryService.compact()`` (VACUUM: rewrites the whole file).
+  including the secure-delete merge and checkpoint; also when its documents were all gone (the "erase" phase
+  starts) and the longest single hold of the writer (how long an edit could wait behind it);
+* **check**: ``MemoryService.check()`` (SQLite's quick check and the index's own consistency checks, on a reader);
+* **compact**: ``MemoryService.compact()`` (the FTS merge in slices, then VACUUM: rewrites the whole file), and
+  its longest writer hold.
+
+``--keep`` reuses the library an earlier run left in ``--work`` (``--grow-only`` builds it and keeps a copy per
+size, ``everyday-<size>.db``, which ``--keep`` then measures); ``--no-window`` skips the window probe.
 
 Prints a Markdown table; ``--out`` also writes the JSON report. The load average is recorded with each size.
 """
@@ -213,7 +218,8 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
         base.dim, base.model_id = MODEL_DIM, f"hash-test-{MODEL_DIM}"
     work.mkdir(parents=True, exist_ok=True)
     db, watched = work / "everyday.db", work / "watched"
-    reuse = keep and db.exists()  # --keep: grow the library built by an earlier run instead of starting over
+    # --keep: grow the library an earlier run built (or measure its per-size copies) instead of starting over
+    reuse = keep and (db.exists() or all((work / f"everyday-{t}.db").exists() for t in sizes))
     if not reuse:
         for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             p.unlink(missing_ok=True)
