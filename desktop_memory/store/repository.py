@@ -180,6 +180,13 @@ class Store:
         return [DocRow(*r) for r in rows]
 
     def add_root(self, path: str) -> None:
+        """A folder (re)added: a removal of it (or of a folder inside it) that a quit interrupted is called off, so
+        finishing it later cannot take what the person has just added again."""
+        pending = self.pending_removals()
+        if pending:
+            left = [p for p in pending if not (p == path or p.startswith(path.rstrip("/\\") + path_separator(path)))]
+            if len(left) != len(pending):
+                self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
         self.conn.execute(
             "insert into roots(path, added_at, indexed_at) values(?, ?, ?) "

@@ -196,3 +196,16 @@ def test_compact_reports_progress_never_blocks_search_and_a_cancel_leaves_the_li
     st = svc.stats()
     assert st.vectors == st.chunks and svc.check() == []
     assert EMBED not in [j.kind for j in sched.queued()]
+
+
+def test_adding_a_folder_again_calls_off_its_interrupted_removal(svc, tmp_path):
+    keep, gone = _library(tmp_path, files=30)
+    svc.index_paths([keep, gone], embed=False)
+    stop = threading.Event()
+    stop.set()  # quit before the first slice: only the short transaction ran
+    assert svc.remove_paths([gone], cancel=stop) == 0
+    assert svc.pending_removals() == [str(gone)] and str(gone) not in svc.roots()
+    svc.index_paths([gone], embed=False)  # the person adds it again before the removal was finished
+    assert svc.pending_removals() == [] and str(gone) in svc.roots()
+    svc.remove_paths([])  # what a start (the scheduler) would do: nothing left to remove
+    assert _under(svc, gone) == 30
