@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..errors import UserError
+from ..errors import Cancelled, UserError
 from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
@@ -208,6 +208,8 @@ class IndexJobController(QObject):
                 self.outcomes.pop(p, None)
             self.removed.emit(int(ev.payload or 0), list(job.paths))
             return
+        if ev.kind == "failed" and job is not None and isinstance(job.error, Cancelled):
+            return  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)
         if ev.kind == "failed" and job is not None and job.kind == REMOVE:
             self.error.emit(job.error, str(ev.payload))
             return

@@ -19,7 +19,10 @@ Rules kept here and nowhere else:
   embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
 * **Removal is final.** :meth:`remove` drops the queued reads of the folder, stops a running read of it, tells the
   watchers at once (listeners), then removes it first thing. Watch batches plan when they run, against the roots
-  stored in the database, so nothing planned before the removal can bring it back.
+  stored in the database, so nothing planned before the removal can bring it back. A big removal goes in slices
+  (service ``remove_paths``): between them it steps aside for a waiting watch batch (a saved edit) and goes on
+  right after it; one the app quit in the middle of is recorded in the library and finished first thing when the
+  next scheduler is created.
 * **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
   one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
 
