@@ -470,10 +470,14 @@ class MemoryService:
     def check(self, progress: Callable[[str, int, int], None] | None = None,
               cancel: threading.Event | None = None, full: bool = False) -> list[str]:
         """The library's consistency problems ([] = healthy), on a pooled reader: search and writes go on while it
-        runs. ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s (raises
-        :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` instead of ``quick_check``."""
+        runs (it only reads). ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s
+        (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, on the
+        writer (that self-check is a write statement: other writes wait for it, as they would for SQLite's lock)."""
+        if full:
+            with self.writing() as store:
+                return store.check_integrity(progress, cancel, full=True)
         with self.reading() as store:
-            return store.check_integrity(progress, cancel, full)
+            return store.check_integrity(progress, cancel, full=False)
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""

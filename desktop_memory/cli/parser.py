@@ -159,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "check", c.check, "existing", "verify the database's integrity")
     p.add_argument("--full", action="store_true",
-                   help="SQLite's full integrity_check (also cross-checks every index entry; slower) "
-                        "instead of quick_check")
+                   help="also SQLite's full integrity_check and the full-text index's own self-check "
+                        "(slower; holds the database's write lock while it runs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
     p = _command(sub, "compact", c.compact, "existing",
                  "compact and erase: rebuild the database so removed text is gone from the file")

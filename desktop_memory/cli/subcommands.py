@@ -253,7 +253,7 @@ def check(svc: MemoryService, args: argparse.Namespace) -> int:
         bar.finish()
     for p in problems:
         print(p)
-    skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
+    skipped = " (read-only: the full-text index self-check needs write access and was skipped)" if args.full else ""
     print(("ok" + (skipped if svc.read_only_note else "")) if not problems else f"{len(problems)} problem(s)")
     return 0 if not problems else 1
 

@@ -332,7 +332,7 @@ class Store:
         return self.eraser.compact(progress, cancel)
 
     def check_integrity(self, progress: CheckProgress | None = None, cancel: threading.Event | None = None,
-                        full: bool = False) -> list[str]:
+                        full: bool = True) -> list[str]:
         return IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
 
     # ---------- reads ----------
