@@ -30,6 +30,7 @@ from .vector_rows import VectorRows
 CheckProgress = Callable[[str, int, int], None]  # (step name, steps done, steps in all)
 HANDLER_STEPS = 20000  # SQLite VM instructions between two looks at the cancel flag
 TEXT_BATCH = 20000  # chunks per text-hash batch
+REPEAT_S = 2.0  # a long step reports itself again this often
 
 
 class IntegrityChecks:
@@ -45,22 +46,35 @@ class IntegrityChecks:
         self._progress = progress
         self._cancel = cancel
         self._done = 0
+        self._name = ""  # the step running now
 
     def _step(self, name: str) -> None:
         if self._cancel is not None and self._cancel.is_set():
             raise Cancelled("check cancelled")
+        self._name = name
         if self._progress is not None:
             self._progress(name, self._done, self.STEPS)
         self._done += 1
 
     @contextmanager
     def _cancellable(self) -> Iterator[None]:
-        """A cancel interrupts the running statement (apsw raises InterruptError): the check stops within ~0.1 s."""
-        cancel = self._cancel
-        if cancel is None:
+        """A cancel interrupts the running statement (apsw raises InterruptError): the check stops within ~0.1 s.
+        A long statement (SQLite's page check reads the whole file: a minute at 1M) reports its step again every
+        ``REPEAT_S``, so the CLI's line every few seconds and the window's progress keep coming."""
+        cancel, progress = self._cancel, self._progress
+        if cancel is None and progress is None:
             yield
             return
-        self.conn.set_progress_handler(cancel.is_set, HANDLER_STEPS)
+        last = time.monotonic()
+
+        def handler() -> bool:
+            nonlocal last
+            if progress is not None and self._name and time.monotonic() - last >= REPEAT_S:
+                last = time.monotonic()
+                progress(self._name, self._done - 1, self.STEPS)
+            return cancel is not None and cancel.is_set()
+
+        self.conn.set_progress_handler(handler, HANDLER_STEPS)
         try:
             yield
         except apsw.InterruptError as exc:
