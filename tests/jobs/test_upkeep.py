@@ -12,7 +12,7 @@ import apsw
 import pytest
 
 from desktop_memory import service as service_mod
-from desktop_memory.config import Settings, WatchSettings
+from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
 from desktop_memory.errors import Cancelled
 from desktop_memory.jobs import EMBED, REMOVE, WATCH
 from desktop_memory.models import IndexSummary
@@ -209,3 +209,53 @@ def test_adding_a_folder_again_calls_off_its_interrupted_removal(svc, tmp_path):
     assert svc.pending_removals() == [] and str(gone) in svc.roots()
     svc.remove_paths([])  # what a start (the scheduler) would do: nothing left to remove
     assert _under(svc, gone) == 30
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+from desktop_memory.config import EmbedderSettings, Settings
+from desktop_memory.service import MemoryService
+from desktop_memory.store import erase
+erase.COMPACT_HANDLER_STEPS, erase.PROGRESS_EVERY_S = 50, 0.0
+svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=sys.argv[1])
+
+def progress(p):
+    if p.phase == "compact" and 0 < p.files_done < 1000:
+        Path(sys.argv[2]).write_text("vacuuming")
+        time.sleep(60)  # killed here, in the middle of the VACUUM
+
+svc.compact(progress=progress)
+"""
+
+
+def test_a_compaction_killed_in_the_middle_leaves_a_good_library(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    db = tmp_path / "db" / "memory.db"
+    svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=db)
+    keep, gone = _library(tmp_path, files=30)
+    try:
+        svc.index_paths([keep, gone])
+        svc.remove_paths([gone])
+        before = svc.stats()
+    finally:
+        svc.close()
+    marker = tmp_path / "vacuuming"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(db), str(marker)],
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    try:
+        wait_for(marker.exists, timeout=60, what="the VACUUM under way")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    again = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=db)
+    try:
+        after = again.stats()
+        assert (after.chunks, after.vectors, after.documents) == (before.chunks, before.vectors, before.documents)
+        assert again.check(full=True) == [] and again.search("lorem", backend="keyword")
+    finally:
+        again.close()
