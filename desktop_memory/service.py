@@ -303,6 +303,12 @@ class MemoryService:
         with self.reading() as store:
             return store.pending_removals()
 
+    def erasing_unfinished(self) -> bool:
+        """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase):
+        ``remove_paths([])`` finishes it, and the scheduler makes that call when it is created."""
+        with self.reading() as store:
+            return bool(store.get_meta("fts_optimize_pending"))
+
     def load_embedder(self) -> None:
         self.embedder.load()
 

@@ -50,6 +50,8 @@ class MemoryApi(Protocol):
 
     def pending_removals(self) -> list[str]: ...  # removals the app quit in the middle of (finished at start)
 
+    def erasing_unfinished(self) -> bool: ...  # removed text still waits for the FTS merge (finished at start)
+
     def load_embedder(self) -> None: ...
 
     def embedder_model_id(self) -> str: ...

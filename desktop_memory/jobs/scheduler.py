@@ -141,10 +141,11 @@ class Scheduler:
         """A removal the app quit in the middle of is finished first thing (removal is final, issue 20)."""
         try:
             pending = self._svc.pending_removals()
+            erasing = self._svc.erasing_unfinished()
         except Exception:  # a library that cannot be read yet: the first job will say why
             log.warning("could not read the pending removals", exc_info=True)
             return
-        if pending:
+        if pending or erasing:  # (no paths: only the erasing of what was removed is left)
             self._submit(Job(REMOVE, list(pending), source=AUTO))
 
     # ---------- listening ----------

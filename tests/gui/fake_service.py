@@ -122,6 +122,9 @@ class FakeService:
     def pending_removals(self) -> list[str]:
         return []
 
+    def erasing_unfinished(self) -> bool:
+        return False
+
     def remove_paths(self, paths: Iterable[str | Path], progress: object = None, cancel: object = None) -> int:
         n = 0
         with self.lock:

@@ -259,3 +259,26 @@ def test_a_compaction_killed_in_the_middle_leaves_a_good_library(tmp_path):
         assert again.check(full=True) == [] and again.search("lorem", backend="keyword")
     finally:
         again.close()
+
+
+def test_a_quit_while_erasing_is_finished_at_the_next_start(tmp_path, paced, monkeypatch):
+    monkeypatch.setattr(erase, "MERGE_PAGES", 1)
+    db = tmp_path / "db" / "memory.db"
+    keep, gone = _library(tmp_path, files=40)
+    svc = MemoryService(Settings(), db_path=db, embedder=paced)
+    try:
+        svc.index_paths([keep, gone], embed=False)
+        quit_now = threading.Event()
+        svc.remove_paths([gone], progress=lambda p: quit_now.set() if p.phase == "erase" else None, cancel=quit_now)
+        assert svc.pending_removals() == [] and _under(svc, gone) == 0  # the documents are gone...
+        assert svc.erasing_unfinished()  # ...their terms not yet out of the full-text index's pages
+    finally:
+        svc.close()
+    again = MemoryService(Settings(), db_path=db, embedder=paced)
+    try:
+        sched = again.scheduler
+        wait_for(lambda: not again.erasing_unfinished(), what="the erasing to finish")
+        assert sched.wait_idle(60)
+        assert occurrences(db) == {"db": 0, "-wal": 0} and again.check() == []
+    finally:
+        again.close()
