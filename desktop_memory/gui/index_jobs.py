@@ -57,6 +57,7 @@ class IndexJobController(QObject):
         self._shown: set[int] = set()
         self._busy = False
         self._awaiting: set[int] = set()  # jobs asked for whose end has not reached the UI thread yet
+        self._removed_early: set[int] = set()  # removals whose documents are gone while their text is erased
         self._failed_in_burst = False
         self.burst_read: IndexSummary | None = None  # the reads of the burst shown now
         self.outcomes: dict[str, FileOutcome] = {}
@@ -200,13 +201,21 @@ class IndexJobController(QObject):
             prog: IndexProgress = ev.payload
             if prog.phase == "remove":
                 self.removing.emit(f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
-            elif prog.phase == "erase":
-                self.removing.emit("Removed; erasing their text from the database file…")
+            elif prog.phase == "erase" and job.id not in self._removed_early:
+                # every document is gone: the Library and the results catch up now, not after the erasing
+                self._removed_early.add(job.id)
+                for p in job.paths:
+                    self.outcomes.pop(p, None)
+                self.removed.emit(job.summary.removed + prog.files_done, list(job.paths))
             return
         if ev.kind == "done" and job is not None and job.kind == REMOVE:
             for p in job.paths:
                 self.outcomes.pop(p, None)
-            self.removed.emit(int(ev.payload or 0), list(job.paths))
+            if job.id in self._removed_early:
+                self._removed_early.discard(job.id)
+                self.removing.emit("Removed; their text is erased from the database file")
+            else:
+                self.removed.emit(int(ev.payload or 0), list(job.paths))
             return
         if ev.kind == "failed" and job is not None and isinstance(job.error, Cancelled):
             return  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)
