@@ -29,8 +29,10 @@ import contextlib
 import dataclasses
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -41,10 +43,11 @@ from .embed.base import Embedder
 from .errors import Cancelled, StoreError
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
-from .jobs import Scheduler
+from .jobs import Job, Scheduler
 from .models import (
     ContextReport,
     DocumentInfo,
+    IndexProgress,
     IndexSummary,
     LibraryListing,
     LibraryQuery,
@@ -64,6 +67,7 @@ from .store.passages import PassageWithNeighbours, read_passage
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
+REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
 
 
 class ReaderPool:
@@ -257,19 +261,63 @@ class MemoryService:
             summary.cancelled = True
         return summary
 
-    def remove_paths(self, paths: Iterable[str | Path]) -> int:
-        """Remove files, or whole folders, from the index (the files on disk are never touched)."""
-        removed = 0
+    def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
+                     cancel: threading.Event | None = None) -> int:
+        """Remove files, or whole folders, from the index (the files on disk are never touched); returns how many
+        documents went.
+
+        Final, and never holding the writer for long (issue 26): one short transaction records the removal in the
+        library and forgets the folders (a watcher or the next start cannot bring them back); then the documents go
+        in slices of ``REMOVE_SLICE``, one transaction each, and the FTS index is merged in slices
+        (``Eraser.merge_step``), the writer free between slices for an edit or an embedding commit. ``cancel``
+        (the scheduler stepping aside, or quitting) stops between slices: what is left stays recorded and is
+        finished by the next call (the scheduler makes one at start). Removed means gone once it returns: the FTS
+        index merged and the WAL truncated (docs/PRIVACY.md)."""
+        asked = [printable_path(os.path.abspath(os.path.expanduser(str(p)))) for p in paths]
         with self.writing() as store:
-            for p in paths:
-                path = printable_path(os.path.abspath(os.path.expanduser(str(p))))
-                doc = store.get_document(path)
-                ids = [doc.id] if doc else []
-                ids += [d.id for d in store.documents_under(path)]
-                removed += store.remove_documents(ids)
-                store.remove_root(path)
-            store.checkpoint_erased()  # removed means gone: the WAL's old pages too (docs/PRIVACY.md)
+            pending = store.begin_removal(asked) if asked else store.pending_removals()
+            total = store.count_under(pending) if pending else 0
+        removed, t0 = 0, time.perf_counter()
+
+        def report(phase: str, current: str = "") -> None:
+            if progress is not None:
+                progress(IndexProgress(phase=phase, files_total=total, files_done=removed, current=current,
+                                       elapsed_s=time.perf_counter() - t0))
+
+        while pending:
+            if cancel is not None and cancel.is_set():
+                return removed
+            with self.writing() as store:
+                ids = store.removal_slice(pending, REMOVE_SLICE)
+                if ids:
+                    removed += store.remove_documents(ids)
+                else:
+                    store.end_removal(pending)
+                    pending = []
+            report("remove", pending[0] if pending else "")
+            time.sleep(0.001)  # the lock is not fair: give a waiting writer (an embedding's commit) its turn
+        while True:  # removed means gone: the FTS index merged slice by slice, then the WAL truncated
+            if cancel is not None and cancel.is_set():
+                return removed
+            with self.writing() as store:
+                if not store.eraser.merge_step():
+                    store.checkpoint_erased()
+                    break
+            report("erase")
+            time.sleep(0.001)
+        report("done")
         return removed
+
+    def pending_removals(self) -> list[str]:
+        """Paths whose removal began and did not finish (the app quit meanwhile): the scheduler finishes them."""
+        with self.reading() as store:
+            return store.pending_removals()
+
+    def erasing_unfinished(self) -> bool:
+        """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase):
+        ``remove_paths([])`` finishes it, and the scheduler makes that call when it is created."""
+        with self.reading() as store:
+            return bool(store.get_meta("fts_optimize_pending"))
 
     def load_embedder(self) -> None:
         self.embedder.load()
@@ -401,21 +449,63 @@ class MemoryService:
             notices, self._notices = self._notices, []
         return notices
 
-    def compact(self) -> tuple[int, int]:
+    def compact(self, progress: ProgressFn | None = None,
+                cancel: threading.Event | None = None) -> tuple[int, int]:
         """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
-        secure delete existed (or before this version) survives in free pages. Waits for a running index job.
-        Returns (bytes before, bytes after). While the scheduler runs, it is a job of it (run in priority order; the
-        embedding's commits wait for it)."""
+        secure delete existed (or before this version) survives in free pages. Returns (bytes before, bytes after).
+
+        In the background with progress (``IndexProgress`` phase "compact", ``files_done`` / ``files_total`` in
+        per mille) and cancellable (raises :class:`Cancelled`; SQLite rolls the VACUUM back, the library is as it
+        was). The FTS index is merged first in slices, the writer free between them; the VACUUM itself holds the
+        writer (readers go on: search never waits). While the scheduler runs, it is a job of it (run in priority
+        order; the embedding's commits wait for it)."""
         scheduler = self._scheduler
         if scheduler is not None and scheduler.alive and not scheduler.on_worker():
-            result: tuple[int, int] = scheduler.compact().wait()
+            result: tuple[int, int] = self._as_job(scheduler.compact(), progress, cancel)
             return result
-        with self.writing() as store:
-            return store.compact()
+        t0 = time.perf_counter()
 
-    def check(self) -> list[str]:
+        def report(fraction: float, phase: str = "compact") -> None:
+            if progress is not None:
+                progress(IndexProgress(phase=phase, files_total=1000, files_done=int(fraction * 1000),
+                                       elapsed_s=time.perf_counter() - t0))
+
+        while True:  # the FTS index merged in slices (what the VACUUM would otherwise do holding the writer)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("compaction cancelled: the library is as it was")
+            with self.writing() as store:
+                if not store.eraser.merge_step(always=True):
+                    break
+            report(0.0, "merge")
+        with self.writing() as store:
+            return store.compact(report, cancel)
+
+    def _as_job(self, job: Job, progress: ProgressFn | None, cancel: threading.Event | None) -> Any:
+        """Wait for a scheduler job, passing its progress on and a cancel to it."""
+        unsubscribe = self.scheduler.subscribe(
+            lambda ev: progress(ev.payload) if progress and ev.job is job and ev.kind == "progress" else None)
+        try:
+            while not job.finished:
+                if cancel is not None and cancel.is_set():
+                    job.cancel.set()
+                job.wait(0.1)
+        finally:
+            unsubscribe()
+        if job.dropped:
+            raise Cancelled(f"compaction did not run: {job.dropped}")
+        return job.wait()
+
+    def check(self, progress: Callable[[str, int, int], None] | None = None,
+              cancel: threading.Event | None = None, full: bool = False) -> list[str]:
+        """The library's consistency problems ([] = healthy), on a pooled reader: search and writes go on while it
+        runs (it only reads). ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s
+        (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, on the
+        writer (that self-check is a write statement: other writes wait for it, as they would for SQLite's lock)."""
+        if full:
+            with self.writing() as store:
+                return store.check_integrity(progress, cancel, full=True)
         with self.reading() as store:
-            return store.check_integrity()
+            return store.check_integrity(progress, cancel, full=False)
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""

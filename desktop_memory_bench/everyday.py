@@ -19,9 +19,14 @@ own code:
 * **watch catch-up**: a ``Watcher`` on the watched folder, from ``start()`` until its first catch-up is done
   (walks the files, compares size and mtime with the index; nothing changed, so nothing is read);
 * **remove a folder**: ``remove_paths`` of one synthetic folder (1,000 documents × 10 = 10,000 passages),
-  including the secure-delete checkpoint;
-* **check**: ``MemoryService.check()`` (SQLite's integrity check and the index's own consistency checks);
-* **compact**: ``MemoryService.compact()`` (VACUUM: rewrites the whole file).
+  including the secure-delete merge and checkpoint; also when its documents were all gone (the "erase" phase
+  starts) and the longest single hold of the writer (how long an edit could wait behind it);
+* **check**: ``MemoryService.check()`` (SQLite's quick check and the index's own consistency checks, on a reader);
+* **compact**: ``MemoryService.compact()`` (the FTS merge in slices, then VACUUM: rewrites the whole file), and
+  its longest writer hold.
+
+``--keep`` reuses the library an earlier run left in ``--work`` (``--grow-only`` builds it and keeps a copy per
+size, ``everyday-<size>.db``, which ``--keep`` then measures); ``--no-window`` skips the window probe.
 
 Prints a Markdown table; ``--out`` also writes the JSON report. The load average is recorded with each size.
 """
@@ -122,7 +127,7 @@ def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[s
     return {**marks, "library_rows": rows, "library_top_rows": lib.model.rowCount()}
 
 
-def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, Any]:
+def operations(db: Path, settings: Any, watched: Path, log: Any, window: bool = True) -> dict[str, Any]:
     """Time each operation on ``db`` (a copy: remove and compact change it) through the app's service."""
     from desktop_memory.service import MemoryService
     from desktop_memory.watch.watcher import Watcher
@@ -130,14 +135,15 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
     from .child import run_module
 
     out: dict[str, Any] = {}
-    log("  window (fresh process, offscreen) …")
-    settings_dir = db.parent / "window-settings"
-    settings_dir.mkdir(exist_ok=True)
-    win, err = run_module("desktop_memory_bench.everyday", ["--window", str(db), "--settings-dir", str(settings_dir),
-                                                            "--embedder", settings.embedder.kind],
-                          timeout_s=WINDOW_TIMEOUT_S + 60)
-    out["window"] = win if win is not None else {"error": err.strip()[-300:]}
-    log(f"    window: {out['window']}")
+    out["window"] = {}
+    if window:
+        log("  window (fresh process, offscreen) …")
+        settings_dir = db.parent / "window-settings"
+        settings_dir.mkdir(exist_ok=True)
+        child_args = ["--window", str(db), "--settings-dir", str(settings_dir), "--embedder", settings.embedder.kind]
+        win, err = run_module("desktop_memory_bench.everyday", child_args, timeout_s=WINDOW_TIMEOUT_S + 60)
+        out["window"] = win if win is not None else {"error": err.strip()[-300:]}
+        log(f"    window: {out['window']}")
 
     svc = MemoryService(settings, db_path=db)
     try:
@@ -164,23 +170,65 @@ def operations(db: Path, settings: Any, watched: Path, log: Any) -> dict[str, An
         folder = f"/synthetic/{first + 1:04d}"  # the first folder with all its documents
         passages = sum(d.chunks for d in docs if d.path.startswith(folder + "/"))
         log(f"  remove {folder} ({passages:,} passages) …")
-        out["remove_s"], removed = _timed(lambda: svc.remove_paths([folder]))
+        holds = _WriterHolds(svc)
+        gone: list[float] = []
+        t0 = time.perf_counter()
+
+        def removing(p: Any) -> None:  # the documents are all gone (the FTS merge and checkpoint follow)
+            if p.phase == "erase" and not gone:
+                gone.append(time.perf_counter() - t0)
+
+        out["remove_s"], removed = _timed(lambda: svc.remove_paths([folder], progress=removing))
+        out["remove_gone_s"] = gone[0] if gone else out["remove_s"]
+        out["remove_max_hold_s"] = holds.take()
         out["removed_documents"], out["removed_passages"] = removed, passages
-        log(f"    removed {removed:,} documents in {out['remove_s']:.2f} s")
+        log(f"    removed {removed:,} documents in {out['remove_s']:.2f} s (documents gone after "
+            f"{out['remove_gone_s']:.2f} s; longest writer hold {out['remove_max_hold_s']:.2f} s)")
         log("  check …")
         out["check_s"], problems = _timed(svc.check)
         out["check_problems"] = len(problems)
         log(f"    check {out['check_s']:.2f} s, {len(problems)} problem(s)")
         log("  compact …")
         out["compact_s"], (before, after) = _timed(svc.compact)
+        out["compact_max_hold_s"] = holds.take()
         out["compact_mb"] = [before / MB, after / MB]
+        log(f"    compact {out['compact_s']:.2f} s (longest writer hold {out['compact_max_hold_s']:.2f} s)")
+        holds.close()
     finally:
         svc.close()
     return out
 
 
+class _WriterHolds:
+    """The longest time one ``svc.writing()`` block held the writer: how long an edit could wait behind it."""
+
+    def __init__(self, svc: Any) -> None:
+        import contextlib
+
+        self._svc, self._orig, self.longest = svc, svc.writing, 0.0
+
+        @contextlib.contextmanager
+        def timed_writing() -> Any:
+            with self._orig() as store:
+                t0 = time.perf_counter()
+                try:
+                    yield store
+                finally:
+                    self.longest = max(self.longest, time.perf_counter() - t0)
+
+        svc.writing = timed_writing
+
+    def take(self) -> float:
+        longest, self.longest = self.longest, 0.0
+        return longest
+
+    def close(self) -> None:
+        self._svc.writing = self._orig
+
+
 def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
-        folder_docs: int = FOLDER_DOCS, keep: bool = False) -> dict[str, Any]:
+        folder_docs: int = FOLDER_DOCS, keep: bool = False, grow_only: bool = False,
+        window: bool = True) -> dict[str, Any]:
     from desktop_memory.service import MemoryService
 
     from .dataset import load_beir
@@ -195,8 +243,11 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
         base.dim, base.model_id = MODEL_DIM, f"hash-test-{MODEL_DIM}"
     work.mkdir(parents=True, exist_ok=True)
     db, watched = work / "everyday.db", work / "watched"
-    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        p.unlink(missing_ok=True)
+    # --keep: grow the library an earlier run built (or measure its per-size copies) instead of starting over
+    reuse = keep and (db.exists() or all((work / f"everyday-{t}.db").exists() for t in sizes))
+    if not reuse:
+        for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            p.unlink(missing_ok=True)
     report: dict[str, Any] = {"mode": "everyday", "machine": machine_info(), "watch_files": watch_files,
                               "steps": []}
     if not watched.is_dir():
@@ -204,24 +255,28 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
         make_watched_folder(watched, watch_files)
     svc = MemoryService(base.settings, db_path=db, embedder=base.embedder)
     try:
-        log(f"indexing {watched} (no embedding) …")
-        t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
-        report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
-        with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
-            store.ensure_model(base.model_id, base.dim)
-            while batch := store.pending_chunks(256):
-                store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
+        if not reuse:
+            log(f"indexing {watched} (no embedding) …")
+            t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
+            report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
+            with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
+                store.ensure_model(base.model_id, base.dim)
+                while batch := store.pending_chunks(256):
+                    store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
         for target in sizes:
-            log(f"growing the library to {target:,} passages …")
-            with svc.writing() as store:
-                grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
-                store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+            snapshot = work / f"everyday-{target}.db"  # --grow-only keeps one per size; --keep measures it
+            if not (reuse and snapshot.exists()):
+                log(f"growing the library to {target:,} passages …")
+                with svc.writing() as store:
+                    grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
+                    store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+            if grow_only:
+                shutil.copyfile(db, snapshot)
+                continue
             copy = work / "ops.db"
-            shutil.copyfile(db, copy)
-            if keep:  # a read-only copy of the library at this size, for probing the window again later
-                shutil.copyfile(db, work / f"library-{target}.db")
+            shutil.copyfile(snapshot if reuse and snapshot.exists() else db, copy)
             step = {"target": target, "load_avg_start": load_average(), "db_mb": copy.stat().st_size / MB}
-            step.update(operations(copy, base.settings, watched, log))
+            step.update(operations(copy, base.settings, watched, log, window=window))
             step["load_avg_end"] = load_average()
             for p in copy.parent.glob(copy.name + "*"):
                 p.unlink()
@@ -256,8 +311,11 @@ def format_table(report: dict[str, Any]) -> str:
     row("every document, `documents()` (s)", lambda s: _fmt(s["documents_s"]))
     row(f"watch start-up catch-up, {report['watch_files']:,} files (s)", lambda s: _fmt(s["watch_catch_up_s"]))
     row("remove a folder (s; its passages)", lambda s: f"{_fmt(s['remove_s'])} ({s['removed_passages']:,})")
-    row("`check` (s)", lambda s: _fmt(s["check_s"]))
+    row("… its documents gone from search (s)", lambda s: _fmt(s.get("remove_gone_s")))
+    row("… longest writer hold (s)", lambda s: _fmt(s.get("remove_max_hold_s")))
+    row("`check` (s; on a reader)", lambda s: _fmt(s["check_s"]))
     row("`compact` (s)", lambda s: _fmt(s["compact_s"]))
+    row("… longest writer hold (s)", lambda s: _fmt(s.get("compact_max_hold_s")))
     row("database (MB)", lambda s: f"{s['db_mb']:.0f}")
     row("load average (start / end)", lambda s: " / ".join(f"{(s[k] or [0.0])[0]:.1f}"
                                                            for k in ("load_avg_start", "load_avg_end")))
@@ -274,10 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="documents per synthetic folder (10 passages each): the folder that is removed")
     ap.add_argument("--db", type=Path, default=None, help="the dataset's base index (as bench --db)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--keep", action="store_true",
+                    help="reuse the library an earlier run left in --work (grown further to each size)")
+    ap.add_argument("--grow-only", action="store_true", help="build/grow the library, time nothing")
+    ap.add_argument("--no-window", action="store_true", help="skip the window probe (the other operations only)")
     ap.add_argument("--embedder", choices=("local", "hash"), default="local",
                     help="hash = a meaningless fast fake, to try the harness out (figures then mean nothing)")
-    ap.add_argument("--keep", action="store_true",
-                    help="also keep a copy of the library at each size (WORK/library-SIZE.db) to probe again")
     ap.add_argument("--window", type=Path, default=None, help=argparse.SUPPRESS)  # child mode: one window probe
     ap.add_argument("--settings-dir", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -290,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     if any(n < args.watch_files + 3 * args.folder_docs * CHUNKS_PER_DOC for n in sizes):
         ap.error("each size must leave room for the watched files and two full synthetic folders")
-    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs, args.keep)
+    report = run(opts, sizes, args.work, args.watch_files, args.folder_docs, keep=args.keep,
+                 grow_only=args.grow_only, window=not args.no_window)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(format_table(report))

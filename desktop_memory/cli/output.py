@@ -28,6 +28,23 @@ def _describe(p: IndexProgress) -> tuple[float, str]:
                 f"reading {p.files_done}/{p.files_total} files · {p.chunks_written} chunks")
     if p.phase == "scan":
         return 0.0, f"looking for files: {p.files_total} so far"
+    return _describe_upkeep(p)
+
+
+def _describe_upkeep(p: IndexProgress) -> tuple[float, str]:
+    """remove / check / compact (service.py): what they report while they run in the background."""
+    took = f" ({p.elapsed_s:.0f} s)"
+    if p.phase == "remove":
+        return p.files_done / max(p.files_total, 1), f"removing {p.files_done:,}/{p.files_total:,} documents{took}"
+    if p.phase == "erase":
+        return 1.0, f"erasing removed text from the full-text index{took}"
+    if p.phase == "merge":
+        return 0.0, f"compacting: merging the full-text index{took}"
+    if p.phase == "compact":
+        return p.files_done / 1000, f"compacting: about {p.files_done / 10:.0f} %{took}"
+    if p.phase == "check":
+        return (p.files_done / max(p.files_total, 1),
+                f"checking {p.current} (step {p.files_done + 1} of {p.files_total}){took}")
     return 0.0, p.phase
 
 

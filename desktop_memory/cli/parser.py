@@ -146,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "remove", c.remove, "existing",
                  "remove files or folders from the index (files on disk untouched)")
     p.add_argument("paths", nargs="+", help="files or folders to take out of the library")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
 
     p = _command(sub, "embed", c.embed, "existing", "embed chunks still waiting for vectors")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -156,9 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", default=None, help="only this status (indexed, skipped, failed)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
 
-    _command(sub, "check", c.check, "existing", "verify the database's integrity")
-    _command(sub, "compact", c.compact, "existing",
-             "compact and erase: rebuild the database so removed text is gone from the file")
+    p = _command(sub, "check", c.check, "existing", "verify the database's integrity")
+    p.add_argument("--full", action="store_true",
+                   help="also SQLite's full integrity_check and the full-text index's own self-check "
+                        "(slower; holds the database's write lock while it runs)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+    p = _command(sub, "compact", c.compact, "existing",
+                 "compact and erase: rebuild the database so removed text is gone from the file")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
 
     p = _command(sub, "watch", c.watch, "create",
                  "keep folders in sync: index changes as they happen (Ctrl+C stops)")

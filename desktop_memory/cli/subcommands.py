@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Settings, settings_path
 from ..errors import UserError
-from ..models import SearchFilters
+from ..models import IndexProgress, SearchFilters
 from ..settings_file import load_settings, reset_settings
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
 
@@ -217,7 +217,11 @@ def stats(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def remove(svc: MemoryService, args: argparse.Namespace) -> int:
-    n = svc.remove_paths(args.paths)
+    bar = ProgressBar(not args.quiet)
+    try:
+        n = svc.remove_paths(args.paths, progress=bar)
+    finally:
+        bar.finish()
     print(f"removed {n} document(s) from the index")
     return 0
 
@@ -237,16 +241,30 @@ def list_documents(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def check(svc: MemoryService, args: argparse.Namespace) -> int:
-    problems = svc.check()
+    bar = ProgressBar(not args.quiet)
+    t0 = time.monotonic()
+
+    def step(name: str, done: int, steps: int) -> None:
+        bar(IndexProgress(phase="check", current=name, files_done=done, files_total=steps,
+                          elapsed_s=time.monotonic() - t0))
+
+    try:
+        problems = svc.check(progress=step, full=args.full)
+    finally:
+        bar.finish()
     for p in problems:
         print(p)
-    skipped = " (read-only: the full-text index self-check needs write access and was skipped)"
+    skipped = " (read-only: the full-text index self-check needs write access and was skipped)" if args.full else ""
     print(("ok" + (skipped if svc.read_only_note else "")) if not problems else f"{len(problems)} problem(s)")
     return 0 if not problems else 1
 
 
 def compact(svc: MemoryService, args: argparse.Namespace) -> int:
-    before, after = svc.compact()
+    bar = ProgressBar(not args.quiet)
+    try:
+        before, after = svc.compact(progress=bar)  # Ctrl+C: SQLite rolls the VACUUM back, the library is intact
+    finally:
+        bar.finish()
     print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
     for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
         print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "

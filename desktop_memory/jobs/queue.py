@@ -119,6 +119,11 @@ class JobQueue:
         at = next((i for i, q in enumerate(self.jobs) if q.priority > job.priority), len(self.jobs))
         self.jobs.insert(at, job)
 
+    def put_back_after(self, job: Job, kind: str) -> None:
+        """Back into the queue behind every waiting job of ``kind`` (a removal letting the waiting edits in)."""
+        last = max((i for i, q in enumerate(self.jobs) if q.kind == kind), default=-1)
+        self.jobs.insert(last + 1, job)
+
     def has(self, lane_of: str) -> bool:
         return any(lane(j.kind) == lane_of for j in self.jobs)
 

@@ -19,7 +19,10 @@ Rules kept here and nowhere else:
   embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
 * **Removal is final.** :meth:`remove` drops the queued reads of the folder, stops a running read of it, tells the
   watchers at once (listeners), then removes it first thing. Watch batches plan when they run, against the roots
-  stored in the database, so nothing planned before the removal can bring it back.
+  stored in the database, so nothing planned before the removal can bring it back. A big removal goes in slices
+  (service ``remove_paths``): between them it steps aside for a waiting watch batch (a saved edit) and goes on
+  right after it; one the app quit in the middle of is recorded in the library and finished first thing when the
+  next scheduler is created.
 * **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
   one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
 
@@ -71,13 +74,18 @@ class _StepAside(threading.Event):
     def __init__(self, sched: Scheduler, job: Job) -> None:
         super().__init__()
         self._sched, self._job = sched, job
-        self._until = time.monotonic() + (MIN_SLICE_S if job.slices > 1 else 0.0)
+        self._until = time.monotonic() + (MIN_SLICE_S if job.slices > 1 or job.kind == REMOVE else 0.0)
         self.stepped_aside = False
 
     def is_set(self) -> bool:
         if self._job.cancel.is_set() or self._sched.stopping:
             return True
-        if self._job.kind == READ and self._sched.higher_waiting(self._job) and time.monotonic() >= self._until:
+        if time.monotonic() < self._until:
+            return False
+        if self._job.kind == READ and self._sched.higher_waiting(self._job):
+            self.stepped_aside = True
+            return True
+        if self._job.kind == REMOVE and self._sched.edit_waiting():  # a big removal lets a saved edit in
             self.stepped_aside = True
             return True
         return False
@@ -102,6 +110,7 @@ class Scheduler:
         self.stopping = False
         self._burst: Burst | None = None
         self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
+        self._finish_interrupted_removals()
 
     # ---------- the person's pause, kept in the library ----------
     def _paused_earlier(self) -> bool:
@@ -127,6 +136,17 @@ class Scheduler:
                     log.warning("could not remember the embedding pause", exc_info=True)
 
         threading.Thread(target=remember, name="remember-pause", daemon=True).start()
+
+    def _finish_interrupted_removals(self) -> None:
+        """A removal the app quit in the middle of is finished first thing (removal is final, issue 20)."""
+        try:
+            pending = self._svc.pending_removals()
+            erasing = self._svc.erasing_unfinished()
+        except Exception:  # a library that cannot be read yet: the first job will say why
+            log.warning("could not read the pending removals", exc_info=True)
+            return
+        if pending or erasing:  # (no paths: only the erasing of what was removed is left)
+            self._submit(Job(REMOVE, list(pending), source=AUTO))
 
     # ---------- listening ----------
     def subscribe(self, fn: Callable[[Event], None]) -> Callable[[], None]:
@@ -260,6 +280,11 @@ class Scheduler:
     def _busy_locked(self) -> bool:
         return self.running is not None or self.embedding is not None or bool(self._queue.jobs)
 
+    def edit_waiting(self) -> bool:
+        """A watch batch (a saved edit) waits for the writer lane."""
+        with self._cond:
+            return any(j.kind == WATCH for j in self._queue.jobs)
+
     def higher_waiting(self, job: Job) -> bool:
         """A job of a higher priority waits for the writer lane (the embedding lane never makes a read wait)."""
         with self._cond:
@@ -356,7 +381,10 @@ class Scheduler:
             return
         if step.stepped_aside and not job.cancel.is_set() and not self.stopping:
             with self._cond:
-                self._queue.put_back(job)  # resumes by itself after the job that is waiting
+                if job.kind == REMOVE:
+                    self._queue.put_back_after(job, WATCH)  # the edits waiting now go first, then it goes on
+                else:
+                    self._queue.put_back(job)  # resumes by itself after the job that is waiting
             self._emit("yielded", job)
             return
         if job.kind == READ and job.cancel.is_set() and job.paths and not self.stopping and not self.paused:
@@ -373,11 +401,10 @@ class Scheduler:
     def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
         svc = self._svc
         if job.kind == REMOVE:
-            n = svc.remove_paths(job.paths)
-            job.summary.removed += n
-            return n
+            job.summary.removed += svc.remove_paths(job.paths, progress=progress, cancel=step)
+            return job.summary.removed
         if job.kind == COMPACT:
-            return svc.compact()
+            return svc.compact(progress=progress, cancel=step)
         if job.kind == WATCH:
             assert job.work is not None
             summary = job.work(job.cancel)

@@ -13,8 +13,10 @@ Invariants kept by every write (and checked by tests after kill -9):
 
 from __future__ import annotations
 
+import json
+import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, translate_error
 from .doc_writes import DocumentWrites
 from .erase import Eraser
-from .integrity import IntegrityChecks
+from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
 from .readonly import DISK_FULL, mode_of
@@ -36,6 +38,8 @@ from .records import DocRow, WriteResult
 from .rows import as_int, as_str, scalar, scalar_int
 from .search_reads import SearchReads
 from .vector_rows import VectorRows
+
+PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed (see Store.begin_removal)
 
 
 class Store:
@@ -176,6 +180,13 @@ class Store:
         return [DocRow(*r) for r in rows]
 
     def add_root(self, path: str) -> None:
+        """A folder (re)added: a removal of it (or of a folder inside it) that a quit interrupted is called off, so
+        finishing it later cannot take what the person has just added again."""
+        pending = self.pending_removals()
+        if pending:
+            left = [p for p in pending if not (p == path or p.startswith(path.rstrip("/\\") + path_separator(path)))]
+            if len(left) != len(pending):
+                self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
         self.conn.execute(
             "insert into roots(path, added_at, indexed_at) values(?, ?, ?) "
@@ -190,6 +201,63 @@ class Store:
         """Forget an indexed folder (its own transaction)."""
         with self.conn:
             self.conn.execute("delete from roots where path=?", (path,))
+
+    # ---------- removal, final even across a restart (service.remove_paths) ----------
+    def begin_removal(self, paths: Sequence[str]) -> list[str]:
+        """One short transaction: the paths join the library's pending removals (``meta.pending_removal``) and stop
+        being library folders, so nothing (a watcher, a catch-up, the next start) brings them back while their
+        documents are removed slice by slice. Returns every pending path."""
+        with self.conn:
+            pending = self.pending_removals()
+            pending += [p for p in paths if p not in pending]
+            self.meta.set(PENDING_REMOVAL, json.dumps(pending))
+            self.conn.executemany("delete from roots where path=?", [(p,) for p in paths])
+            self.meta.bump("catalog_version")
+        return pending
+
+    def pending_removals(self) -> list[str]:
+        """Paths whose removal began and has not finished (quit or crash meanwhile: finished at the next start)."""
+        raw = self.meta.get(PENDING_REMOVAL)
+        try:
+            paths = json.loads(raw) if raw else []
+        except ValueError:
+            return []
+        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+    def removal_slice(self, paths: Sequence[str], limit: int) -> list[int]:
+        """Up to ``limit`` document ids at or below ``paths`` (ranges of the path index, never a scan)."""
+        ids: list[int] = []
+        for path in paths:
+            if len(ids) >= limit:
+                break
+            doc = self.get_document(path)
+            if doc is not None:
+                ids.append(doc.id)
+            prefix = path.rstrip("/\\") + path_separator(path)
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            ids += [as_int(r[0]) for r in self.conn.execute(
+                "select id from documents where path >= ? and path < ? limit ?", (prefix, upper, limit - len(ids)))]
+        return ids[:limit]
+
+    def count_under(self, paths: Sequence[str]) -> int:
+        """Documents at or below ``paths``: the size of a removal, for its progress."""
+        docs = 0
+        for path in paths:
+            prefix = path.rstrip("/\\") + path_separator(path)
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            docs += scalar_int(self.conn, "select count(*) from documents where path = ?", (path,))
+            docs += scalar_int(self.conn, "select count(*) from documents where path >= ? and path < ?",
+                               (prefix, upper))
+        return docs
+
+    def end_removal(self, paths: Sequence[str]) -> None:
+        """These paths' documents are gone: they leave the pending removals."""
+        with self.conn:
+            left = [p for p in self.pending_removals() if p not in paths]
+            if left:
+                self.meta.set(PENDING_REMOVAL, json.dumps(left))
+            else:
+                self.conn.execute("delete from meta where key = ?", (PENDING_REMOVAL,))
 
     def list_documents(self) -> list[DocumentInfo]:
         rows = self.conn.execute(
@@ -259,11 +327,13 @@ class Store:
     def checkpoint_erased(self) -> bool:
         return self.eraser.checkpoint_erased()
 
-    def compact(self) -> tuple[int, int]:
-        return self.eraser.compact()
+    def compact(self, progress: Callable[[float], None] | None = None,
+                cancel: threading.Event | None = None) -> tuple[int, int]:
+        return self.eraser.compact(progress, cancel)
 
-    def check_integrity(self) -> list[str]:
-        return IntegrityChecks(self.conn, self.mode, self.vectors).check_integrity()
+    def check_integrity(self, progress: CheckProgress | None = None, cancel: threading.Event | None = None,
+                        full: bool = True) -> list[str]:
+        return IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints

@@ -7,6 +7,7 @@ decides what to index or remove with the walk's own rules (plan.py) and calls th
 from .update import (
     CATCH_UP,
     CHANGE,
+    CHECKING,
     EMBEDDED,
     ERROR,
     STATE_ERROR,
@@ -18,5 +19,5 @@ from .update import (
 )
 from .watcher import Watcher
 
-__all__ = ["CATCH_UP", "CHANGE", "EMBEDDED", "ERROR", "STATE_ERROR", "STATE_MISSING", "STATE_PAUSED",
+__all__ = ["CATCH_UP", "CHANGE", "CHECKING", "EMBEDDED", "ERROR", "STATE_ERROR", "STATE_MISSING", "STATE_PAUSED",
            "STATE_WATCHING", "WATCHING", "WatchUpdate", "Watcher"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 # kinds of update
 WATCHING = "watching"  # the set of watched folders changed (start, pause, resume, a folder added or removed)
 CATCH_UP = "catch-up"  # a folder was compared with the index after start or resume
+CHECKING = "checking"  # a catch-up is walking a big folder: how far it got (every second)
 CHANGE = "change"  # a batch of changes reached the index
 EMBEDDED = "embedded"  # vectors were made for what the last batches added
 ERROR = "error"  # something went wrong; watching goes on

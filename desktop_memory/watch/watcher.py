@@ -33,6 +33,7 @@ from .report import summary_update
 from .update import (
     CATCH_UP,
     CHANGE,
+    CHECKING,
     EMBEDDED,
     ERROR,
     STATE_ERROR,
@@ -201,7 +202,7 @@ class Watcher:
     def _run(self) -> None:
         try:
             self._guarded(self._add_named_folders)
-            self._guarded(self._in_writer, self._sync_and_catch_up, False)
+            self._guarded(self._sync_and_catch_up, False)
             self.ready.set()
             while True:
                 batch = self._debouncer.next_batch()
@@ -247,7 +248,7 @@ class Watcher:
     def _handle(self, batch: Batch) -> None:
         whats = {what for what, _ in batch.requests}
         if whats - {"roots"}:  # after lost events ("catch-up"), every folder is compared, not only new ones
-            self._in_writer(self._sync_and_catch_up, "catch-up" in whats)
+            self._sync_and_catch_up("catch-up" in whats)
         elif whats:
             self._follow_roots()
         if batch.changes:
@@ -261,7 +262,7 @@ class Watcher:
         with self._lock:
             same = sorted(roots) == sorted(self._library)
         if not same:
-            self._in_writer(self._sync_and_catch_up, False)
+            self._sync_and_catch_up(False)
 
     def _scheduler_event(self, event: Event) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
@@ -355,23 +356,43 @@ class Watcher:
             self._recheck.start()
 
     def _sync_and_catch_up(self, every_folder: bool = False) -> None:
+        """On this watcher's thread, not the writer's: the walk of a 50,000-file folder takes seconds, and only
+        what it finds changed becomes a watch job (``_index_planned``), so edits and reads never wait for a walk."""
         added = self._sync()
         for folder in self._active():
             if not (every_folder or any(is_inside(folder, top) for top in added)):
                 continue
-            if self._job_cancel.is_set():
+            if self._cancel.is_set():
                 return
             self._catch_up(folder)
 
     def _catch_up(self, folder: str) -> None:
-        """Compare the folder with the index (size and mtime; nothing is opened) and index only what differs."""
+        """Compare the folder with the index (size and mtime; nothing is opened) and index only what differs.
+
+        The indexed files come from a range of the path index (only this folder's rows); the walk reports how far
+        it got every second (``CHECKING``: the CLI prints it, the window's status bar shows it)."""
         t0 = time.perf_counter()
         known = self._service.indexed_under(folder)
-        plan = catch_up_plan(folder, known, self._service.settings.ingest)
+
+        def walked(files: int) -> None:
+            self._emit(WatchUpdate(CHECKING, f"checking {folder}: {files:,} of about {len(known):,} files…",
+                                   elapsed_s=time.perf_counter() - t0, watching=self.watching_count()))
+
+        plan = catch_up_plan(folder, known, self._service.settings.ingest, progress=walked, cancel=self._cancel)
+        if plan is None:
+            return  # stopped: the next start catches up
         scan_s = time.perf_counter() - t0
         if not plan:
             self._emit(WatchUpdate(CATCH_UP, f"{folder} is up to date (checked {len(known)} files in {scan_s:.2f} s)",
                                    elapsed_s=scan_s, watching=self.watching_count()))
+            return
+        self._in_writer(self._index_planned, folder, plan, t0)
+
+    def _index_planned(self, folder: str, plan: Plan, t0: float) -> None:
+        """The writer's part of a catch-up, planned on the watcher's thread: only while the folder is still in
+        the library as stored now (a folder removed since the walk is never indexed again)."""
+        roots = [_norm(r) for r in self._service.roots()]
+        if not any(is_inside(folder, r) for r in roots):
             return
         summary = self._index(plan)
         self._emit(self._summary_update(CATCH_UP, summary, removed_paths=plan.remove, events=0, t0=t0,

@@ -122,7 +122,13 @@ class FakeService:
                               cancel: threading.Event | None = None) -> IndexSummary:
         return IndexSummary()
 
-    def remove_paths(self, paths: Iterable[str | Path]) -> int:
+    def pending_removals(self) -> list[str]:
+        return []
+
+    def erasing_unfinished(self) -> bool:
+        return False
+
+    def remove_paths(self, paths: Iterable[str | Path], progress: object = None, cancel: object = None) -> int:
         n = 0
         with self.lock:
             self.version += 1
@@ -239,7 +245,7 @@ class FakeService:
     def take_notices(self) -> list[str]:
         return []
 
-    def compact(self) -> tuple[int, int]:
+    def compact(self, progress: object = None, cancel: object = None) -> tuple[int, int]:
         return 4096, 4096
 
     @property

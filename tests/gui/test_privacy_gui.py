@@ -43,7 +43,7 @@ def test_remove_then_compact_and_erase_from_the_library(qtbot, make_window, hash
     assert w.library.compact_btn.isEnabled()
     with qtbot.waitSignal(w.library.compact_finished, timeout=30000) as sig:
         w.library.compact_btn.click()
-        assert not w.library.compact_btn.isEnabled() and w.library.compact_btn.text() == "Compacting…"
+        assert w.library.compact_btn.text().startswith("Compacting…")  # pressed again, it cancels
     message, level = sig.args
     assert level == "info" and "Compacted the library" in message
     assert any("Compacted the library" in t for t in w.banners.texts())
