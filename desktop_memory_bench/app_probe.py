@@ -26,23 +26,44 @@ if TYPE_CHECKING:
 BACKENDS = ("hybrid", "keyword", "dense")
 
 
+def memory_now() -> dict[str, float]:
+    """This process's RSS now and its peak so far, and SQLite's own heap (page caches, FTS buffers), in MB: read at
+    each phase so the report says what holds the peak."""
+    import apsw
+
+    out = {"sqlite_mb": apsw.memory_used() / 2**20, "sqlite_peak_mb": apsw.memory_high_water() / 2**20}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out["rss_mb" if line.startswith("VmRSS") else "peak_rss_mb"] = int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return {k: round(v, 1) for k, v in out.items()}
+
+
 def probe(db: Path, docs: Path | None, queries: list[str], settings: Settings | None = None) -> dict[str, Any]:
     """Index ``docs`` into ``db`` and run ``queries`` on each backend; peak RSS of this process, in MB."""
     from desktop_memory.config import Settings
     from desktop_memory.service import MemoryService
 
+    phases = {"start": memory_now()}
     svc = MemoryService(settings or Settings(), db_path=db)
     try:
+        phases["opened"] = memory_now()
         t0 = time.perf_counter()
         summary = svc.index_paths([docs]) if docs is not None else None
         index_s = time.perf_counter() - t0
         rss_after_index = process_peak_rss() / 2**20
+        phases["indexed"] = memory_now()
         t0 = time.perf_counter()
         for backend in BACKENDS:
             for q in queries:
                 svc.search_outcome(q, backend=backend)
+            phases[backend] = memory_now()
         search_s = time.perf_counter() - t0
         stats = svc.stats()
+        phases["connections"] = {"open": float(svc.open_connections())}
     finally:
         svc.close()
     return {
@@ -54,6 +75,7 @@ def probe(db: Path, docs: Path | None, queries: list[str], settings: Settings | 
         "search_s": search_s,
         "peak_rss_after_index_mb": rss_after_index,
         "peak_rss_mb": process_peak_rss() / 2**20,
+        "phases": phases,
     }
 
 

@@ -1,7 +1,8 @@
 """Index files in two phases.
 
 1. **extract**: walk → skip unchanged (stat fast path, then content hash) → read → chunk → write the document,
-   its chunks and FTS rows in ONE transaction. A document is keyword-searchable the moment it commits.
+   its chunks and FTS rows, several documents to ONE transaction (``write_batch.py``: ~1,000 chunks or ~1 s,
+   whichever comes first). A document is keyword-searchable the moment its batch commits.
 2. **embed**: drain the queue of chunks without vectors in batches, one transaction per batch. The queue is the
    ``embedded = 0`` flag in the database, so it survives a crash or kill: the next run embeds only what is missing.
    :func:`embed_pending_shared` does the same holding the writer only to commit each slice (the model computes
@@ -35,14 +36,18 @@ from ..models import (
     IndexSummary,
 )
 from ..store import DocRow, Store
+from ..store.doc_writes import DocumentWrite
 from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
 from .readers import read_document
 from .walk import WalkEntry, gone_as_file, has_surrogates, printable_path, walk_paths
+from .write_batch import WriteBatch
 
 ProgressFn = Callable[[IndexProgress], None]
 EMBED_WINDOW = 256  # chunks fetched per round and sorted by length, so batches of similar length pad little
+WRITE_BATCH_CHUNKS = 1000  # chunks of extracted documents written in one transaction (ingest/write_batch.py)
+WRITE_BATCH_S = 1.0  # ... or fewer, once the oldest of them waited this long: keyword-searchable within ~1 s
 EMBED_SLICE = 16  # chunks embedded and committed together: progress, cancel and crash loss are per slice
 # (16, not 64: Cancel stops in 1.0 s instead of 2.6 s p50 at load ~10; desktop_memory_bench/cancel_latency.py)
 PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress callbacks a second
@@ -100,6 +105,7 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
                  embed: bool) -> IndexSummary:
     summary = IndexSummary()
     rep = _Reporter(progress)
+    batch = WriteBatch(store, summary, max_chunks=WRITE_BATCH_CHUNKS, max_age_s=WRITE_BATCH_S)
     t0 = time.perf_counter()
     roots = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
     try:
@@ -117,6 +123,8 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
         seen: set[str] = set()
         for walked in entries:
             _check(cancel)
+            if batch.due() or batch.holds(walked.path):
+                batch.flush()
             entry = walked
             if walked.skip_reason and has_surrogates(walked.path):  # a name that is not valid text: show it escaped
                 entry = dataclasses.replace(walked, path=printable_path(walked.path))
@@ -125,10 +133,15 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
                 summary.skipped += 1
                 continue
             seen.add(entry.path)
-            outcome = _index_one(store, entry, settings, force, summary)
-            summary.outcomes.append(outcome)
+            done = _index_one(store, entry, settings, force, summary)
+            if isinstance(done, DocumentWrite):
+                outcome = batch.add(done)  # its outcome's slot is filled in when its batch is written
+            else:
+                outcome = done
+                summary.outcomes.append(outcome)
             rep.emit(files_done=rep.state.files_done + 1, current=entry.path, chunks_written=summary.chunks_added,
                      last_outcome=outcome)
+        batch.flush()
         reconcile_kind_changes(store, roots, seen, summary)
         for root in roots:
             if os.path.isdir(root) and not has_surrogates(root):
@@ -138,6 +151,7 @@ def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, 
         if embed and embedder is not None:
             embed_pending(store, embedder, settings, reporter=rep, cancel=cancel, summary=summary)
     except Cancelled:
+        batch.flush()  # what was read before Cancel is kept
         summary.cancelled = True
     summary.elapsed_s = time.perf_counter() - t0
     rep.emit(force=True, phase="done")
@@ -163,7 +177,10 @@ def _add_library_folder(store: Store, root: str) -> None:
     store.add_root(root)
 
 
-def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool, summary: IndexSummary) -> FileOutcome:
+def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool,
+               summary: IndexSummary) -> FileOutcome | DocumentWrite:
+    """The file's outcome when nothing is to be written for it (unchanged, skipped, failed), else the document to
+    write: the caller's WriteBatch writes it with its neighbours (write_batch.py)."""
     path = entry.path
     if entry.skip_reason:
         store.record_outcome(path=path, status=STATUS_SKIPPED, error=entry.skip_reason, size=entry.size,
@@ -225,18 +242,9 @@ def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool, 
         return _failed(store, entry, summary, reason, remove=None)
     finally:
         summary.extract_s += time.perf_counter() - te
-    ts = time.perf_counter()
-    written = store.write_document(
-        path=path, kind=doc.kind, language=doc.language, title=doc.title, size=entry.size, mtime=entry.mtime,
-        content_hash=digest, chunks=chunks, dedupe_keys=keys, warning="; ".join(doc.warnings),
-    )
-    summary.store_s += time.perf_counter() - ts
-    summary.indexed += 1
-    summary.chunks_added += written.chunks - written.duplicates
-    summary.duplicates_collapsed += written.duplicates
-    summary.vectors_reused += written.vectors_reused
-    reason = f"{written.duplicates} duplicate chunk(s) collapsed" if written.duplicates else ""
-    return FileOutcome(path, STATUS_INDEXED, reason, written.chunks)
+    return DocumentWrite(path=path, kind=doc.kind, language=doc.language, title=doc.title, size=entry.size,
+                         mtime=entry.mtime, content_hash=digest, chunks=chunks, dedupe_keys=keys,
+                         warning="; ".join(doc.warnings))
 
 
 def _fingerprint(path: str) -> tuple[int, int, int, int, int]:

@@ -38,7 +38,10 @@ def bigrams(run: str) -> list[str]:
 
 
 def grams_text(text: str) -> str:
-    """What ``chunks_cjk`` indexes for a chunk: every run's bigrams, space-separated ("" when there are none)."""
+    """What ``chunks_cjk`` indexes for a chunk: every run's bigrams, space-separated ("" when there are none).
+    ASCII text has no run (NFKC keeps it ASCII): answered without normalising, the write path's common case."""
+    if text.isascii():
+        return ""
     return " ".join(g for run in runs(text) for g in bigrams(run))
 
 

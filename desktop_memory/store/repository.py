@@ -28,7 +28,7 @@ from ..errors import StoreError, StoreFull, StoreReadOnly
 from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, path_separator
 from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, translate_error
-from .doc_writes import DocumentWrites
+from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
@@ -275,6 +275,10 @@ class Store:
                                           mtime=mtime, content_hash=content_hash, chunks=chunks,
                                           dedupe_keys=dedupe_keys, warning=warning)
 
+    def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
+        """Replace several documents in one transaction (see ``DocumentWrites.write_documents``)."""
+        return self.writes.write_documents(docs)
+
     def record_outcome(self, *, path: str, status: str, error: str, kind: str = "", size: int = 0,
                        mtime: float = 0.0) -> None:
         """Record a skipped/failed file. A previously indexed version stays searchable (nothing is lost)."""
@@ -358,4 +362,4 @@ class Store:
         return total
 
 
-__all__ = ["HEADING_SEP", "DocRow", "Store", "StoreError", "WriteResult"]
+__all__ = ["HEADING_SEP", "DocRow", "DocumentWrite", "Store", "StoreError", "WriteResult"]
