@@ -10,6 +10,7 @@ from ..models import chunk_text_hash
 from . import migrations as _migrations
 from .rows import scalar, scalar_int
 from .vector_rows import VectorRows
+from .vectors import code_bytes
 
 
 class IntegrityChecks:
@@ -74,10 +75,10 @@ class IntegrityChecks:
                 self.conn,
                 "select (select count(*) from chunk_vectors where length(embedding) != ?) + "
                 "(select count(*) from chunk_vector_bits where length(bits) != ?)",
-                (4 * dim, (dim + 7) // 8),
+                (4 * dim, code_bytes(dim)),
             )
             if bad:
-                problems.append(f"{bad} vectors or sign-bit rows have the wrong size for {dim} dimensions")
+                problems.append(f"{bad} vectors or bit-code rows have the wrong size for {dim} dimensions")
         return problems
 
 
