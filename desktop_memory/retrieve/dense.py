@@ -47,9 +47,9 @@ Ranked = list[tuple[int, float]]
 EXACT_BELOW = 1000  # a library or filtered subset this small is scored exactly (~2 ms)
 MIN_CANDIDATES = 2000  # Hamming shortlist per query at least (recall@10 vs exact: see docs/BENCHMARKS.md)
 OVERSAMPLE = 20  # ... or limit × this, whichever is larger
-CANDIDATE_SHARE = 0.01  # ... or this share of the vectors searched
-MAX_CANDIDATES = 10000
-MIN_RESCORED = 200  # re-scored exactly per query at least
+CANDIDATE_SHARE = 0.03  # ... or this share of the vectors searched (3,000 at 100k, 9,000 at 300k)
+MAX_CANDIDATES = 20000  # (reached at 667k vectors)
+MIN_RESCORED = 400  # re-scored exactly per query at least
 RESCORE_OVERSAMPLE = 4  # ... or the Hamming shortlist's limit × this
 GHOST_SHARE = 0.10  # reload the code matrices when deleted vectors exceed this share of them
 
@@ -160,19 +160,22 @@ def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: Searc
     query_vec = np.asarray(query_vec, dtype=np.float32).reshape(-1)
     ids, signs, mags = bit_matrix(store).snapshot(store)
     allowed = _allowed_ids(store, filters)
+    mask = None
     if allowed is not None:
         if len(allowed) <= EXACT_BELOW:
             return _rescore(store, query_vec, allowed, limit)
-        mask = np.isin(ids, allowed)
-        ids, signs, mags = ids[mask], signs[:, mask], mags[:, mask]
-    if len(ids) <= EXACT_BELOW:
-        return _rescore(store, query_vec, ids, limit)
-    budget = int(candidates or candidate_budget(limit, len(ids)))
-    if len(ids) <= budget:
-        cols = np.arange(len(ids))
+        mask = np.isin(ids, allowed)  # the matrices are never copied: excluded columns only lose the Hamming race
+    searched = len(ids) if mask is None else int(np.count_nonzero(mask))
+    if searched <= EXACT_BELOW:
+        return _rescore(store, query_vec, ids if mask is None else ids[mask], limit)
+    budget = int(candidates or candidate_budget(limit, searched))
+    if searched <= budget:
+        cols = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
     else:
-        qwords = words_of(sign_bits(query_vec))[:, 0]
-        cols = nearest_by_hamming(hamming(signs, qwords), budget)
+        dist = hamming(signs, words_of(sign_bits(query_vec))[:, 0])
+        if mask is not None:
+            dist[~mask] = np.iinfo(dist.dtype).max  # beyond any real distance: chosen only if nothing else is left
+        cols = nearest_by_hamming(dist, budget)
     keep = int(rescored or rescore_budget(limit))
     if len(cols) > keep:
         pool = best_by_score(code_scores(signs, mags, cols, query_vec, BIG_WEIGHT), ids[cols], keep)
