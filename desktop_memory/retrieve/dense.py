@@ -52,6 +52,7 @@ MAX_CANDIDATES = 20000  # (reached at 667k vectors)
 MIN_RESCORED = 400  # re-scored exactly per query at least
 RESCORE_OVERSAMPLE = 4  # ... or the Hamming shortlist's limit × this
 GHOST_SHARE = 0.10  # reload the code matrices when deleted vectors exceed this share of them
+LOAD_PAGE = 65536  # codes read per query when loading the matrices
 
 _EMPTY = np.zeros((0, 0), dtype=np.uint64)
 
@@ -83,14 +84,12 @@ class BitMatrix:
         ghosts = deleted - self.deleted_at_load
         full = (self.state is None or self.state[0] != epoch or ghosts > GHOST_SHARE * max(1000, len(self.ids)))
         if full:
-            ids, codes = store.load_bits(0)
-            self.ids, (self.signs, self.mags) = ids, _planes(codes)
+            self.ids, self.signs, self.mags = _load(store, 0)
             self.deleted_at_load = deleted
         elif self.state is None or self.state[1] != seq:
             after = int(self.ids[-1]) if len(self.ids) else 0
-            ids, codes = store.load_bits(after)
+            ids, signs, mags = _load(store, after)
             if len(ids):
-                signs, mags = _planes(codes)
                 if len(self.ids) and signs.shape[0] == self.signs.shape[0]:
                     self.signs = np.ascontiguousarray(np.concatenate([self.signs, signs], axis=1))
                     self.mags = np.ascontiguousarray(np.concatenate([self.mags, mags], axis=1))
@@ -98,6 +97,31 @@ class BitMatrix:
                 else:  # first vectors (or a dimension change): start over
                     self.ids, self.signs, self.mags = ids, signs, mags
         self.state = state
+
+
+def _load(store: Store, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, sign words, magnitude words) of the stored codes with id > after_id, read in pages of LOAD_PAGE so
+    the peak memory of a load is about twice the matrices, not the rows of a million Python objects."""
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    while True:
+        ids, codes = store.load_bits(after_id, LOAD_PAGE)
+        if not len(ids):
+            break
+        signs, mags = _planes(codes)
+        if parts and signs.shape[0] != parts[-1][1].shape[0]:  # a dimension change mid-read: keep the newest
+            parts.clear()
+        parts.append((ids, signs, mags))
+        after_id = int(ids[-1])
+        if len(ids) < LOAD_PAGE:
+            break
+    if not parts:
+        return np.zeros(0, dtype=np.int64), _EMPTY, _EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    ids = np.concatenate([p[0] for p in parts])
+    signs = np.concatenate([p[1] for p in parts], axis=1)
+    mags = np.concatenate([p[2] for p in parts], axis=1)
+    return ids, signs, mags
 
 
 def _planes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

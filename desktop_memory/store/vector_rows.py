@@ -77,13 +77,15 @@ class VectorRows:
         )}
         return values.get("vec_epoch", 0), values.get("vec_seq", 0), values.get("vec_deleted", 0)
 
-    def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64, codes uint8 (n, 2·ceil(dim/8))) of every stored vector with id > after_id, in id order.
+    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64, codes uint8 (n, 2·ceil(dim/8))) of the stored vectors with id > after_id, in id order (the
+        first ``limit`` of them: a caller reading a million pages through them, so Python never holds them all).
 
         A code of the sign plane alone (written before migration 7; only a hand-edited file still has one) gets an
         empty magnitude plane: the vector is still found, ranked by its signs."""
         rows = self.conn.execute(
-            "select id, bits from chunk_vector_bits where id > ? order by id", (int(after_id),)
+            "select id, bits from chunk_vector_bits where id > ? order by id limit ?",
+            (int(after_id), -1 if limit is None else int(limit)),
         ).fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)

@@ -202,3 +202,22 @@ def test_budgets_are_sane(limit):
     assert dense_mod.rescore_budget(limit) >= limit
     assert dense_mod.candidate_budget(limit, 10**6) <= dense_mod.MAX_CANDIDATES
     assert dense_mod.candidate_budget(limit, 10**6) > dense_mod.rescore_budget(limit)
+
+
+def test_matrices_load_in_pages(tmp_path, monkeypatch):
+    """A load reads the codes page by page (a million rows never sit in Python at once): same matrices."""
+    s = Store(tmp_path / "p.db")
+    vecs = _vectors(1300, 48, seed=11)
+    s.ensure_model("m", 48)
+    for d in range(0, 1300, 100):
+        _write(s, f"/p{d}.txt", [f"p{i}" for i in range(d, d + 100)])
+    pending = s.pending_chunks(2000)
+    s.store_vectors([c for c, _ in pending], vecs)
+    whole = dense_mod.BitMatrix().snapshot(s)
+    monkeypatch.setattr(dense_mod, "LOAD_PAGE", 128)
+    paged = dense_mod.BitMatrix().snapshot(s)
+    for a, b in zip(whole, paged):
+        np.testing.assert_array_equal(a, b)
+    assert len(paged[0]) == 1300 and paged[1].shape == (1, 1300)
+    codes = bit_codes(vecs)
+    np.testing.assert_array_equal(paged[2], words_of(codes[:, 6:]))
