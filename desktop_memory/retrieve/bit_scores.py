@@ -51,15 +51,15 @@ def hamming(words: np.ndarray, query_words: np.ndarray) -> np.ndarray:
     nwords, n = words.shape
     dist = np.zeros(n, dtype=np.uint16)
     step = min(n, SCAN_BLOCK) or 1
-    tmp = np.empty(step, dtype=np.uint64)
-    cnt = np.empty(step, dtype=np.uint8)
+    tmp = np.empty((nwords, step), dtype=np.uint64)
+    cnt = np.empty((nwords, step), dtype=np.uint8)
+    q = query_words.reshape(-1, 1)
     for start in range(0, n, step):
         stop = min(n, start + step)
         m = stop - start
-        out = dist[start:stop]
-        for w in range(nwords):
-            np.bitwise_xor(words[w, start:stop], query_words[w], out=tmp[:m])
-            out += _bitcount(tmp[:m], out=cnt[:m])
+        np.bitwise_xor(words[:, start:stop], q, out=tmp[:, :m])
+        _bitcount(tmp[:, :m], out=cnt[:, :m])
+        np.add.reduce(cnt[:, :m], axis=0, dtype=np.uint16, out=dist[start:stop])
     return dist
 
 

@@ -221,3 +221,14 @@ def test_matrices_load_in_pages(tmp_path, monkeypatch):
     assert len(paged[0]) == 1300 and paged[1].shape == (1, 1300)
     codes = bit_codes(vecs)
     np.testing.assert_array_equal(paged[2], words_of(codes[:, 6:]))
+
+
+def test_hamming_scan_across_blocks(monkeypatch):
+    from desktop_memory.retrieve import bit_scores
+
+    rng = np.random.default_rng(12)
+    bits = rng.integers(0, 256, size=(1000, 20), dtype=np.uint8)  # 160 bits: 3 words with padding
+    q = rng.integers(0, 256, size=(1, 20), dtype=np.uint8)
+    naive = np.unpackbits(bits ^ q, axis=1).sum(axis=1)
+    monkeypatch.setattr(bit_scores, "SCAN_BLOCK", 64)
+    np.testing.assert_array_equal(hamming(words_of(bits), words_of(q)[:, 0]), naive)
