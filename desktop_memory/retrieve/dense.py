@@ -6,7 +6,7 @@ over-fetching candidates from a vec0 table is slow (bit[384], 100k rows: k=10 ~4
 exact float scan is ~63 ms at 100k and ~175 ms at 300k on a 2-core machine.
 
 Every stored vector has a 2-bit code (``chunk_vector_bits``, ``store/vectors.py``): its sign plane and its
-magnitude plane, 48 bytes each for 384 dims. Both are held in memory as column-major uint64 matrices (97 MB at a
+magnitude plane, 48 bytes each for 384 dims. Both are held in memory as column-major uint64 matrices (99 MiB at a
 million vectors, ids included). A query then runs three stages (``bit_scores.py`` holds the kernels):
 
 1. **Hamming**: the sign plane's distance to the query's sign bits, over every vector (~10 ms at 1M); the
