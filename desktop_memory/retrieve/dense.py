@@ -1,22 +1,27 @@
-"""The dense lane's plan: a coarse Hamming scan over sign bits, then exact re-scoring in SQLite.
+"""The dense lane's plan: a Hamming scan over sign bits, a 2-bit-code ranking of its shortlist, then exact
+re-scoring of a few hundred vectors in SQLite.
 
 Why not vec0's own KNN: sqlite-vec 0.1.9 is brute force with a per-chunk selection whose cost grows with k, so
 over-fetching candidates from a vec0 table is slow (bit[384], 100k rows: k=10 ~4 ms but k=200 ~130 ms), and the
 exact float scan is ~63 ms at 100k and ~175 ms at 300k on a 2-core machine.
 
-The plan here:
+Every stored vector has a 2-bit code (``chunk_vector_bits``, ``store/vectors.py``): its sign plane and its
+magnitude plane, 48 bytes each for 384 dims. Both are held in memory as column-major uint64 matrices (99 MiB at a
+million vectors, ids included). A query then runs three stages (``bit_scores.py`` holds the kernels):
 
-1. **coarse**: every stored vector's sign bits (48 bytes for 384 dims, kept in ``chunk_vector_bits``) are held in
-   memory as a column-major uint64 matrix (17 MB at 300k chunks, ids included); Hamming distances to the query's
-   bits take ~2 ms at 300k; the ``candidates`` nearest are picked with a counting threshold (no full sort);
-2. **exact**: those candidates' float32 vectors are fetched by primary key from ``chunk_vectors`` and scored with
-   sqlite-vec's ``vec_distance_l2`` in one SQL statement (~2 ms for 1,000), best first.
+1. **Hamming**: the sign plane's distance to the query's sign bits, over every vector (~10 ms at 1M); the
+   ``candidate_budget`` nearest are kept (a counting threshold, no sort);
+2. **2-bit codes**: those candidates are ranked by the query's floats against their sign and magnitude bits
+   (lookup tables, 96 gathers per vector), and the ``rescore_budget`` best are kept: a few hundred instead of
+   the 20,000 a million vectors needed when Hamming alone chose what to re-score;
+3. **exact**: their float32 vectors are fetched by primary key from ``chunk_vectors`` and scored with sqlite-vec's
+   ``vec_distance_l2`` in one SQL statement, best first (ties by id).
 
-When the index (or the filtered subset) holds no more vectors than the candidate budget, step 1 is skipped and
-step 2 scores all of them: exact search for small libraries. Filters are applied before step 1 (the candidate
-set is drawn from the allowed ids only), so a filtered search never loses its top-k to post-filtering.
+A library (or filtered subset) of at most ``EXACT_BELOW`` vectors skips stages 1 and 2: exact search. Filters are
+applied before stage 1 (the candidates are drawn from the allowed ids only), so a filtered search never loses its
+top-k to post-filtering.
 
-The in-memory bits are refreshed from the store's change counters (``Store.vector_state``): appended vectors are
+The in-memory codes are refreshed from the store's change counters (``Store.vector_state``): appended vectors are
 read incrementally; a reset or an out-of-order insert reloads everything; deleted vectors stay in memory as
 harmless ghosts (their float rows are gone, so re-scoring drops them) until they pass 10 % of the matrix.
 """
@@ -31,76 +36,100 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store import Store
-from ..store.vectors import float_blob, sign_bits
+from ..store.vectors import BIG_WEIGHT, float_blob, sign_bits
+from .bit_scores import best_by_score, code_scores, hamming, nearest_by_hamming, words_of
+
+__all__ = ["BitMatrix", "bit_matrix", "candidate_budget", "dense_exact", "dense_search", "hamming",
+           "nearest_by_hamming", "rescore_budget"]
 
 Ranked = list[tuple[int, float]]
 
-MIN_CANDIDATES = 1000  # re-scored per query at least (recall@10 vs exact: see docs/BENCHMARKS.md)
-OVERSAMPLE = 5  # ... or limit × this, whichever is larger
-CANDIDATE_SHARE = 0.025  # ... or this share of the vectors searched (2,500 at 100k, 7,500 at 300k)
-MAX_CANDIDATES = 20000
-GHOST_SHARE = 0.10  # reload the bit matrix when deleted vectors exceed this share of it
+EXACT_BELOW = 1000  # a library or filtered subset this small is scored exactly (~2 ms)
+MIN_CANDIDATES = 2000  # Hamming shortlist per query at least (recall@10 vs exact: see docs/BENCHMARKS.md)
+OVERSAMPLE = 20  # ... or limit × this, whichever is larger
+CANDIDATE_SHARE = 0.03  # ... or this share of the vectors searched (3,000 at 100k, 9,000 at 300k)
+MAX_CANDIDATES = 20000  # (reached at 667k vectors)
+MIN_RESCORED = 400  # re-scored exactly per query at least
+RESCORE_OVERSAMPLE = 4  # ... or the Hamming shortlist's limit × this
+GHOST_SHARE = 0.10  # reload the code matrices when deleted vectors exceed this share of them
+LOAD_PAGE = 65536  # codes read per query when loading the matrices
 
-if hasattr(np, "bitwise_count"):  # numpy >= 2.0
-
-    def _bitcount(x: np.ndarray) -> np.ndarray:
-        counts: np.ndarray = np.bitwise_count(x)
-        return counts
-
-else:  # pragma: no cover - older numpy
-    _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
-
-    def _bitcount(x: np.ndarray) -> np.ndarray:
-        counts: np.ndarray = _POP8[x.view(np.uint8)].reshape(x.shape + (8,)).sum(axis=-1, dtype=np.uint8)
-        return counts
-
-
-def _words(bits: np.ndarray) -> np.ndarray:
-    """(n, nbytes) uint8 -> (nwords, n) uint64, column-major so each word is one contiguous row."""
-    n, nbytes = bits.shape
-    pad = (-nbytes) % 8
-    if pad:
-        bits = np.concatenate([bits, np.zeros((n, pad), dtype=np.uint8)], axis=1)
-    return np.ascontiguousarray(np.ascontiguousarray(bits).view(np.uint64).T)
+_EMPTY = np.zeros((0, 0), dtype=np.uint64)
 
 
 class BitMatrix:
-    """The in-memory copy of one database's sign bits. Thread-safe; searches read an immutable snapshot."""
+    """The in-memory copy of one database's 2-bit codes. Thread-safe; searches read an immutable snapshot."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.state: tuple[int, int, int] | None = None  # (epoch, seq, deleted) at the last refresh
         self.deleted_at_load = 0
         self.ids = np.zeros(0, dtype=np.int64)
-        self.words = np.zeros((0, 0), dtype=np.uint64)
+        self.signs = _EMPTY  # (nwords, n) uint64: sign planes, one column per vector
+        self.mags = _EMPTY  # (nwords, n) uint64: magnitude planes
 
-    def snapshot(self, store: Store) -> tuple[np.ndarray, np.ndarray]:
+    def snapshot(self, store: Store) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         state = store.vector_state()
         with self._lock:
             if self.state != state:
                 self._refresh(store, state)
-            return self.ids, self.words
+            return self.ids, self.signs, self.mags
+
+    def nbytes(self) -> int:
+        """Bytes held (ids and both planes)."""
+        return int(self.ids.nbytes + self.signs.nbytes + self.mags.nbytes)
 
     def _refresh(self, store: Store, state: tuple[int, int, int]) -> None:
         epoch, seq, deleted = state
         ghosts = deleted - self.deleted_at_load
         full = (self.state is None or self.state[0] != epoch or ghosts > GHOST_SHARE * max(1000, len(self.ids)))
         if full:
-            ids, bits = store.load_bits(0)
-            self.ids = ids
-            self.words = _words(bits) if len(ids) else np.zeros((0, 0), dtype=np.uint64)
+            self.ids, self.signs, self.mags = _load(store, 0)
             self.deleted_at_load = deleted
         elif self.state is None or self.state[1] != seq:
             after = int(self.ids[-1]) if len(self.ids) else 0
-            ids, bits = store.load_bits(after)
+            ids, signs, mags = _load(store, after)
             if len(ids):
-                new_words = _words(bits)
-                if len(self.ids) and new_words.shape[0] == self.words.shape[0]:
-                    self.words = np.ascontiguousarray(np.concatenate([self.words, new_words], axis=1))
+                if len(self.ids) and signs.shape[0] == self.signs.shape[0]:
+                    self.signs = np.ascontiguousarray(np.concatenate([self.signs, signs], axis=1))
+                    self.mags = np.ascontiguousarray(np.concatenate([self.mags, mags], axis=1))
                     self.ids = np.concatenate([self.ids, ids])
                 else:  # first vectors (or a dimension change): start over
-                    self.ids, self.words = ids, new_words
+                    self.ids, self.signs, self.mags = ids, signs, mags
         self.state = state
+
+
+def _load(store: Store, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, sign words, magnitude words) of the stored codes with id > after_id, read in pages of LOAD_PAGE so
+    the peak memory of a load is about twice the matrices, not the rows of a million Python objects."""
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    while True:
+        ids, codes = store.load_bits(after_id, LOAD_PAGE)
+        if not len(ids):
+            break
+        signs, mags = _planes(codes)
+        if parts and signs.shape[0] != parts[-1][1].shape[0]:  # a dimension change mid-read: keep the newest
+            parts.clear()
+        parts.append((ids, signs, mags))
+        after_id = int(ids[-1])
+        if len(ids) < LOAD_PAGE:
+            break
+    if not parts:
+        return np.zeros(0, dtype=np.int64), _EMPTY, _EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    ids = np.concatenate([p[0] for p in parts])
+    signs = np.concatenate([p[1] for p in parts], axis=1)
+    mags = np.concatenate([p[2] for p in parts], axis=1)
+    return ids, signs, mags
+
+
+def _planes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 2·nbytes) stored codes -> (sign words, magnitude words), each (nwords, n) uint64."""
+    if not len(codes):
+        return _EMPTY, _EMPTY
+    half = codes.shape[1] // 2
+    return words_of(codes[:, :half]), words_of(codes[:, half:])
 
 
 _MATRICES: OrderedDict[str, BitMatrix] = OrderedDict()
@@ -109,7 +138,7 @@ _MAX_MATRICES = 4
 
 
 def bit_matrix(store: Store) -> BitMatrix:
-    """The shared bit matrix of this database file (one per path; a few paths are kept)."""
+    """The shared code matrices of this database file (one per path; a few paths are kept)."""
     key = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
     with _MATRICES_LOCK:
         m = _MATRICES.get(key)
@@ -122,40 +151,23 @@ def bit_matrix(store: Store) -> BitMatrix:
         return m
 
 
-def hamming(words: np.ndarray, query_words: np.ndarray) -> np.ndarray:
-    """Hamming distance of every column of ``words`` to the query, as uint16."""
-    n = words.shape[1]
-    dist = np.zeros(n, dtype=np.uint16)
-    tmp = np.empty(n, dtype=np.uint64)
-    for w in range(words.shape[0]):
-        np.bitwise_xor(words[w], query_words[w], out=tmp)
-        dist += _bitcount(tmp)
-    return dist
-
-
-def nearest_by_hamming(dist: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` smallest distances (ties at the cut-off resolved by position), unsorted."""
-    if count >= len(dist):
-        return np.arange(len(dist))
-    hist = np.bincount(dist, minlength=int(dist.max()) + 1)
-    cut = int(np.searchsorted(np.cumsum(hist), count))  # smallest d with #(dist <= d) >= count
-    inside = np.flatnonzero(dist < cut)
-    at_cut = np.flatnonzero(dist == cut)[: count - len(inside)]
-    return np.concatenate([inside, at_cut])
-
-
 def candidate_budget(limit: int, n_vectors: int = 0) -> int:
-    """Candidates re-scored exactly: enough for ``limit``, and a fixed share of the index, since the sign-bit
-    ranking's errors grow with the number of near neighbours (1,000 flat: recall@10 0.989 at 100k, 0.980 at 300k)."""
+    """Hamming shortlist: enough for ``limit``, and a share of the index, since the sign bits' ranking errors grow
+    with the number of near neighbours (capped: the 2-bit stage's cost grows with it)."""
     share = math.ceil(n_vectors * CANDIDATE_SHARE)
     return int(min(MAX_CANDIDATES, max(MIN_CANDIDATES, limit * OVERSAMPLE, share)))
+
+
+def rescore_budget(limit: int) -> int:
+    """Vectors re-scored exactly after the 2-bit ranking."""
+    return int(max(MIN_RESCORED, limit * RESCORE_OVERSAMPLE))
 
 
 def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -> Ranked:
     """Exact cosine of the given chunk ids via sqlite-vec's vec_distance_l2 over the float BLOBs."""
     if not len(ids):
         return []
-    rows = store.reads.vector_distances(float_blob(query_vec), ids, limit)
+    rows = store.reads.vector_distances(float_blob(query_vec), np.sort(ids), limit)
     return [(cid, 1.0 - d * d / 2.0) for cid, d in rows]
 
 
@@ -165,23 +177,34 @@ def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | No
 
 
 def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
-                 *, candidates: int | None = None) -> Ranked:
-    """Top ``limit`` chunks by cosine: coarse Hamming candidates, exact re-scoring (exact when few vectors)."""
+                 *, candidates: int | None = None, rescored: int | None = None) -> Ranked:
+    """Top ``limit`` chunks by cosine: Hamming shortlist (``candidates``), 2-bit-code ranking, exact re-scoring of
+    the best ``rescored`` (exact search when few vectors)."""
     limit = max(1, int(limit))
     query_vec = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-    ids, words = bit_matrix(store).snapshot(store)
+    ids, signs, mags = bit_matrix(store).snapshot(store)
     allowed = _allowed_ids(store, filters)
-    budget = int(candidates or candidate_budget(limit, len(ids) if allowed is None else len(allowed)))
+    mask = None
     if allowed is not None:
-        if len(allowed) <= budget:
+        if len(allowed) <= EXACT_BELOW:
             return _rescore(store, query_vec, allowed, limit)
-        mask = np.isin(ids, allowed)
-        ids, words = ids[mask], words[:, mask]
-    if len(ids) <= budget:
-        pool = ids
+        mask = np.isin(ids, allowed)  # the matrices are never copied: excluded columns only lose the Hamming race
+    searched = len(ids) if mask is None else int(np.count_nonzero(mask))
+    if searched <= EXACT_BELOW:
+        return _rescore(store, query_vec, ids if mask is None else ids[mask], limit)
+    budget = int(candidates or candidate_budget(limit, searched))
+    if searched <= budget:
+        cols = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
     else:
-        qwords = _words(sign_bits(query_vec))[:, 0]
-        pool = ids[nearest_by_hamming(hamming(words, qwords), budget)]
+        dist = hamming(signs, words_of(sign_bits(query_vec))[:, 0])
+        if mask is not None:
+            dist[~mask] = np.iinfo(dist.dtype).max  # beyond any real distance: chosen only if nothing else is left
+        cols = nearest_by_hamming(dist, budget)
+    keep = int(rescored or rescore_budget(limit))
+    if len(cols) > keep:
+        pool = best_by_score(code_scores(signs, mags, cols, query_vec, BIG_WEIGHT), ids[cols], keep)
+    else:
+        pool = ids[cols]
     return _rescore(store, query_vec, pool, limit)
 
 

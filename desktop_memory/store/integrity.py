@@ -26,6 +26,7 @@ from ..models import chunk_text_hash
 from . import migrations as _migrations
 from .rows import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
+from .vectors import code_bytes
 
 CheckProgress = Callable[[str, int, int], None]  # (step name, steps done, steps in all)
 HANDLER_STEPS = 20000  # SQLite VM instructions between two looks at the cancel flag
@@ -133,10 +134,10 @@ class IntegrityChecks:
         flagged = scalar_int(self.conn, "select count(*) from chunks where embedded=1")
         if vecs != flagged:
             problems.append(f"vectors {vecs} != chunks flagged embedded {flagged}")
-        self._step("sign bits")
+        self._step("bit codes")
         bits, unpaired_bits, bad_bits = (as_int(v) for v in self.conn.execute(
             "select count(*), coalesce(sum(v.id is null), 0), coalesce(sum(length(b.bits) != ?), 0) "
-            "from chunk_vector_bits b left join chunk_vectors v on v.id = b.id", ((((dim or 0) + 7) // 8),)
+            "from chunk_vector_bits b left join chunk_vectors v on v.id = b.id", (code_bytes(dim or 0),)
         ).fetchall()[0])
         unpaired = unpaired_bits + (vecs - (bits - unpaired_bits))  # bits without a vector + vectors without bits
         if unpaired:
@@ -147,7 +148,7 @@ class IntegrityChecks:
         if vecs and model is None:
             problems.append(f"{vecs} vectors stored but no model recorded")
         if dim and (bad_size or bad_bits):
-            problems.append(f"{bad_size + bad_bits} vectors or sign-bit rows have the wrong size for {dim} dimensions")
+            problems.append(f"{bad_size + bad_bits} vectors or bit-code rows have the wrong size for {dim} dimensions")
         self._step("passage texts")
         stale = self._stale_text_hashes()
         if stale:

@@ -191,6 +191,35 @@ MIGRATIONS.append(f"""
         {FOLDER_KEY}, path COLLATE NOCASE, status, n_chunks, size, mtime, indexed_at);
 """)
 
+def _migration_bit_codes(conn: apsw.Connection) -> None:
+    """Each vector's sign bits become its 2-bit code: the sign plane followed by a magnitude plane (bit i set iff
+    |component i| exceeds the median |component| of that vector; see ``store/vectors.py``). The dense lane ranks its
+    Hamming shortlist with both planes, so at a million vectors it re-scores a few hundred floats, not 20,000.
+    Every existing code is recomputed from its own stored float vector (no re-embedding)."""
+    import numpy as np
+
+    from .vectors import bit_codes
+
+    dim = scalar_int(conn, "select coalesce((select cast(value as integer) from meta where key = 'dim'), 0)")
+    after = 0
+    while dim > 0:
+        rows = conn.execute(
+            "select id, embedding from chunk_vectors where id > ? order by id limit 4096", (after,)
+        ).fetchall()
+        if not rows:
+            break
+        after = as_int(rows[-1][0])
+        rows = [r for r in rows if len(as_bytes(r[1])) == 4 * dim]  # a damaged row is left for `check` to report
+        if not rows:
+            continue
+        mat = np.frombuffer(b"".join(as_bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), dim)
+        codes = bit_codes(mat)
+        conn.executemany("update chunk_vector_bits set bits = ? where id = ?",
+                         [(codes[i].tobytes(), r[0]) for i, r in enumerate(rows)])
+
+
+MIGRATIONS.append(_migration_bit_codes)  # dense (issue 26)
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before

@@ -308,8 +308,8 @@ class Store:
     def vector_state(self) -> tuple[int, int, int]:
         return self.vectors.vector_state()
 
-    def load_bits(self, after_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        return self.vectors.load_bits(after_id)
+    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self.vectors.load_bits(after_id, limit)
 
     def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:

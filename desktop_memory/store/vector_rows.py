@@ -1,6 +1,6 @@
-"""The Store's vector rows (``Store.vectors``): the recorded model, the embedding queue, and
-the float32 + sign-bit rows the dense lane reads. Kept apart from document writes so each file stays readable; the
-invariants are the ones listed in ``repository.py``."""
+"""The Store's vector rows (``Store.vectors``): the recorded model, the embedding queue, and the float32 rows and
+their 2-bit codes (``store/vectors.py``) that the dense lane reads. Kept apart from document writes so each file
+stays readable; the invariants are the ones listed in ``repository.py``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..errors import EmbedderError
 from ..models import chunk_text_hash
 from .meta import MetaTable
 from .rows import as_bytes, as_int, as_str, scalar_int
-from .vectors import sign_bits
+from .vectors import bit_codes, code_bytes
 
 
 class VectorRows:
@@ -77,27 +77,26 @@ class VectorRows:
         )}
         return values.get("vec_epoch", 0), values.get("vec_seq", 0), values.get("vec_deleted", 0)
 
-    def load_bits(self, after_id: int = 0, block: int = 65536) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64, bits uint8 (n, nbytes)) of every stored vector with id > after_id, in id order.
+    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64, codes uint8 (n, 2·ceil(dim/8))) of the stored vectors with id > after_id, in id order (the
+        first ``limit`` of them: a caller reading a million pages through them, so Python never holds them all).
 
-        Read in blocks into one growing buffer: a single fetchall held a Python tuple and bytes object per row
-        (~200 bytes each), a transient ~250 MB on top of the 48 MB of bits at 1M vectors (the app probe's peak)."""
-        ids: list[np.ndarray] = []
-        buf = bytearray()
-        after = int(after_id)
-        while True:
-            rows = self.conn.execute(
-                "select id, bits from chunk_vector_bits where id > ? order by id limit ?", (after, int(block))
-            ).fetchall()
-            if not rows:
-                break
-            after = as_int(rows[-1][0])
-            ids.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
-            buf += b"".join(as_bytes(r[1]) for r in rows)
-        if not ids:
+        A code of the sign plane alone (written before migration 7; only a hand-edited file still has one) gets an
+        empty magnitude plane: the vector is still found, ranked by its signs."""
+        rows = self.conn.execute(
+            "select id, bits from chunk_vector_bits where id > ? order by id limit ?",
+            (int(after_id), -1 if limit is None else int(limit)),
+        ).fetchall()
+        if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)
-        all_ids = np.concatenate(ids)
-        return all_ids, np.frombuffer(buf, dtype=np.uint8).reshape(len(all_ids), -1)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blobs = [as_bytes(r[1]) for r in rows]
+        _, dim = self.model_info()
+        width = code_bytes(dim) if dim else len(blobs[0])
+        if any(len(b) != width for b in blobs):
+            blobs = [_full_code(b, width) for b in blobs]
+        codes = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(rows), width)
+        return ids, codes
 
     def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -148,7 +147,7 @@ class VectorRows:
             raise EmbedderError("No embedding model is recorded for this index; call ensure_model first.")
         if vectors.ndim != 2 or vectors.shape[1] != dim:
             raise EmbedderError(f"Vectors have {vectors.shape[-1]} dimensions but the index holds {dim}.")
-        bits = sign_bits(vectors)
+        codes = bit_codes(vectors)
         stored = 0
         with self.conn:
             live = {
@@ -166,11 +165,17 @@ class VectorRows:
                 self.conn.executemany("insert into chunk_vectors(id, embedding, text_hash) values(?, ?, ?)",
                                       [(ids[i], vectors[i].tobytes(), live[ids[i]]) for i in keep])
                 self.conn.executemany("insert into chunk_vector_bits(id, bits) values(?, ?)",
-                                      [(ids[i], bits[i].tobytes()) for i in keep])
+                                      [(ids[i], codes[i].tobytes()) for i in keep])
                 self.conn.executemany("update chunks set embedded=1 where id=?", [(ids[i],) for i in keep])
                 self.meta.bump("vec_seq" if min(ids[i] for i in keep) > newest else "vec_epoch")
             stored = len(keep)
         return stored
+
+
+def _full_code(blob: bytes, width: int) -> bytes:
+    """A stored code at its full width: a sign plane alone gets an empty magnitude plane; a damaged row (which
+    ``check`` reports) is cut or zero-padded so one bad row cannot stop the whole dense lane."""
+    return (blob + bytes(width))[:width]
 
 
 def _vector_block(rows: list[apsw.SQLiteValues]) -> tuple[np.ndarray, np.ndarray]:

@@ -165,23 +165,3 @@ def test_cancel_keeps_the_documents_read_before_it(tmp_path, monkeypatch):
         assert len(svc.search("token4", backend="keyword")) == 1
     finally:
         svc.close()
-
-
-def test_load_bits_reads_in_blocks_the_same_matrix(tmp_path):
-    """The dense lane's bit matrix read in small blocks (what keeps the app's peak memory down at 1M vectors) is
-    the very matrix, in id order, and ``after_id`` still reads only the newer rows."""
-    import numpy as np
-
-    s = Store(tmp_path / "a.db")
-    s.ensure_model("m", 16)
-    s.write_documents([_doc(f"/lib/{i:02d}.md", *(f"text {i} {j}" for j in range(7))) for i in range(11)])
-    ids = [cid for cid, _ in s.pending_chunks(1000)]
-    vecs = np.random.default_rng(3).normal(size=(len(ids), 16)).astype(np.float32)
-    s.store_vectors(ids, vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
-    whole_ids, whole = s.vectors.load_bits(0, block=10_000)
-    small_ids, small = s.vectors.load_bits(0, block=5)
-    assert whole_ids.tolist() == small_ids.tolist() == sorted(ids) and whole.shape == (77, 2)
-    assert np.array_equal(whole, small)
-    later_ids, later = s.vectors.load_bits(ids[40], block=6)
-    assert later_ids.tolist() == sorted(ids)[41:] and np.array_equal(later, whole[41:])
-    s.close()
