@@ -45,9 +45,44 @@ def _id_span(store: Store) -> tuple[int, int]:
     return span
 
 
-def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None) -> float:
+SAMPLES_KEPT = 4096  # sampled frequencies remembered per library and content version (a few hundred KB at most)
+_SAMPLES: dict[tuple[str, int], dict[str, float]] = {}
+
+
+def _samples(store: Store) -> dict[str, float]:
+    """{stem: sampled frequency} for this library's current content version: a word common enough to cost
+    reading is usually in the next query too, and the planner and the strength ceiling ask for the same words.
+    A value depends only on the index, so the cache changes no result; a write (new content version) drops it."""
+    key = (str(store.path), store.content_version())
+    with _N_LOCK:
+        found = _SAMPLES.get(key)
+        if found is None:
+            for old in [k for k in _SAMPLES if k[0] == key[0] or len(_SAMPLES) > 16]:
+                del _SAMPLES[old]
+            found = _SAMPLES[key] = {}
+        return found
+
+
+def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None, stem: str | None = None) -> float:
     """The document frequency of ``term``: exact when no id range holds ``WINDOW_ROWS`` of its rows, else
-    estimated from at most ``WINDOWS x WINDOW_ROWS`` rows (see the module doc)."""
+    estimated from at most ``WINDOWS x WINDOW_ROWS`` rows (see the module doc). ``stem``: the one token ``term``
+    is indexed as, when known; the value is then remembered for that stem (``_samples``)."""
+    cache = _samples(store) if stem else None
+    if cache is not None and stem:
+        with _N_LOCK:
+            known = cache.get(stem)
+        if known is not None:
+            return known
+    n = _sample(store, term, span)
+    if cache is not None and stem:
+        with _N_LOCK:
+            if len(cache) >= SAMPLES_KEPT:
+                cache.clear()
+            cache[stem] = n
+    return n
+
+
+def _sample(store: Store, term: str, span: tuple[int, int] | None) -> float:
     lo, hi = span or _id_span(store)
     if hi < lo:
         return 0.0
@@ -75,7 +110,8 @@ def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], 
     if budget <= 0 or len(terms) <= 1:
         return list(terms), []
     span = _id_span(store)
-    df = {t: sampled_df(store, t, span) for t in terms}
+    stems = [toks[0] if len(toks) == 1 else None for toks in index_tokens(store, terms)]
+    df = {t: sampled_df(store, t, span, stem) for t, stem in zip(terms, stems)}
     order = {t: i for i, t in enumerate(terms)}
     kept: list[str] = []
     used = 0.0
@@ -141,7 +177,7 @@ def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
     if not stems:
         return {}
     span = _id_span(store)
-    sampled = {stem: sampled_df(store, stem, span)
+    sampled = {stem: sampled_df(store, stem, span, stem)
                for stem, toks in zip(stems, index_tokens(store, stems)) if toks == [stem]}
     # below WINDOW_ROWS no range was full: the sample is already the exact count
     exact = [s for s in stems if s not in sampled or WINDOW_ROWS <= sampled[s] < EXACT_DF_ROWS]

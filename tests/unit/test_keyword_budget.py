@@ -120,3 +120,21 @@ def test_doc_freqs_are_exact_below_the_threshold_and_sampled_above(big, monkeypa
     assert {k: got[k] for k in ("fortieth", "scarc", "w7")} == {k: exact[k] for k in ("fortieth", "scarc", "w7")}
     assert "absent" not in got
     assert not any("everi" in c or "half" in c for c in counted)  # the common stems' doclists were not walked
+
+
+def test_remembered_frequencies_follow_the_library(tmp_path, rows_read):
+    s = Store(tmp_path / "c.db")
+
+    def add(name: str, n: int) -> None:
+        rows = [f"tide {name} {i}" for i in range(n)]
+        s.write_document(path=f"/{name}.txt", kind="text", language=None, title=None, size=1, mtime=1,
+                         content_hash=name, chunks=[ChunkDraft(t, Location(char_end=len(t))) for t in rows],
+                         dedupe_keys=[f"{name}{i}" for i in range(n)])
+
+    add("a", 300)
+    first = plan_terms(s, ["tides", "a"], 400)
+    reads = len(rows_read)
+    assert plan_terms(s, ["tides", "a"], 400) == first and len(rows_read) == reads  # remembered: nothing read
+    assert keyword.doc_freqs(s, ["tide"]) == {"tide": 300} and len(rows_read) == reads  # the same stem
+    add("b", 300)  # a write: the new content version is sampled afresh
+    assert keyword.doc_freqs(s, ["tide"]) == {"tide": 600} and len(rows_read) > reads
