@@ -52,9 +52,10 @@ SpareReader = Callable[[], AbstractContextManager["Store | None"]]
 def _embed_pool() -> ThreadPoolExecutor:
     """The process's query-embedding threads, started once and kept (threads stay flat over a long session).
 
-    A hybrid search embeds its query here while the calling thread runs the keyword lane on its own connection:
-    onnxruntime and SQLite both release the GIL, so the two overlap on two cores (measured in docs/BENCHMARKS.md,
-    "Retrieval, second pass"). These threads never touch a database connection."""
+    A hybrid search embeds its query here while the keyword lane runs (on the calling thread, or on a lane thread
+    with a second reader: ``_lane_pool``): onnxruntime and SQLite both release the GIL, so the two overlap on two
+    cores (measured in docs/BENCHMARKS.md, "Retrieval, second pass"). These threads never touch a database
+    connection."""
     with _POOL_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="dm-query-embed"))
