@@ -11,12 +11,14 @@ library). The rarest term is always kept. A query whose terms all fit is unchang
 (tens of thousands of chunks) BM25 is exact.
 
 Frequencies are *sampled*, never counted to the end: FTS5 keeps no per-term count, and counting a common term
-means reading its doclist. The chunk ids are cut into ``WINDOWS`` equal ranges; in each, at most ``WINDOW_ROWS``
-of the term's rows are read (FTS5 seeks to a range's first id). A range holding fewer is counted exactly; a full
-one is extrapolated from how far into the range its last row lies. A term held by fewer than about
-``WINDOWS x WINDOW_ROWS`` chunks is therefore counted exactly, a common one estimated (a few per cent off) from at
-most that many rows, from all over the library (a topic concentrated in the first folder indexed is not taken for
-a library-wide word). The plan depends only on the index, so the same index and query give the same list.
+means reading its doclist. A term in fewer than ``FIRST_ROWS`` chunks is counted in one capped statement. For a
+commoner one the chunk ids are cut into ``WINDOWS`` equal ranges; in each, at most ``WINDOW_ROWS`` of the term's
+rows are read (FTS5 seeks to a range's first id). A range holding fewer is counted exactly; a full
+one is extrapolated from how far into the range its last row lies. A term held by fewer than ``FIRST_ROWS``
+chunks (or evenly by fewer than about ``WINDOWS x WINDOW_ROWS``) is therefore counted exactly, a common one
+estimated (a few per cent off) from at most ``FIRST_ROWS + WINDOWS x WINDOW_ROWS`` rows, from all over the
+library (a topic concentrated in the first folder indexed is not taken for a library-wide word). The plan
+depends only on the index, so the same index and query give the same list.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from ..store import Store
 from .query_text import quote_fts
 
 WINDOWS = 4  # id ranges sampled per term
-WINDOW_ROWS = 128  # rows read at most per range: a term costs at most 512 rows to size
+WINDOW_ROWS = 128  # rows read at most per range: a common term costs at most FIRST_ROWS + 512 rows to size
+FIRST_ROWS = 256  # a term in fewer chunks is counted in one statement over the whole index
 
 
 def _id_span(store: Store) -> tuple[int, int]:
@@ -65,8 +68,8 @@ def _samples(store: Store) -> dict[str, float]:
 
 def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None, stem: str | None = None) -> float:
     """The document frequency of ``term``: exact when no id range holds ``WINDOW_ROWS`` of its rows, else
-    estimated from at most ``WINDOWS x WINDOW_ROWS`` rows (see the module doc). ``stem``: the one token ``term``
-    is indexed as, when known; the value is then remembered for that stem (``_samples``)."""
+    estimated from at most ``FIRST_ROWS + WINDOWS x WINDOW_ROWS`` rows (see the module doc). ``stem``: the one
+    token ``term`` is indexed as, when known; the value is then remembered for that stem (``_samples``)."""
     cache = _samples(store) if stem else None
     if cache is not None and stem:
         with _N_LOCK:
@@ -87,6 +90,9 @@ def _sample(store: Store, term: str, span: tuple[int, int] | None) -> float:
     if hi < lo:
         return 0.0
     match = quote_fts(term)
+    n, _ = store.reads.window_doc_freq(match, lo, hi, FIRST_ROWS)
+    if n < FIRST_ROWS:  # a rare term (most of a query's, on a library of today's size): counted in one statement
+        return float(n)
     width = (hi - lo + WINDOWS) // WINDOWS
     total = 0.0
     for i in range(WINDOWS):
@@ -170,7 +176,7 @@ def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
     """{stem: number of chunks holding it} (absent: none), for IDFs (the strength ceiling, long queries).
 
     FTS5's vocabulary (fts5vocab 'row') counts a stem by reading its whole doclist: at a million passages a word
-    in a third of them costs more than the search. So a stem is first sampled (``sampled_df``, at most 512
+    in a third of them costs more than the search. So a stem is first sampled (``sampled_df``, at most 768
     rows) and counted exactly only when the sample puts it below ``EXACT_DF_ROWS`` chunks; a commoner one keeps
     the estimate (a few per cent off an IDF of at most log(N / 5,000)). Sampling goes through MATCH, so it is used
     only for a stem the index tokenizer maps to itself; any other is counted exactly."""

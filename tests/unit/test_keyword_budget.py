@@ -7,7 +7,7 @@ import pytest
 
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.retrieve import keyword
-from desktop_memory.retrieve.keyword import WINDOW_ROWS, WINDOWS, plan_terms, sampled_df
+from desktop_memory.retrieve.keyword import FIRST_ROWS, WINDOW_ROWS, WINDOWS, plan_terms, sampled_df
 from desktop_memory.retrieve.lanes import fts_lane
 from desktop_memory.store import Store
 from desktop_memory.store.search_reads import SearchReads
@@ -21,6 +21,8 @@ def _words(i: int) -> str:
         words.append("half")
     if i % 40 == 0:
         words.append("fortieth")
+    if i % 10 == 0:
+        words.append("tenth")
     if i < 600:
         words.append("early")  # a topic of the first folder indexed only
     if i % 997 == 0:
@@ -54,17 +56,19 @@ def rows_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return caps
 
 
-def test_rare_terms_are_counted_exactly(big):
+def test_rare_terms_are_counted_exactly(big, rows_read):
     assert sampled_df(big, "scarce") == len([i for i in range(N) if i % 997 == 0])
-    assert sampled_df(big, "fortieth") == N // 40  # 25 a range: under the window's row cap
+    assert sampled_df(big, "fortieth") == N // 40  # under FIRST_ROWS: one capped count
     assert sampled_df(big, "w7") == N // 500
     assert sampled_df(big, "absent") == 0
+    assert len(rows_read) == 4  # one statement each
+    assert sampled_df(big, "tenth") == N // 10  # above FIRST_ROWS, but no id range holds WINDOW_ROWS of them
 
 
 def test_common_terms_are_estimated_from_a_bounded_sample(big, rows_read):
     every, half = sampled_df(big, "every"), sampled_df(big, "half")
     assert every == pytest.approx(N, rel=0.05) and half == pytest.approx(N / 2, rel=0.05)
-    assert len(rows_read) == 2 * WINDOWS and sum(rows_read) <= 2 * WINDOWS * WINDOW_ROWS
+    assert len(rows_read) == 2 * (1 + WINDOWS) and sum(rows_read) <= 2 * (FIRST_ROWS + WINDOWS * WINDOW_ROWS)
     # a word of one corner of the library is not taken for a library-wide one
     assert 600 <= sampled_df(big, "early") <= N / WINDOWS
 
