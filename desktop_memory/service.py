@@ -12,6 +12,9 @@ Connection ownership (the rule every caller relies on):
   to the pool afterwards (WAL: readers never wait for the writer). When every reader is leased, the next caller
   waits for one to come back. apsw connections may be used from any thread, never from two at once: the lease
   is that guarantee. Never keep a leased Store past the ``with`` block.
+* A hybrid search holding a lease may take a second, *free* reader for the block (``ReaderPool.lease_if_idle``,
+  never waiting) and hand it to exactly one helper thread that runs the keyword lane beside the semantic lane; the
+  search waits for that thread before the lease ends. With no free reader it runs both lanes itself.
 * :meth:`close` stops the scheduler (its running job within one slice), then closes every connection.
 
 Background writes (a person's drops, watch batches, removals, embedding, compaction) go through ONE
@@ -88,24 +91,49 @@ class ReaderPool:
     def lease(self) -> Iterator[Store]:
         self._slots.acquire()
         try:
-            with self._lock:
-                if self._closed:
-                    raise StoreError("The library is closed.")
-                store = self._idle.pop() if self._idle else None
-            if store is None:
-                store = self._open()
-                with self._lock:
-                    self._all.append(store)
-            try:
+            with self._held() as store:
                 yield store
-            finally:
-                with self._lock:
-                    if self._closed:
-                        store.close()
-                    else:
-                        self._idle.append(store)
         finally:
             self._slots.release()
+
+    @contextlib.contextmanager
+    def lease_if_idle(self) -> Iterator[Store | None]:
+        """A reader only if one is free right now, else None; never waits. For a thread that already holds a
+        lease and wants a second connection for a helper thread (the hybrid search's keyword lane): waiting there
+        could deadlock two such callers on each other, so without a free reader the caller works alone."""
+        if not self._slots.acquire(blocking=False):
+            yield None
+            return
+        try:
+            with self._lock:
+                closed = self._closed
+            if closed:
+                yield None
+                return
+            with self._held() as store:
+                yield store
+        finally:
+            self._slots.release()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[Store]:
+        """An idle reader (or a new one, up to ``size``) for the block; the caller holds a slot."""
+        with self._lock:
+            if self._closed:
+                raise StoreError("The library is closed.")
+            store = self._idle.pop() if self._idle else None
+        if store is None:
+            store = self._open()
+            with self._lock:
+                self._all.append(store)
+        try:
+            yield store
+        finally:
+            with self._lock:
+                if self._closed:
+                    store.close()
+                else:
+                    self._idle.append(store)
 
     def open_count(self) -> int:
         with self._lock:
@@ -187,6 +215,12 @@ class MemoryService:
     def reading(self) -> Iterator[Store]:
         """A pooled reader, leased to the calling thread for this block (see the module doc)."""
         with self._readers.lease() as store, self._plain_errors():
+            yield store
+
+    @contextlib.contextmanager
+    def _spare_reader(self) -> Iterator[Store | None]:
+        """A second pooled reader for a search's helper thread, or None when none is free (see lease_if_idle)."""
+        with self._readers.lease_if_idle() as store, self._plain_errors():
             yield store
 
     def open_connections(self) -> int:
@@ -353,8 +387,9 @@ class MemoryService:
         filters = clean_filters(filters)
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
-        with self.reading() as store:
-            return searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters)
+        with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
+            return searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
+                                   spare_reader=self._spare_reader)
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:

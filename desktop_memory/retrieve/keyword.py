@@ -7,10 +7,18 @@ IDF (log((N - df + 0.5) / (df + 0.5)) ≈ 2.2 at 10 %) adds little next to the r
 
 ``plan_terms`` orders the terms by document frequency and keeps the rarest ones while their summed frequency
 stays within a *postings budget* (an absolute number of rows, so the cost ceiling does not grow with the
-library). The rarest term is always kept. Frequencies come from capped counts (``LIMIT``-bounded MATCH scans),
-first with a small cap for every term, then, only for terms above it, with the budget that is left; so planning
-itself costs at most about one budget's worth of doclist reading. A query whose terms all fit is unchanged:
-on libraries below the budget (tens of thousands of chunks) BM25 is exact.
+library). The rarest term is always kept. A query whose terms all fit is unchanged: on libraries below the budget
+(tens of thousands of chunks) BM25 is exact.
+
+Frequencies are *sampled*, never counted to the end: FTS5 keeps no per-term count, and counting a common term
+means reading its doclist. A term in fewer than ``FIRST_ROWS`` chunks is counted in one capped statement. For a
+commoner one the chunk ids are cut into ``WINDOWS`` equal ranges; in each, at most ``WINDOW_ROWS`` of the term's
+rows are read (FTS5 seeks to a range's first id). A range holding fewer is counted exactly; a full
+one is extrapolated from how far into the range its last row lies. A term held by fewer than ``FIRST_ROWS``
+chunks (or evenly by fewer than about ``WINDOWS x WINDOW_ROWS``) is therefore counted exactly, a common one
+estimated (a few per cent off) from at most ``FIRST_ROWS + WINDOWS x WINDOW_ROWS`` rows, from all over the
+library (a topic concentrated in the first folder indexed is not taken for a library-wide word). The plan
+depends only on the index, so the same index and query give the same list.
 """
 
 from __future__ import annotations
@@ -21,13 +29,83 @@ import threading
 from ..store import Store
 from .query_text import quote_fts
 
-PROBE_CAP = 1000  # first pass: exact frequency for terms rarer than this
-FALLBACK_FACTOR = 4  # when every term is common, frequencies are read up to this many budgets to find the rarest
+WINDOWS = 4  # id ranges sampled per term
+WINDOW_ROWS = 128  # rows read at most per range: a common term costs at most FIRST_ROWS + 512 rows to size
+FIRST_ROWS = 256  # a term in fewer chunks is counted in one statement over the whole index
 
 
-def _capped_df(store: Store, term: str, cap: int) -> int:
-    """min(document frequency of ``term``, cap): the count stops reading the doclist at ``cap`` rows."""
-    return store.reads.capped_doc_freq(quote_fts(term), cap)
+def _id_span(store: Store) -> tuple[int, int]:
+    """(lowest, highest) chunk id, cached per database and content version."""
+    key = (str(store.path), store.content_version())
+    with _N_LOCK:
+        span = _SPAN_CACHE.get(key)
+    if span is None:
+        span = store.reads.chunk_id_span()
+        with _N_LOCK:
+            if len(_SPAN_CACHE) > 16:
+                _SPAN_CACHE.clear()
+            _SPAN_CACHE[key] = span
+    return span
+
+
+SAMPLES_KEPT = 4096  # sampled frequencies remembered per library and content version (a few hundred KB at most)
+_SAMPLES: dict[tuple[str, int], dict[str, float]] = {}
+
+
+def _samples(store: Store) -> dict[str, float]:
+    """{stem: sampled frequency} for this library's current content version: a word common enough to cost
+    reading is usually in the next query too, and the planner and the strength ceiling ask for the same words.
+    A value depends only on the index, so the cache changes no result; a write (new content version) drops it."""
+    key = (str(store.path), store.content_version())
+    with _N_LOCK:
+        found = _SAMPLES.get(key)
+        if found is None:
+            for old in [k for k in _SAMPLES if k[0] == key[0] or len(_SAMPLES) > 16]:
+                del _SAMPLES[old]
+            found = _SAMPLES[key] = {}
+        return found
+
+
+def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None, stem: str | None = None) -> float:
+    """The document frequency of ``term``: exact when no id range holds ``WINDOW_ROWS`` of its rows, else
+    estimated from at most ``FIRST_ROWS + WINDOWS x WINDOW_ROWS`` rows (see the module doc). ``stem``: the one
+    token ``term`` is indexed as, when known; the value is then remembered for that stem (``_samples``)."""
+    cache = _samples(store) if stem else None
+    if cache is not None and stem:
+        with _N_LOCK:
+            known = cache.get(stem)
+        if known is not None:
+            return known
+    n = _sample(store, term, span)
+    if cache is not None and stem:
+        with _N_LOCK:
+            if len(cache) >= SAMPLES_KEPT:
+                cache.clear()
+            cache[stem] = n
+    return n
+
+
+def _sample(store: Store, term: str, span: tuple[int, int] | None) -> float:
+    lo, hi = span or _id_span(store)
+    if hi < lo:
+        return 0.0
+    match = quote_fts(term)
+    n, _ = store.reads.window_doc_freq(match, lo, hi, FIRST_ROWS)
+    if n < FIRST_ROWS:  # a rare term (most of a query's, on a library of today's size): counted in one statement
+        return float(n)
+    width = (hi - lo + WINDOWS) // WINDOWS
+    total = 0.0
+    for i in range(WINDOWS):
+        first = lo + i * width
+        last = min(hi, first + width - 1)
+        if first > last:
+            break
+        n, last_seen = store.reads.window_doc_freq(match, first, last, WINDOW_ROWS)
+        if n < WINDOW_ROWS or last_seen >= last:
+            total += n
+        else:  # n rows within [first, last_seen]: the same density over the whole range
+            total += n * (last - first + 1) / (last_seen - first + 1)
+    return total
 
 
 def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
@@ -37,30 +115,17 @@ def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], 
     """
     if budget <= 0 or len(terms) <= 1:
         return list(terms), []
-    probe = min(PROBE_CAP, budget + 1)
-    df = {t: _capped_df(store, t, probe) for t in terms}
-    known = sorted((t for t in terms if df[t] < probe), key=lambda t: (df[t], terms.index(t)))
-    common = [t for t in terms if df[t] >= probe]
+    span = _id_span(store)
+    stems = [toks[0] if len(toks) == 1 else None for toks in index_tokens(store, terms)]
+    df = {t: sampled_df(store, t, span, stem) for t, stem in zip(terms, stems)}
+    order = {t: i for i, t in enumerate(terms)}
     kept: list[str] = []
-    used = 0
-    for t in known:
+    used = 0.0
+    for t in sorted(terms, key=lambda t: (df[t], order[t])):
         if kept and used + df[t] > budget:
-            break
+            break  # the terms after it are at least as common
         kept.append(t)
         used += df[t]
-    if len(kept) == len(known):  # every rare term fits: spend what is left on common terms, rarest first
-        left = budget - used
-        if kept and left < probe:
-            sized = []  # every common term holds >= probe > left rows: none can fit
-        else:
-            # sized to what could still fit (or, when nothing is kept yet, far enough to find the rarest)
-            cap = left + 1 if kept else max(left + 1, FALLBACK_FACTOR * budget)
-            sized = sorted((_capped_df(store, t, cap), terms.index(t), t) for t in common)
-        for n, _, t in sized:
-            if kept and used + n > budget:
-                continue
-            kept.append(t)
-            used += n
     keep = set(kept)
     return [t for t in terms if t in keep], [t for t in terms if t not in keep]
 
@@ -85,6 +150,7 @@ def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
 # ---------------------------------------------------------------- document frequencies and long queries
 
 _N_CACHE: dict[tuple[str, int], int] = {}
+_SPAN_CACHE: dict[tuple[str, int], tuple[int, int]] = {}
 _N_LOCK = threading.Lock()
 LONG_QUERY_KEEP = 64  # a query with more distinct words keeps the 64 that weigh most (qtf x idf)
 
@@ -103,9 +169,29 @@ def fts_rows(store: Store) -> int:
     return n
 
 
+EXACT_DF_ROWS = 5000  # doc_freqs counts a stem exactly below this many chunks, and samples it above
+
+
 def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
-    """{stem: number of chunks holding it} from FTS5's vocabulary (fts5vocab 'row'), in one statement."""
-    return store.reads.doc_freqs(stems)
+    """{stem: number of chunks holding it} (absent: none), for IDFs (the strength ceiling, long queries).
+
+    FTS5's vocabulary (fts5vocab 'row') counts a stem by reading its whole doclist: at a million passages a word
+    in a third of them costs more than the search. So a stem is first sampled (``sampled_df``, at most 768
+    rows) and counted exactly only when the sample puts it below ``EXACT_DF_ROWS`` chunks; a commoner one keeps
+    the estimate (a few per cent off an IDF of at most log(N / 5,000)). Sampling goes through MATCH, so it is used
+    only for a stem the index tokenizer maps to itself; any other is counted exactly."""
+    if not stems:
+        return {}
+    span = _id_span(store)
+    sampled = {stem: sampled_df(store, stem, span, stem)
+               for stem, toks in zip(stems, index_tokens(store, stems)) if toks == [stem]}
+    # below WINDOW_ROWS no range was full: the sample is already the exact count
+    exact = [s for s in stems if s not in sampled or WINDOW_ROWS <= sampled[s] < EXACT_DF_ROWS]
+    out = store.reads.doc_freqs(exact) if exact else {}
+    for stem, n in sampled.items():
+        if n >= EXACT_DF_ROWS or (n < WINDOW_ROWS and n > 0):
+            out[stem] = round(n)
+    return out
 
 
 def weightiest_terms(store: Store, counts: dict[str, int],

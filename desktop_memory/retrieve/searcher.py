@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,20 +41,42 @@ BACKEND_LANES: dict[str, tuple[str, ...]] = {
 
 
 EMBED_THREADS = 2  # query embeddings that may run at once (the GUI, the popup and the MCP server share a process)
+LANE_THREADS = 2  # keyword lanes that may run beside a semantic lane at once
 _POOL: list[ThreadPoolExecutor] = []  # the one pool, once started
+_LANE_POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
+# A free reader connection for a helper thread, or None (MemoryService._spare_reader; see service.py's module doc)
+SpareReader = Callable[[], AbstractContextManager["Store | None"]]
 
 
 def _embed_pool() -> ThreadPoolExecutor:
     """The process's query-embedding threads, started once and kept (threads stay flat over a long session).
 
-    A hybrid search embeds its query here while the calling thread runs the keyword lane on its own connection:
-    onnxruntime and SQLite both release the GIL, so the two overlap on two cores (measured in docs/BENCHMARKS.md,
-    "Retrieval, second pass"). These threads never touch a database connection."""
+    A hybrid search embeds its query here while the keyword lane runs (on the calling thread, or on a lane thread
+    with a second reader: ``_lane_pool``): onnxruntime and SQLite both release the GIL, so the two overlap on two
+    cores (measured in docs/BENCHMARKS.md, "Retrieval, second pass"). These threads never touch a database
+    connection."""
     with _POOL_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="dm-query-embed"))
         return _POOL[0]
+
+
+def _lane_pool() -> ThreadPoolExecutor:
+    """The process's keyword-lane threads, started once and kept: a hybrid search runs its keyword lane here, on a
+    second reader connection leased for that search only, while the calling thread embeds the query and runs the
+    semantic lane on its own connection (apsw, numpy and onnxruntime release the GIL)."""
+    with _POOL_LOCK:
+        if not _LANE_POOL:
+            _LANE_POOL.append(ThreadPoolExecutor(max_workers=LANE_THREADS, thread_name_prefix="dm-keyword-lane"))
+        return _LANE_POOL[0]
+
+
+def _timed_fts(store: Store, query: str, limit: int, filters: SearchFilters | None,
+               budget: int) -> tuple[list[tuple[int, float]], float]:
+    t0 = time.perf_counter()
+    ranked = fts_lane(store, query, limit, filters, term_budget=budget)
+    return ranked, (time.perf_counter() - t0) * 1000
 
 
 def _timed_embedding(embedder: Embedder, query: str) -> tuple[np.ndarray, float]:
@@ -97,7 +123,17 @@ class Searcher:
         backend: str | None = None,
         top_k: int | None = None,
         filters: SearchFilters | None = None,
+        spare_reader: SpareReader | None = None,
     ) -> SearchOutcome:
+        """``spare_reader``: where a hybrid search may get a second connection for its keyword lane, run then on a
+        lane thread beside the semantic lane (same results as one after the other; without a free reader the
+        lanes run on ``store`` in turn)."""
+        with contextlib.ExitStack() as stack:
+            return self._search(store, embedder, query, backend, top_k, filters, spare_reader, stack)
+
+    def _search(self, store: Store, embedder: Embedder | None, query: str, backend: str | None,
+                top_k: int | None, filters: SearchFilters | None, spare_reader: SpareReader | None,
+                stack: contextlib.ExitStack) -> SearchOutcome:
         t0 = time.perf_counter()
         backend = backend or self.settings.backend
         if backend not in BACKENDS:
@@ -113,11 +149,19 @@ class Searcher:
         pending: Future[tuple[np.ndarray, float]] | None = None
         if "dense" in names and unavailable is None and embedder is not None and len(names) > 1:
             pending = _embed_pool().submit(_timed_embedding, embedder, query)  # overlaps the keyword lane
+        budget = self.settings.keyword_term_budget
+        beside = None  # the keyword lane on a lane thread and a second connection, while this thread goes on
+        if pending is not None and "fts" in names and spare_reader is not None:
+            other = stack.enter_context(spare_reader())
+            if other is not None:
+                beside = _lane_pool().submit(_timed_fts, other, query, fetch, filters, budget)
+                # registered after the lease: on any exit the lane thread is done with ``other`` before it goes back
+                stack.callback(futures_wait, [beside])
         lanes: dict[str, list[tuple[int, float]]] = {}
-        for lane in names:
+        for lane in (names if beside is None else [n for n in names if n != "fts"]):
             ts = time.perf_counter()
             if lane == "fts":
-                lanes["fts"] = fts_lane(store, query, fetch, filters, term_budget=self.settings.keyword_term_budget)
+                lanes["fts"] = fts_lane(store, query, fetch, filters, term_budget=budget)
             elif lane == "bm25":
                 lanes["bm25"] = self.bm25.search(store, query, fetch, filters)
             else:  # dense times its own query embedding and KNN separately
@@ -127,6 +171,9 @@ class Searcher:
                     lanes["dense"] = ranked
                 continue
             out.timings_ms[lane] = (time.perf_counter() - ts) * 1000
+        if beside is not None:
+            lanes["fts"], out.timings_ms["fts"] = beside.result()
+            lanes = {n: lanes[n] for n in names if n in lanes}  # the lanes in their usual order, as when sequential
         ts = time.perf_counter()
         unvectored = _not_embedded_yet(store, lanes)
         fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k,

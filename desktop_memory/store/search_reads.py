@@ -19,7 +19,7 @@ import numpy as np
 from ..models import SearchFilters
 from .filters import allowed_canonical_sql, allowed_sql, filter_sql
 from .records import ChunkRow
-from .rows import as_float, as_int, as_opt_int, as_str, scalar_int
+from .rows import as_float, as_int, as_opt_int, as_str
 
 FtsTable = Literal["chunks_fts", "chunks_cjk"]  # the words index, and the bigram index of no-space scripts
 DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -146,12 +146,23 @@ class SearchReads:
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
 
     # ---------- document frequencies and the index's tokens ----------
-    def capped_doc_freq(self, match: str, cap: int) -> int:
-        """min(rows of chunks_fts matching ``match``, cap): the count stops reading the doclist at ``cap`` rows."""
-        return scalar_int(
-            self.conn,
-            "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (match, int(cap)),
-        )
+    def window_doc_freq(self, match: str, first: int, last: int, cap: int) -> tuple[int, int]:
+        """(rows of chunks_fts matching ``match`` with ids in [first, last], at most ``cap``; the id of the last one
+        counted, or ``first - 1``): FTS5 seeks to ``first`` and stops reading the doclist after ``cap`` rows."""
+        row = self.conn.execute(
+            "select count(*), max(rowid) from (select rowid from chunks_fts where chunks_fts match ? "
+            "and rowid >= ? and rowid <= ? order by rowid limit ?)", (match, int(first), int(last), int(cap)),
+        ).fetchone()
+        if not row or not row[0]:
+            return 0, int(first) - 1
+        return as_int(row[0]), as_int(row[1])
+
+    def chunk_id_span(self) -> tuple[int, int]:
+        """(lowest, highest) chunk id ((1, 0) when there are none): the id range the index's rows fall in."""
+        row = self.conn.execute("select min(id), max(id) from chunks").fetchone()
+        if not row or row[0] is None:
+            return 1, 0
+        return as_int(row[0]), as_int(row[1])
 
     def canonical_count(self) -> int:
         """Rows of chunks_fts: the canonical chunks."""
