@@ -32,6 +32,10 @@ if [ -z "$wheel" ]; then
     echo "numpy_noblas: no C/C++ compiler: the bundle keeps PyPI's numpy with OpenBLAS (27 MB more)" >&2
     exit 0
   fi
+  # per-requirement --config-settings in a requirements file: pip 23.2.1 is the version this was proven with
+  if ! "$PY" -c 'import sys, pip; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (23, 2))'; then
+    "$PY" -m pip install --quiet "pip==23.2.1"
+  fi
   mkdir -p "$CACHE"
   req=$(mktemp)
   trap 'rm -f "$req"' EXIT
@@ -44,7 +48,10 @@ if [ -z "$wheel" ]; then
   PIP_CONSTRAINT="$(pwd)/packaging/numpy-build-constraints.txt" "$PY" -m pip wheel --verbose --no-deps \
     --require-hashes --no-binary numpy -r "$req" -w "$CACHE" > "$CACHE/build.log" 2>&1 \
     || { tail -n 40 "$CACHE/build.log" >&2; echo "numpy_noblas: the build failed (log: $CACHE/build.log)" >&2; exit 1; }
-  grep -m 1 "meson.py setup" "$CACHE/build.log" || true
+  # the meson options must have reached numpy's build (a pip that ignored them would build with every default)
+  grep -m 1 "meson.py setup" "$CACHE/build.log" | grep -q -- "-Dblas=none .*-Dcpu-dispatch=none" \
+    || { rm -f "$CACHE"/numpy-*.whl; echo "numpy_noblas: pip did not pass the meson options (log: $CACHE/build.log)" >&2
+         exit 1; }
   echo "numpy_noblas: built in $(( $(date +%s) - start ))s"
   wheel=$(ls "$CACHE"/numpy-"$VERSION"-*.whl | head -n 1)
 fi
