@@ -11,7 +11,8 @@
 # The sdist is the lock's (same version; pip checks its sha256 against packaging/requirements-bundle.lock), the build
 # tools are pinned in packaging/numpy-build-constraints.txt. The wheel is built once (5.5 min of CPU; 13 min wall on a
 # loaded 2-core machine) into DM_WHEEL_CACHE (default build/wheels) and reused while the lock's numpy version stays;
-# pip's own wheel cache is bypassed (--no-cache-dir), so a wheel built with other options is never picked up. Without a C/C++ compiler the locked wheel stays and this says so (the bundle is then 27 MB larger).
+# pip's own wheel cache is bypassed (--no-cache-dir), so a wheel built with other options is never picked up.
+# Without a C/C++ compiler the locked wheel stays and this says so (the bundle is then 27 MB larger).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:?set PY to the build venv python}
