@@ -2,10 +2,11 @@
 # Build the standalone one-folder bundle: dist/desktop-memory/ with the `desktop-memory` (CLI) and
 # `desktop-memory-gui` executables, everything they need under dist/desktop-memory/_internal/.
 #
-#   bash packaging/build.sh             # makes .venv if missing, installs the locked dependencies + PyInstaller, builds
+#   bash packaging/build.sh             # makes its venv if missing, installs the locked dependencies + PyInstaller, builds
 #   bash packaging/build.sh --archive   # also packs dist/desktop-memory-<version>-<os>-<arch>.tar.xz
 #
-# Environment: VENV (default .venv) is the virtualenv used for the build; PYTHON (default python3) creates it.
+# Environment: VENV (default build/bundle-venv) is the build's own virtualenv; PYTHON (default python3) creates it;
+# DM_WHEEL_CACHE (default build/wheels) keeps the numpy wheel built without BLAS (packaging/numpy_noblas.sh).
 # The bundle is built for the OS/architecture it runs on (PyInstaller does not cross-compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,12 +15,13 @@ ARCHIVE=0
 for arg in "$@"; do
   case "$arg" in
     --archive) ARCHIVE=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
 
-VENV=${VENV:-.venv}
+# The build has its own virtualenv: its numpy is not PyPI's (below), so it must not be the one tests or benchmarks use.
+VENV=${VENV:-build/bundle-venv}
 if [ ! -x "$VENV/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$VENV"
 fi
@@ -28,6 +30,13 @@ PY="$VENV/bin/python"
 # packaging/lock.sh): a changed or substituted wheel on the index stops the build instead of entering the bundle.
 # The app itself is not installed: the spec imports desktop_memory from this checkout.
 "$PY" -m pip install --quiet --require-hashes --no-deps -r packaging/requirements-bundle.lock
+# numpy without OpenBLAS (docs/PACKAGING.md): PyPI's numpy wheel carries OpenBLAS and gfortran (27 MB) for matrix
+# products the app never computes. packaging/numpy_noblas.sh builds the locked numpy sdist (same version, its sha256
+# from the lock) with numpy's own fallback loops, once, into a wheel cache, and installs it over the locked wheel.
+# DM_NUMPY_BLAS=1 keeps PyPI's wheel (the bundle is then 27 MB larger and ci_bundle_check.sh's size limit fails).
+if [ "${DM_NUMPY_BLAS:-0}" != 1 ]; then
+  PY="$PY" bash packaging/numpy_noblas.sh
+fi
 
 NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
 VERSION=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')

