@@ -311,6 +311,9 @@ class Store:
     def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.vectors.load_bits(after_id, limit)
 
+    def code_count(self, after_id: int = 0) -> int:
+        return self.vectors.code_count(after_id)
+
     def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return self.vectors.iter_vectors(block, ids)

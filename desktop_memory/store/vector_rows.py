@@ -77,6 +77,10 @@ class VectorRows:
         )}
         return values.get("vec_epoch", 0), values.get("vec_seq", 0), values.get("vec_deleted", 0)
 
+    def code_count(self, after_id: int = 0) -> int:
+        """Stored codes with id > after_id (how much room a reader of them needs before it reads)."""
+        return scalar_int(self.conn, "select count(*) from chunk_vector_bits where id > ?", (int(after_id),))
+
     def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids int64, codes uint8 (n, 2·ceil(dim/8))) of the stored vectors with id > after_id, in id order (the
         first ``limit`` of them: a caller reading a million pages through them, so Python never holds them all).

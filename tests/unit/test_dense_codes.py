@@ -223,6 +223,34 @@ def test_matrices_load_in_pages(tmp_path, monkeypatch):
     np.testing.assert_array_equal(paged[2], words_of(codes[:, 6:]))
 
 
+@pytest.mark.parametrize("drift", [-37, 0, 41])
+def test_a_load_fills_matrices_of_the_counted_size_and_survives_rows_changing_meanwhile(tmp_path, monkeypatch, drift):
+    """A full load allocates the matrices once at the counted size (no second copy at the join: the app's peak
+    memory at 1M vectors); if rows appear (drift > 0) or vanish (drift < 0) between the count and the read, the
+    matrices are still exactly the stored codes."""
+    s = Store(tmp_path / "c.db")
+    vecs = _vectors(1000, 48, seed=13)
+    s.ensure_model("m", 48)
+    for d in range(0, 1000, 100):
+        _write(s, f"/c{d}.txt", [f"c{i}" for i in range(d, d + 100)])
+    pending = s.pending_chunks(2000)
+    s.store_vectors([c for c, _ in pending], vecs)
+    monkeypatch.setattr(dense_mod, "LOAD_PAGE", 128)
+    counted = s.code_count(0)
+    assert counted == 1000 and s.code_count(int(pending[499][0])) == 500
+    monkeypatch.setattr(s, "code_count", lambda after_id=0: counted - drift)  # as if another writer moved on
+    joins: list[int] = []
+    gathered = dense_mod._load_pages
+    monkeypatch.setattr(dense_mod, "_load_pages", lambda store, after: joins.append(after) or gathered(store, after))
+    ids, signs, mags = dense_mod.BitMatrix().snapshot(s)
+    assert ids.tolist() == sorted(c for c, _ in pending)
+    codes = bit_codes(vecs)
+    np.testing.assert_array_equal(signs, words_of(codes[:, :6]))
+    np.testing.assert_array_equal(mags, words_of(codes[:, 6:]))
+    assert signs.flags.c_contiguous and mags.flags.c_contiguous
+    assert joins == ([0] if drift > 0 else [])  # the counted size is filled in place; only an overflow joins pages
+
+
 def test_hamming_scan_across_blocks(monkeypatch):
     from desktop_memory.retrieve import bit_scores
 
