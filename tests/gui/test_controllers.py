@@ -148,8 +148,10 @@ def test_library_controller_sees_another_process_write(qtbot, runner, tmp_path, 
         qtbot.wait(400)  # deliberate: four idle checks (every 100 ms) pass and must report nothing
         assert len(changes) == 1  # nothing changed: the idle checks stay quiet
         other.index_paths([docs_dir / "async.md", docs_dir / "benchmarks.md"])
-        qtbot.waitUntil(lambda: view.model.document_count() == 2, timeout=5000)
-        assert len(changes) >= 2 and stats[-1].documents == {"indexed": 2}
+        # the listing and the counts arrive as two answers, in either order: wait for both
+        qtbot.waitUntil(lambda: view.model.document_count() == 2 and bool(stats)
+                        and stats[-1].documents == {"indexed": 2}, timeout=5000)
+        assert len(changes) >= 2
         assert svc.open_connections() <= 4  # the stamp checks reuse pooled readers
     finally:
         ctl.stop()
