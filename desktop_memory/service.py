@@ -330,6 +330,7 @@ class MemoryService:
                     pending = []
             report("remove", pending[0] if pending else "")
             time.sleep(0.001)  # the lock is not fair: give a waiting writer (an embedding's commit) its turn
+        report("erase")  # every document is gone (the Library and results catch up now), however long erasing takes
         while True:  # removed means gone: the FTS index merged slice by slice, then the WAL truncated
             if cancel is not None and cancel.is_set():
                 return removed

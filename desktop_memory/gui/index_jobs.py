@@ -206,7 +206,7 @@ class IndexJobController(QObject):
                 self._removed_early.add(job.id)
                 for p in job.paths:
                     self.outcomes.pop(p, None)
-                self.removed.emit(job.summary.removed + prog.files_done, list(job.paths))
+                self.removed.emit(prog.files_done, list(job.paths))  # the job's count as of this event
             return
         if ev.kind == "done" and job is not None and job.kind == REMOVE:
             for p in job.paths:

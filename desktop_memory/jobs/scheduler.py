@@ -31,6 +31,7 @@ Events reach listeners on the worker thread (the GUI re-posts them to its UI thr
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -401,7 +402,14 @@ class Scheduler:
     def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
         svc = self._svc
         if job.kind == REMOVE:
-            job.summary.removed += svc.remove_paths(job.paths, progress=progress, cancel=step)
+            done_before = job.summary.removed  # a removal that stepped aside before runs again for the rest
+
+            def removal_progress(p: IndexProgress) -> None:  # counts of the whole job, carried in the event itself:
+                # the window reads them later, on its own thread, when job.summary may already have moved on
+                progress(dataclasses.replace(p, files_done=done_before + p.files_done,
+                                             files_total=done_before + p.files_total))
+
+            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step)
             return job.summary.removed
         if job.kind == COMPACT:
             return svc.compact(progress=progress, cancel=step)
