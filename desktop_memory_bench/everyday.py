@@ -72,9 +72,10 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 
 def window_probe(db: Path, settings_dir: Path, embedder: EmbedderKind) -> dict[str, Any]:
-    """In this (fresh) process: Qt offscreen, the real MainWindow on ``db``; seconds from the process's start to
-    the imports done, the window built, shown, usable (its library open), the Library's first screen (its folder
-    rows), and one folder opened (its first page of files, asked for once the first screen is there)."""
+    """In this (fresh) process: Qt offscreen, the real MainWindow on ``db``; seconds from this call (the
+    interpreter and the harness's own imports, ~0.25 s, come before it) to the imports done, the window built, shown,
+    usable (its library open), the Library's first screen (its folder rows), and one folder opened (its first page
+    of files, asked for once the first screen is there)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.perf_counter()
     import dataclasses
