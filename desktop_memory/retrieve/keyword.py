@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..store import Store
 from .query_text import quote_fts
@@ -36,16 +38,7 @@ FIRST_ROWS = 256  # a term in fewer chunks is counted in one statement over the 
 
 def _id_span(store: Store) -> tuple[int, int]:
     """(lowest, highest) chunk id, cached per database and content version."""
-    key = (str(store.path), store.content_version())
-    with _N_LOCK:
-        span = _SPAN_CACHE.get(key)
-    if span is None:
-        span = store.reads.chunk_id_span()
-        with _N_LOCK:
-            if len(_SPAN_CACHE) > 16:
-                _SPAN_CACHE.clear()
-            _SPAN_CACHE[key] = span
-    return span
+    return _per_version(_SPAN_CACHE, store, store.reads.chunk_id_span)
 
 
 SAMPLES_KEPT = 4096  # sampled frequencies remembered per library and content version (a few hundred KB at most)
@@ -152,21 +145,27 @@ def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
 _N_CACHE: dict[tuple[str, int], int] = {}
 _SPAN_CACHE: dict[tuple[str, int], tuple[int, int]] = {}
 _N_LOCK = threading.Lock()
+T = TypeVar("T")
 LONG_QUERY_KEEP = 64  # a query with more distinct words keeps the 64 that weigh most (qtf x idf)
 
 
 def fts_rows(store: Store) -> int:
     """Rows of chunks_fts (canonical chunks), cached per database and content version."""
+    return _per_version(_N_CACHE, store, store.reads.canonical_count)
+
+
+def _per_version(cache: dict[tuple[str, int], T], store: Store, compute: Callable[[], T]) -> T:
+    """``compute()`` once per database file and content version (any write bumps it); a few files are kept."""
     key = (str(store.path), store.content_version())
     with _N_LOCK:
-        n = _N_CACHE.get(key)
-    if n is None:
-        n = store.reads.canonical_count()
+        hit = cache.get(key)
+    if hit is None:
+        hit = compute()
         with _N_LOCK:
-            if len(_N_CACHE) > 16:
-                _N_CACHE.clear()
-            _N_CACHE[key] = n
-    return n
+            if len(cache) > 16:
+                cache.clear()
+            cache[key] = hit
+    return hit
 
 
 EXACT_DF_ROWS = 5000  # doc_freqs counts a stem exactly below this many chunks, and samples it above
