@@ -56,20 +56,22 @@ def _embed_pool() -> ThreadPoolExecutor:
     with a second reader: ``_lane_pool``): onnxruntime and SQLite both release the GIL, so the two overlap on two
     cores (measured in docs/BENCHMARKS.md, "Retrieval, second pass"). These threads never touch a database
     connection."""
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="dm-query-embed"))
-        return _POOL[0]
+    return _started(_POOL, EMBED_THREADS, "dm-query-embed")
 
 
 def _lane_pool() -> ThreadPoolExecutor:
     """The process's keyword-lane threads, started once and kept: a hybrid search runs its keyword lane here, on a
     second reader connection leased for that search only, while the calling thread embeds the query and runs the
     semantic lane on its own connection (apsw, numpy and onnxruntime release the GIL)."""
+    return _started(_LANE_POOL, LANE_THREADS, "dm-keyword-lane")
+
+
+def _started(holder: list[ThreadPoolExecutor], workers: int, name: str) -> ThreadPoolExecutor:
+    """The pool kept in ``holder``, started on first use (one per process, never shut down while it runs)."""
     with _POOL_LOCK:
-        if not _LANE_POOL:
-            _LANE_POOL.append(ThreadPoolExecutor(max_workers=LANE_THREADS, thread_name_prefix="dm-keyword-lane"))
-        return _LANE_POOL[0]
+        if not holder:
+            holder.append(ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name))
+        return holder[0]
 
 
 def _timed_fts(store: Store, query: str, limit: int, filters: SearchFilters | None,
