@@ -244,3 +244,59 @@ def test_every_line_gets_an_answer(lib):
     fine = answers["fine after all that"]
     assert fine["id"] == 7 and not fine["result"]["isError"], "the server keeps serving"
     assert "Traceback" not in stderr
+
+
+def test_arguments_are_checked_strictly(lib):
+    """Issue 33 newcomer §5: an argument the tool does not have is named (not dropped), `true` and the text "2" are
+    not numbers, 1 is not a boolean, and a missing value is quoted back as JSON's null, not Python's None."""
+    calls: dict[str, tuple[tuple[str, dict[str, Any]], str]] = {
+        "unknown": (("search", {"query": "harbour", "top-k": 3}),
+                    "'top-k' is not an argument of this tool; it takes 'query', 'top_k', 'backend', 'path', 'glob', "
+                    "'kinds', 'modified_since', 'modified_until'."),
+        "true": (("search", {"query": "harbour", "top_k": True}),
+                 "'top_k' must be a whole number from 1 to 50 (got true)."),
+        "text 2": (("search", {"query": "harbour", "top_k": "2"}),
+                   "'top_k' must be a whole number from 1 to 50 (got '2')."),
+        "null query": (("search", {"query": None}), "'query' must be text of 1 to 2000 characters (got null)."),
+        "null id": (("get_passage", {"id": None}),
+                    f"'id' must be a whole number from 1 to {2**63 - 1} (got null)."),
+        "1 for a boolean": (("get_context", {"query": "harbour", "include_weak": 1}),
+                            "'include_weak' must be true or false (got 1)."),
+        "false limit": (("list_sources", {"limit": False}), "'limit' must be a whole number from 1 to 1000 (got false)."),
+        "kinds not a list": (("search", {"query": "x", "kinds": "pdf"}),
+                             "'kinds' must be a list of: markdown, text, code, pdf, document, slides, ebook, html "
+                             "(got 'pdf')."),
+    }
+
+    async def body(s: ClientSession):
+        out = {k: await s.call_tool(*call) for k, (call, _) in calls.items()}
+        out["fine"] = await s.call_tool("search", {"query": "harbour", "top_k": 2.0, "backend": None})
+        return out
+
+    out = _client([], body)
+    for key, (_, expected) in calls.items():
+        assert out[key].is_error, key
+        assert _text(out[key]) == expected, key
+    assert not out["fine"].is_error and "harbour" in _text(out["fine"]), "JSON's 2.0 is a whole number; null = default"
+
+
+def test_a_request_with_an_object_id_gets_an_answer(lib):
+    """Issue 33 newcomer §5: the SDK reads a request whose id is not a string or a whole number as a notification
+    and answers nothing; the client then waits for ever. Each gets an invalid-request error (id null)."""
+    wire = Wire()
+    try:
+        answers = {}
+        for ident in ('{"a":1}', "[1]", "1.5", "true", "null"):
+            wire.send('{"jsonrpc":"2.0","id":' + ident + ',"method":"tools/list"}')
+            answers[ident] = wire.reply()
+        wire.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"id"}}')
+        wire.send('{"jsonrpc":"2.0","id":9,"method":"tools/list"}')  # the real notification above got no answer
+        after = wire.reply()
+    finally:
+        stderr = wire.close()
+    for ident, a in answers.items():
+        assert a is not None, f"no answer for id {ident}"
+        assert a["id"] is None and a["error"]["code"] == -32600
+        assert a["error"]["message"].startswith('Invalid request: "id" must be a string or a whole number'), a
+    assert after is not None and after["id"] == 9 and "tools" in after["result"]
+    assert "Traceback" not in stderr
