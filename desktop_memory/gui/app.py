@@ -18,7 +18,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import APP_NAME, __version__
-from ..config import Settings, data_dir, settings_path
+from ..app_dirs import GUI_LOG, log_dir
+from ..config import Settings, settings_path
 from ..errors import SettingsError
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 from ..settings_file import load_settings
@@ -34,9 +35,9 @@ log = logging.getLogger("desktop_memory.gui")
 def _setup_logging() -> Path | None:
     """Log to <data dir>/logs/gui.log (rotating); errors that are bugs land there with tracebacks."""
     try:
-        logs = data_dir() / "logs"
+        logs = log_dir()
         make_private_dirs(logs)
-        path = logs / "gui.log"
+        path = logs / GUI_LOG
         handler: logging.Handler = PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,  # 0600
                                                               encoding="utf-8")
     except OSError:

@@ -6,8 +6,8 @@ not JSON at all, and JSON holding a lone surrogate escape (``"\\ud800"``, valid 
 ``json`` reads it, pydantic's parser refuses it). Here each line is tried with the SDK's own parser first; one it
 refuses is answered on the spot through the SDK's write stream (so replies never interleave): a JSON-RPC parse
 error (-32700, id null) for what is not JSON, a tool error result for a ``tools/call`` whose arguments hold a lone
-surrogate, an invalid-request error (-32600) for any other request it cannot take, and for a request whose ``id`` is not a
-string or a whole number (an object, a list, ``1.5``, ``true``, ``null``: the SDK reads such a line as a
+surrogate, an invalid-request error (-32600) for any other request it cannot take, and for a request whose ``id``
+is not a string or a whole number (an object, a list, ``1.5``, ``true``, ``null``: the SDK reads such a line as a
 notification and would answer nothing). Notifications get no answer (JSON-RPC forbids one) and are logged.
 
 Like the SDK's transport, fd 0 is pointed at the null device while serving, so a child process cannot read the

@@ -262,7 +262,8 @@ def test_arguments_are_checked_strictly(lib):
                     f"'id' must be a whole number from 1 to {2**63 - 1} (got null)."),
         "1 for a boolean": (("get_context", {"query": "harbour", "include_weak": 1}),
                             "'include_weak' must be true or false (got 1)."),
-        "false limit": (("list_sources", {"limit": False}), "'limit' must be a whole number from 1 to 1000 (got false)."),
+        "false limit": (("list_sources", {"limit": False}),
+                        "'limit' must be a whole number from 1 to 1000 (got false)."),
         "kinds not a list": (("search", {"query": "x", "kinds": "pdf"}),
                              "'kinds' must be a list of: markdown, text, code, pdf, document, slides, ebook, html "
                              "(got 'pdf')."),
