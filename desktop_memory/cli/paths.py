@@ -1,9 +1,10 @@
 """``desktop-memory paths``: where everything lives, from the code that puts it there (no path is spelt twice).
 
 What a person needs to find, back up or delete: the settings file (and any broken one moved aside), the API-key
-file and the keyring entries, the data folder with the database, its WAL files and migration backups, the logs, the
-model-check cache, and the running app's single-instance socket. Works with a broken settings file too (that is
-when a person looks for it), and creates nothing: the socket's folder is named, not made.
+file and the keyring entries, the data folder with the database, its WAL files and migration backups, the logs,
+the caches (the model check, what rerank servers want), and the running app's single-instance socket. Works with a
+broken settings file too (that is when a person looks for it), and creates nothing: the socket's folder is named,
+not made.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
     from ..embed.api_keys import KEY_NAMES, SERVICE, env_var, key_file, key_status
     from ..embed.model_check import CACHE_FILE
     from ..instance_endpoint import endpoint
+    from ..retrieve.rerank import LEARNED_FILE
     from ..settings_file import load_settings
 
     notes: list[str] = []
@@ -57,6 +59,7 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
         "database": _entry("database", db, wal=[f"{db}-wal", f"{db}-shm"], backups=backups),
         "logs": _entry("logs (the window's)", log_dir(), files=[GUI_LOG, f"{GUI_LOG}.1", f"{GUI_LOG}.2"]),
         "cache": _entry("model-check cache", data_dir() / CACHE_FILE),
+        "rerank_cache": _entry("what rerank servers turned out to want", data_dir() / LEARNED_FILE),
         "socket": _entry("single-instance socket (while the app runs)", socket),
     }
     for var in (ENV_CONFIG_DIR, ENV_DATA_DIR):

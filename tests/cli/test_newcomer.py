@@ -88,6 +88,7 @@ def test_paths_names_every_place_from_the_real_config_and_creates_nothing(tmp_pa
     assert got["keyring"]["service"] == "desktop-memory" and got["keyring"]["entries"] == ["embedder", "rerank"]
     assert got["data_folder"]["path"] == str(data) and got["database"]["path"] == str(data / "memory.db")
     assert got["logs"]["path"] == str(data / "logs") and got["cache"]["path"] == str(data / "model-check.json")
+    assert got["rerank_cache"]["path"] == str(data / "rerank-servers.json")
     assert got["socket"]["path"].endswith(".sock") and not got["socket"]["exists"]
     assert not data.exists(), "paths names the places; it makes none of them"
     assert any("DESKTOP_MEMORY_DATA_DIR is set" in n for n in got["notes"])
