@@ -127,6 +127,28 @@ def test_missing_path_in_the_library_is_an_error(lib):
     assert r.is_error and "no such file or folder" in _text(r)
 
 
+def test_a_path_that_does_not_exist_is_an_error_for_every_tool(lib):
+    """Issue 33 newcomer §4 (docs/MCP.md's claim made true): a `path` or `folder` inside the library that is neither
+    on disk nor indexed answers "no such file or folder", not an empty result the model would read as "nothing
+    about it". A file deleted from disk but still indexed is still a filter (its passages are found)."""
+    (lib["notes"] / "projects" / "garden.md").unlink()  # indexed, gone from disk (no watcher runs here)
+
+    async def body(s: ClientSession):
+        return {
+            "search": await s.call_tool("search", {"query": "harbour", "path": "notes/old"}),
+            "get_context": await s.call_tool("get_context", {"query": "harbour", "path": "notes/old.md"}),
+            "list_sources": await s.call_tool("list_sources", {"folder": "notes/old"}),
+            "deleted but indexed": await s.call_tool("search", {"query": "tomatoes",
+                                                                "path": "notes/projects/garden.md"}),
+        }
+
+    out = _client([], body)
+    for tool in ("search", "get_context", "list_sources"):
+        assert out[tool].is_error, tool
+        assert "no such file or folder" in _text(out[tool]) and "list_sources shows what" in _text(out[tool])
+    assert not out["deleted but indexed"].is_error and "garden.md" in _text(out["deleted but indexed"])
+
+
 def test_argument_errors_are_one_sentence_for_a_person(lib):
     calls: dict[str, tuple[tuple[str, dict[str, Any]], str | None]] = {
         "top_k": (("search", {"query": "x", "top_k": 500}), "'top_k' must be a whole number from 1 to 50 (got 500)."),
