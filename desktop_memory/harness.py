@@ -15,8 +15,8 @@ from typing import Any
 CLI_COMMANDS = "desktop_memory.cli_commands"  # name → add_parser(subparsers): registers a subcommand
 GUI_BENCHMARKS = "desktop_memory.gui_benchmarks"  # name → main(argv) -> int
 
-BENCH_INSTALL_HINT = ("The benchmark is a developer tool that is not installed with the app. Install it from a "
-                      "source checkout with: pip install 'desktop-memory[bench]' (adds psutil and ir-measures).")
+BENCH_INSTALL_HINT = ("The benchmark is a developer tool that is not installed with the app. Install it in the "
+                      "folder of a source checkout with: pip install '.[bench]' (adds psutil and ir-measures).")
 GUI_BENCH_MISSING = ("{flag} is a developer benchmark and is not part of the installed app. Run it from a source "
                      "checkout with the benchmark extra: pip install -e '.[bench]', then desktop-memory-gui {flag} "
                      "--help.")

@@ -37,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "query", None) == "-":
+            args.query = query_from_stdin()
         code = run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
@@ -51,6 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def query_from_stdin() -> str:
+    """``search -`` / ``context -``: the query is what comes on stdin (``pbpaste | desktop-memory context -``), as
+    UTF-8 (bytes that are not become U+FFFD), its ends trimmed; nothing there is bad usage."""
+    if sys.stdin is None:
+        raise UsageError("no query on stdin: '-' reads the query from standard input")
+    if sys.stdin.isatty():
+        print("reading the query from stdin (end it with Ctrl+D)", file=sys.stderr)
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8", "replace")
+    query = data.decode("utf-8", "replace").strip()
+    if not query:
+        raise UsageError("no query on stdin: '-' reads the query from standard input, and it was empty")
+    return query
 
 
 def _reader_went_away() -> int:

@@ -21,8 +21,10 @@ from ..config import BACKENDS, MAX_TOP_K
 from ..context.paths import PATH_STYLES
 from ..harness import BENCH_INSTALL_HINT, CLI_COMMANDS, find
 from ..models import DOC_KINDS
+from . import results as r
 from . import subcommands as c
-from .servers import add_server_parsers
+from .paths import paths as paths_command
+from .servers import add_server_parsers, run_server_command
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -92,7 +94,7 @@ def _bounded_int(lo: int, hi: int) -> Callable[[str], int]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help="what to look for (free text; quotes and operators are just text; a query that "
-                   "starts with '-' goes after --)")
+                   "starts with '-' goes after --; a lone - reads the query from stdin)")
     p.add_argument("--top-k", "-k", type=_bounded_int(1, MAX_TOP_K), default=None,
                    help=f"how many passages, 1 to {MAX_TOP_K} (default from settings: 10)")
     p.add_argument("--backend", choices=BACKENDS, default=None, help="retrieval backend (default: hybrid)")
@@ -109,6 +111,12 @@ def _command(sub: argparse._SubParsersAction[Any], name: str, func: Callable[...
     p: argparse.ArgumentParser = sub.add_parser(name, help=help, **kw)
     p.set_defaults(func=func, library=library)
     return p
+
+
+def _add_json(p: argparse.ArgumentParser, plain: Callable[..., int], as_json: Callable[..., int]) -> None:
+    """``--json`` for a command whose plain output is sentences (results.py prints the same result as JSON)."""
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=r.json_or(plain, as_json))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,11 +155,14 @@ def build_parser() -> argparse.ArgumentParser:
                  "remove files or folders from the index (files on disk untouched)")
     p.add_argument("paths", nargs="+", help="files or folders to take out of the library")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+    _add_json(p, c.remove, r.remove_json)
 
     p = _command(sub, "embed", c.embed, "existing", "embed chunks still waiting for vectors")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _add_json(p, c.embed, r.embed_json)
     p = _command(sub, "reembed", c.embed, "existing", "drop all vectors and embed again with the configured model")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _add_json(p, c.embed, r.embed_json)
 
     p = _command(sub, "list", c.list_documents, "existing", "indexed documents with status")
     p.add_argument("--status", default=None, help="only this status (indexed, skipped, failed)")
@@ -162,9 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also SQLite's full integrity_check and the full-text index's own self-check "
                         "(slower; holds the database's write lock while it runs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+    _add_json(p, c.check, r.check_json)
     p = _command(sub, "compact", c.compact, "existing",
                  "compact and erase: rebuild the database so removed text is gone from the file")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+    _add_json(p, c.compact, r.compact_json)
 
     p = _command(sub, "watch", c.watch, "create",
                  "keep folders in sync: index changes as they happen (Ctrl+C stops)")
@@ -184,12 +197,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "settings", c.settings_command, None,
                  "check the settings file, or reset it (keeping a dated backup)")
     p.add_argument("--reset", action="store_true", help="move the settings file aside; the defaults apply")
+    _add_json(p, c.settings_command, r.settings_json)
     add_server_parsers(sub)  # embedder, rerank, api-key (servers.py)
+    for name in ("embedder", "rerank", "api-key"):
+        _add_json(sub.choices[name], run_server_command, r.server_json)
+
+    p = _command(sub, "paths", paths_command, None,
+                 "where everything lives: settings, API keys, data, database, logs, cache, socket")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     add_bench = find(CLI_COMMANDS, "bench")  # the harness registers itself; the app never imports it
     if add_bench is None:  # a developer tool, not part of the app (or the bundle)
         p = _command(sub, "bench", _bench_missing, None,
-                     "retrieval benchmark (needs: pip install 'desktop-memory[bench]')", add_help=False)
+                     "retrieval benchmark (needs, in a source checkout: pip install '.[bench]')", add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's arguments")
     else:
         add_bench(sub).set_defaults(library="settings")

@@ -5,7 +5,7 @@ Where a key lives, in the order it is read:
 1. an environment variable (``DESKTOP_MEMORY_EMBEDDER_API_KEY``, ``DESKTOP_MEMORY_RERANK_API_KEY``): for an MCP
    client's config or a script, never written anywhere by the app;
 2. the platform keyring (macOS Keychain, Windows Credential Locker, the Secret Service on Linux desktops), when the
-   optional ``keyring`` package is installed and has a working backend (``pip install 'desktop-memory[keyring]'``;
+   optional ``keyring`` package is installed and has a working backend (``pip install '.[keyring]'`` in a checkout;
    the bundle does not carry it, see docs/PACKAGING.md);
 3. else ``api-keys.json`` beside the settings file, created owner-only (0600) from the start (private_files.py).
 

@@ -27,6 +27,9 @@ Failure = Literal["connect", "timeout", "dropped", "status", "auth", "model", "t
                   "bad_reply"]
 _TOO_LARGE = ("too large", "too long", "batch size", "maximum context length", "exceeds", "payload")
 _MODEL_MISSING = ("model_not_found", "does not exist", "not found", "no model", "unknown model", "not loaded")
+# words of a server error that is really about a missing key (LiteLLM's proxy answers 500 "Authentication Error,
+# No api key passed in.")
+_KEY_WORDS = ("api key", "api_key", "apikey", "authenticat", "unauthori", "credential")
 
 
 class ServerError(EmbedderError):
@@ -166,8 +169,11 @@ class JsonServer:
             return ServerError(f"{self.what} at {url} closed the connection mid-answer ({tries}): it may have "
                                "crashed or restarted; check its log and try again.", "dropped")
         resp: httpx.Response = detail
+        hint = "" if self._key() or resp.status_code < 500 else (
+            f" If it needs an API key (some servers answer {resp.status_code} without one), set it in Settings or "
+            f"with `desktop-memory api-key set {self.key_name}`.")
         return ServerError(f"{self.what} at {url} failed with HTTP {resp.status_code} after {tries}: "
-                           f"{redact(error_text(resp), self._key())}. Check the server's log and try again.",
+                           f"{redact(error_text(resp), self._key())}. Check the server's log and try again.{hint}",
                            "status", resp.status_code)
 
     def _client_error(self, resp: httpx.Response, url: str, payload: Any) -> ServerError | None:
@@ -194,6 +200,10 @@ class JsonServer:
         if status in (404, 405):
             return ServerError(f"{where} has no such route (HTTP {status}): is the URL right? The OpenAI routes "
                                "usually live under /v1 (e.g. http://localhost:8080/v1).", "no_route", status)
+        if status >= 500 and not self._key() and any(w in low for w in _KEY_WORDS):  # LiteLLM's proxy: 500
+            return ServerError(f"{where} failed (HTTP {status}: {message}): it looks like it needs an API key; set "
+                               f"one in Settings, or with `desktop-memory api-key set {self.key_name}`.", "auth",
+                               status)
         if status == 429 or status >= 500:
             return None
         return ServerError(f"{where} rejected the request (HTTP {status}): {message}", "rejected", status)

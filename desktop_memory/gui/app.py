@@ -18,10 +18,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import APP_NAME, __version__
-from ..config import Settings, data_dir, settings_path
+from ..app_dirs import GUI_LOG, log_dir
+from ..config import Settings, settings_path
 from ..errors import SettingsError
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 from ..settings_file import load_settings
+from .platform_libs import check_platform_libs
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
@@ -34,9 +36,9 @@ log = logging.getLogger("desktop_memory.gui")
 def _setup_logging() -> Path | None:
     """Log to <data dir>/logs/gui.log (rotating); errors that are bugs land there with tracebacks."""
     try:
-        logs = data_dir() / "logs"
+        logs = log_dir()
         make_private_dirs(logs)
-        path = logs / "gui.log"
+        path = logs / GUI_LOG
         handler: logging.Handler = PrivateRotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,  # 0600
                                                               encoding="utf-8")
     except OSError:
@@ -145,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         loaded = None
     app = None
     if loaded is None:  # a broken settings file: say so, offer to open or reset it (it is never overwritten)
+        missing = check_platform_libs()  # before Qt: its abort would name the wrong library
+        if missing is not None:
+            return missing
         _setup_logging()
         app = create_app()
         from .settings_problem import load_settings_or_ask
@@ -161,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if hand_off(settings.resolved_db_path(), {"cmd": "quick"} if args.quick else {"cmd": "show", "paths": paths}):
         return 0
     if app is None:
+        missing = check_platform_libs()  # before Qt: its abort would name the wrong library
+        if missing is not None:
+            return missing
         _setup_logging()
         app = create_app()
     from PySide6.QtCore import QTimer

@@ -4,10 +4,17 @@ The SDK checks arguments with pydantic and would pass on its report ("1 validati
 [type=less_than_equal, …] For further information visit https://errors.pydantic.dev/…"). Here the first problem
 becomes "'top_k' must be a whole number from 1 to 50 (got 500)." The allowed values come from the tool's own
 published input schema, so the sentence and the schema a client sees never disagree.
+
+The SDK's checking is lenient where a person's tool call should not be: it drops an argument the tool does not
+have (a misspelt ``top-k`` silently searched with the default), turns ``true`` into 1 and the text ``"2"`` into 2.
+:func:`strict_problem` checks the arguments against the published schema first, so an unknown argument is named and
+a value of the wrong JSON type is refused; values are quoted back as JSON (``null``, ``true``), as the client sent
+them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,6 +37,39 @@ def plain_message(exc: ValidationError, schema: dict[str, Any]) -> str:
     if err.get("type") == "missing":
         return f"The argument {field!r} is required: {allowed}."
     return f"{field!r} must be {allowed} (got {_shown(err.get('input'))})."
+
+
+def strict_problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """The first argument that is not one of the tool's, or whose JSON type the schema does not allow, as one
+    sentence; None when the arguments may go on to the SDK (which checks ranges, lengths and enums)."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    for name in arguments:
+        if name not in props:
+            return f"{_shown(name)} is not an argument of this tool; it takes {_names(props)}."
+    for name, value in arguments.items():
+        prop = props[name]
+        if not any(_json_type_ok(value, p) for p in prop.get("anyOf", [prop])):
+            return f"{_shown(name)} must be {describe(prop)} (got {_shown(value)})."
+    return None
+
+
+def _json_type_ok(value: Any, p: dict[str, Any]) -> bool:
+    kind = p.get("type")
+    if kind is None:
+        return True
+    if kind == "null":
+        return value is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind in ("integer", "number"):  # a JSON 2.0 is a whole number (JSON Schema); 1.5 is left to the range check
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "array":
+        return isinstance(value, list) and all(_json_type_ok(v, p.get("items", {})) for v in value)
+    if kind == "object":
+        return isinstance(value, dict)
+    return True
 
 
 def describe(prop: dict[str, Any]) -> str:
@@ -71,6 +111,13 @@ def _names(props: dict[str, Any]) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A value as the client wrote it: text in quotes, anything else as JSON (null, true, [1, 2])."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate stays printable
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"

@@ -24,7 +24,7 @@ from ..config import Settings
 from ..errors import UserError
 from ..service import MemoryService
 from . import tools
-from .arguments import plain_message
+from .arguments import plain_message, strict_problem
 from .library import Library
 from .schemas import ContextOut, IndexOut, PassageOut, SearchOut, SourcesOut
 from .wire import claim_stdin
@@ -81,9 +81,15 @@ async def _run(lib: Library, fn: Callable[[MemoryService], T]) -> T:
 
 class MemoryServer(MCPServer[Any]):
     """The SDK's server, answering for people: a bad argument gets one short sentence naming it and what it
-    accepts (not pydantic's report), and every line on stdin gets an answer (wire.py)."""
+    accepts (not pydantic's report), an argument the tool does not have or a value of the wrong JSON type is refused
+    rather than dropped or converted (arguments.strict_problem), and every line on stdin gets an answer (wire.py)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        schema = await self._input_schema(name)
+        if schema is not None and isinstance(arguments, dict):  # unknown tools: the SDK's own answer
+            problem = strict_problem(arguments, schema)
+            if problem:
+                raise ToolError(problem)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # a bug: the SDK logs the traceback on stderr, the chat gets a sentence
@@ -92,11 +98,14 @@ class MemoryServer(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
-                raise ToolError(plain_message(cause, schema)) from cause
+                raise ToolError(plain_message(cause, schema or {})) from cause
             if isinstance(cause, ToolError):  # ours (a UserError's message): without "Error executing tool …: "
                 raise ToolError(str(cause)) from cause
             raise
+
+    async def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """The tool's published input schema (what the client sees), or None for a name that is not a tool."""
+        return next((t.input_schema for t in await self.list_tools() if t.name == name), None)
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport, with our checked stdin in front (wire.py)."""

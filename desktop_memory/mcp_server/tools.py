@@ -52,12 +52,23 @@ class Filters:
         if glob and not glob.startswith(("/", "*")) and not os.path.isabs(glob):
             glob = "*/" + glob  # the model sees relative paths; the filter matches absolute ones
         return SearchFilters(
-            path_prefix=lib.resolve(svc, self.path) if self.path and self.path.strip() else None,
+            path_prefix=existing(lib, svc, self.path) if self.path and self.path.strip() else None,
             path_glob=glob,
             kinds=tuple(dict.fromkeys(self.kinds)),
             modified_since=parse_when(self.modified_since) if self.modified_since else None,
             modified_until=parse_when(self.modified_until) if self.modified_until else None,
         )
+
+
+def existing(lib: Library, svc: MemoryService, raw: str) -> str:
+    """A path argument resolved inside the library (paths_guard), that is on disk or still holds indexed files; a
+    path that is neither is an error that says so, not an empty answer the model would take for "nothing about
+    it"."""
+    target = lib.resolve(svc, raw)
+    if os.path.lexists(target) or any(_under(d.path, target) for d in svc.documents()):
+        return target
+    raise UserError(f"{raw!r}: no such file or folder (it may have been moved or deleted; list_sources shows what "
+                    "the library holds).")
 
 
 def _shown(lib: Library, svc: MemoryService, results: Sequence[SearchResult]) -> list[SearchResult]:
@@ -167,7 +178,7 @@ def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: s
         folders.append(Folder(path=lib.show(svc, root), files=dict(Counter(d.status for d in mine)),
                               chunks=sum(d.chunks for d in mine)))
     if folder and folder.strip():
-        base = lib.resolve(svc, folder)
+        base = existing(lib, svc, folder)
         chosen = [d for d in docs if _under(d.path, base)]
         scope = f"files under {lib.show(svc, base)}"
     else:
@@ -201,7 +212,7 @@ def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: s
 
 def index_path(lib: Library, svc: MemoryService, path: str) -> tuple[str, IndexOut]:
     target = lib.resolve(svc, path)  # a library folder or inside one (paths_guard), else refused
-    if not os.path.lexists(target):
+    if not os.path.lexists(target):  # gone from disk: nothing to read (removing it is the watcher's or `remove`'s)
         raise UserError(f"{path!r}: no such file or folder (it may have been moved or deleted; list_sources "
                         "shows what the library holds).")
     summary = svc.index_paths([target])

@@ -6,8 +6,9 @@ not JSON at all, and JSON holding a lone surrogate escape (``"\\ud800"``, valid 
 ``json`` reads it, pydantic's parser refuses it). Here each line is tried with the SDK's own parser first; one it
 refuses is answered on the spot through the SDK's write stream (so replies never interleave): a JSON-RPC parse
 error (-32700, id null) for what is not JSON, a tool error result for a ``tools/call`` whose arguments hold a lone
-surrogate, an invalid-request error (-32600) for any other request it cannot take. Notifications get no answer
-(JSON-RPC forbids one) and are logged.
+surrogate, an invalid-request error (-32600) for any other request it cannot take, and for a request whose ``id``
+is not a string or a whole number (an object, a list, ``1.5``, ``true``, ``null``: the SDK reads such a line as a
+notification and would answer nothing). Notifications get no answer (JSON-RPC forbids one) and are logged.
 
 Like the SDK's transport, fd 0 is pointed at the null device while serving, so a child process cannot read the
 client's messages; fd 1 stays the SDK's (it diverts it to stderr while serving).
@@ -64,10 +65,13 @@ def not_unicode_message(field: str) -> str:
 def answer_for(line: str) -> types.JSONRPCMessage | None:
     """None when the SDK can take ``line``; else the answer to send instead ("" lines never get here)."""
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception:  # pydantic's ValidationError: diagnosed below with the standard library's parser
-        pass
+        parsed = None
+    if parsed is not None:
+        if isinstance(parsed, types.JSONRPCNotification) and '"id"' in line:
+            return _id_problem(line)
+        return None
     try:
         msg = json.loads(line, parse_constant=_no_constant)
     except (ValueError, RecursionError):
@@ -88,6 +92,27 @@ def answer_for(line: str) -> types.JSONRPCMessage | None:
     if field:
         return _error(ident, types.INVALID_PARAMS, not_unicode_message(field))
     return _error(ident, types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message this server can read.")
+
+
+def _id_problem(line: str) -> types.JSONRPCMessage | None:
+    """A request whose ``id`` is an object, a list, a fraction, a boolean or null: the SDK's parser reads it as a
+    notification (its model ignores the unknown ``id``) and answers nothing, so the client would wait for ever.
+    MCP requires a string or whole-number id; this is answered as an invalid request with ``id: null``."""
+    try:
+        msg = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or "id" not in msg:
+        return None  # a real notification that mentions "id" somewhere in its params
+    log.warning("refused a request whose id is %s", type(msg["id"]).__name__)
+    return _error(None, types.INVALID_REQUEST,
+                  'Invalid request: "id" must be a string or a whole number (got '
+                  f"{_json_shown(msg['id'])}).")
+
+
+def _json_shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 def _no_constant(name: str) -> Any:

@@ -6,6 +6,11 @@ Their reranked order replaces the fused order for the passages it scored; everyt
 fused place. Each scored passage carries a "rerank" :class:`~desktop_memory.models.LaneHit` (rank among the scored,
 the server's score), shown as "rerank #k, score s".
 
+What a server turned out to want is learned once and remembered in the data folder (``rerank-servers.json``, by
+the URL as given), so a later process (every CLI search, the MCP server) goes straight to it: Hugging Face
+TEI serves ``/rerank`` at its root, not ``/v1/rerank`` (a bare server URL falls back to it on a 404), and takes
+``{"query", "texts"}`` (learned from its 422 "missing field `texts`").
+
 It never costs the person their results: a server that is down, slow (``rerank_timeout_s``, 2 s by default, no
 retry: a second try would double the wait) or answers nonsense leaves the fused list as it was, with a note.
 
@@ -16,16 +21,19 @@ passages count as strong.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..config import SearchSettings
+from ..config import SearchSettings, data_dir
 from ..embed.openai_http import JsonServer, ServerError
 from ..errors import EmbedderError
 from ..models import LaneHit
+from ..private_files import make_private_dirs, open_private
 from ..store import Store
 from .fusion import Fused
 from .lanes import fetch_rows
@@ -57,11 +65,26 @@ class HttpReranker:
 
     def __init__(self, url: str, model: str = "", *, timeout_s: float = 2.0, api_key: str | None = None,
                  transport: httpx.BaseTransport | None = None) -> None:
-        self.endpoint = rerank_endpoint(url)
+        self.configured = rerank_endpoint(url)
         self.model = (model or "").strip()
-        self.server = JsonServer(self.endpoint, what="The reranker", timeout_s=timeout_s, key_name="rerank",
-                                 api_key=api_key, retries=0, transport=transport)
-        self._tei = False  # set once the server turns out to want TEI's {"query", "texts"}
+        self._key = (url or "").strip().rstrip("/")  # what was learned is kept under the URL as the person gave it
+        self._bare = urlsplit(self._key).path.strip("/") == ""
+        self._server_args: dict[str, Any] = {"what": "The reranker", "timeout_s": timeout_s, "key_name": "rerank",
+                                             "api_key": api_key, "retries": 0, "transport": transport}
+        learned = _learned().get(self._key, {})
+        self._from_memo = bool(learned)
+        self._use(str(learned.get("endpoint") or self.configured), tei=bool(learned.get("tei")))
+
+    def _use(self, endpoint: str, *, tei: bool) -> None:
+        self.endpoint = endpoint
+        self._tei = tei  # the server wants TEI's {"query", "texts"}
+        # a bare server URL (…:8081) gets /v1/rerank; TEI answers that with a 404 and serves /rerank
+        self._root_route = self.configured.removesuffix("/v1/rerank") + "/rerank" \
+            if self._bare and endpoint == self.configured else None
+        old = getattr(self, "server", None)
+        if old is not None:
+            old.close()
+        self.server = JsonServer(endpoint, **self._server_args)
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> HttpReranker:
@@ -78,19 +101,34 @@ class HttpReranker:
         if not documents:
             return []
         try:
-            data = self.server.request("POST", "", self._body(query, documents))
+            data = self._post(query, documents)
         except ServerError as exc:
-            if not self._tei and exc.status == 422 and "texts" in str(exc):
-                self._tei = True  # Hugging Face TEI: same idea, its own field names
-                try:
-                    data = self.server.request("POST", "", self._body(query, documents))
-                except ServerError as again:
-                    raise RerankError(str(again)) from again
-            elif exc.kind == "model":
+            if exc.kind == "model":
                 raise RerankError(f'The reranker at {self.endpoint} has no model "{self.model}": {exc}') from exc
-            else:
-                raise RerankError(str(exc)) from exc
+            raise RerankError(str(exc)) from exc
         return self._parse(data, len(documents))
+
+    def _post(self, query: str, documents: Sequence[str]) -> Any:
+        """The server's answer, learning (once, and for later processes) TEI's route and field names."""
+        learned = False
+        while True:
+            try:
+                data = self.server.request("POST", "", self._body(query, documents))
+                break
+            except ServerError as exc:
+                if self._from_memo and (exc.kind == "no_route" or exc.status == 422):
+                    self._from_memo = False  # another server at that address now: learn it again
+                    self._use(self.configured, tei=False)
+                elif exc.kind == "no_route" and self._root_route:
+                    self._use(self._root_route, tei=self._tei)
+                elif not self._tei and exc.status == 422 and "texts" in str(exc):
+                    self._tei = True  # Hugging Face TEI: same idea, its own field names
+                else:
+                    raise
+                learned = True
+        if learned:
+            _remember(self._key, {"endpoint": self.endpoint, "tei": self._tei})
+        return data
 
     def check_connection(self) -> str:
         """One line for "Test connection": rank two short passages, say how long it took."""
@@ -130,6 +168,33 @@ class HttpReranker:
             out.append((index, score))
         out.sort(key=lambda p: (-p[1], p[0]))
         return out
+
+
+LEARNED_FILE = "rerank-servers.json"  # in the data folder: what each configured rerank endpoint turned out to want
+
+
+def _learned() -> dict[str, dict[str, Any]]:
+    try:
+        with open(data_dir() / LEARNED_FILE, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def _remember(configured: str, what: dict[str, Any]) -> None:
+    """Best effort (a read-only data folder only costs the extra round trip again next time)."""
+    try:
+        data = _learned()
+        data[configured] = what
+        make_private_dirs(data_dir())
+        target = data_dir() / LEARNED_FILE
+        tmp = target.with_suffix(f".json.{os.getpid()}.tmp")
+        with open_private(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+        os.replace(tmp, target)
+    except OSError:
+        pass
 
 
 def reorder(fused: Fused, scored: Sequence[tuple[int, float]], depth: int) -> Fused:

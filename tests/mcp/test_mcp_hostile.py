@@ -127,6 +127,28 @@ def test_missing_path_in_the_library_is_an_error(lib):
     assert r.is_error and "no such file or folder" in _text(r)
 
 
+def test_a_path_that_does_not_exist_is_an_error_for_every_tool(lib):
+    """Issue 33 newcomer §4 (docs/MCP.md's claim made true): a `path` or `folder` inside the library that is neither
+    on disk nor indexed answers "no such file or folder", not an empty result the model would read as "nothing
+    about it". A file deleted from disk but still indexed is still a filter (its passages are found)."""
+    (lib["notes"] / "projects" / "garden.md").unlink()  # indexed, gone from disk (no watcher runs here)
+
+    async def body(s: ClientSession):
+        return {
+            "search": await s.call_tool("search", {"query": "harbour", "path": "notes/old"}),
+            "get_context": await s.call_tool("get_context", {"query": "harbour", "path": "notes/old.md"}),
+            "list_sources": await s.call_tool("list_sources", {"folder": "notes/old"}),
+            "deleted but indexed": await s.call_tool("search", {"query": "tomatoes",
+                                                                "path": "notes/projects/garden.md"}),
+        }
+
+    out = _client([], body)
+    for tool in ("search", "get_context", "list_sources"):
+        assert out[tool].is_error, tool
+        assert "no such file or folder" in _text(out[tool]) and "list_sources shows what" in _text(out[tool])
+    assert not out["deleted but indexed"].is_error and "garden.md" in _text(out["deleted but indexed"])
+
+
 def test_argument_errors_are_one_sentence_for_a_person(lib):
     calls: dict[str, tuple[tuple[str, dict[str, Any]], str | None]] = {
         "top_k": (("search", {"query": "x", "top_k": 500}), "'top_k' must be a whole number from 1 to 50 (got 500)."),
@@ -243,4 +265,61 @@ def test_every_line_gets_an_answer(lib):
     assert answers["surrogate list"]["id"] == 6 and answers["surrogate list"]["error"]["code"] == -32602
     fine = answers["fine after all that"]
     assert fine["id"] == 7 and not fine["result"]["isError"], "the server keeps serving"
+    assert "Traceback" not in stderr
+
+
+def test_arguments_are_checked_strictly(lib):
+    """Issue 33 newcomer §5: an argument the tool does not have is named (not dropped), `true` and the text "2" are
+    not numbers, 1 is not a boolean, and a missing value is quoted back as JSON's null, not Python's None."""
+    calls: dict[str, tuple[tuple[str, dict[str, Any]], str]] = {
+        "unknown": (("search", {"query": "harbour", "top-k": 3}),
+                    "'top-k' is not an argument of this tool; it takes 'query', 'top_k', 'backend', 'path', 'glob', "
+                    "'kinds', 'modified_since', 'modified_until'."),
+        "true": (("search", {"query": "harbour", "top_k": True}),
+                 "'top_k' must be a whole number from 1 to 50 (got true)."),
+        "text 2": (("search", {"query": "harbour", "top_k": "2"}),
+                   "'top_k' must be a whole number from 1 to 50 (got '2')."),
+        "null query": (("search", {"query": None}), "'query' must be text of 1 to 2000 characters (got null)."),
+        "null id": (("get_passage", {"id": None}),
+                    f"'id' must be a whole number from 1 to {2**63 - 1} (got null)."),
+        "1 for a boolean": (("get_context", {"query": "harbour", "include_weak": 1}),
+                            "'include_weak' must be true or false (got 1)."),
+        "false limit": (("list_sources", {"limit": False}),
+                        "'limit' must be a whole number from 1 to 1000 (got false)."),
+        "kinds not a list": (("search", {"query": "x", "kinds": "pdf"}),
+                             "'kinds' must be a list of: markdown, text, code, pdf, document, slides, ebook, html "
+                             "(got 'pdf')."),
+    }
+
+    async def body(s: ClientSession):
+        out = {k: await s.call_tool(*call) for k, (call, _) in calls.items()}
+        out["fine"] = await s.call_tool("search", {"query": "harbour", "top_k": 2.0, "backend": None})
+        return out
+
+    out = _client([], body)
+    for key, (_, expected) in calls.items():
+        assert out[key].is_error, key
+        assert _text(out[key]) == expected, key
+    assert not out["fine"].is_error and "harbour" in _text(out["fine"]), "JSON's 2.0 is a whole number; null = default"
+
+
+def test_a_request_with_an_object_id_gets_an_answer(lib):
+    """Issue 33 newcomer §5: the SDK reads a request whose id is not a string or a whole number as a notification
+    and answers nothing; the client then waits for ever. Each gets an invalid-request error (id null)."""
+    wire = Wire()
+    try:
+        answers = {}
+        for ident in ('{"a":1}', "[1]", "1.5", "true", "null"):
+            wire.send('{"jsonrpc":"2.0","id":' + ident + ',"method":"tools/list"}')
+            answers[ident] = wire.reply()
+        wire.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"id"}}')
+        wire.send('{"jsonrpc":"2.0","id":9,"method":"tools/list"}')  # the real notification above got no answer
+        after = wire.reply()
+    finally:
+        stderr = wire.close()
+    for ident, a in answers.items():
+        assert a is not None, f"no answer for id {ident}"
+        assert a["id"] is None and a["error"]["code"] == -32600
+        assert a["error"]["message"].startswith('Invalid request: "id" must be a string or a whole number'), a
+    assert after is not None and after["id"] == 9 and "tools" in after["result"]
     assert "Traceback" not in stderr

@@ -39,7 +39,8 @@ class OpenAIStub(LoopbackStub):
         delay_s / rerank_delay_s: sleep before answering embeddings (and models) / rerank requests.
         fail_next_n / fail_status: the next n requests answer ``fail_status`` (default 500).
         shuffle: send embeddings in reverse order (each with its right ``index``).
-        tei_rerank: /v1/rerank and /rerank take TEI's ``{"query", "texts"}`` (422 otherwise) and answer a bare list.
+        tei_rerank: as Hugging Face TEI: only /rerank (``/v1/rerank`` is a 404), taking ``{"query", "texts"}`` (422
+            otherwise) and answering a bare list.
         no_models_route: GET /v1/models is a 404 (as on some servers).
     """
 
@@ -59,6 +60,7 @@ class OpenAIStub(LoopbackStub):
         self.shuffle = False
         self.tei_rerank = False
         self.no_models_route = False
+        self.no_key_status = 401  # the answer to a request without a key when api_key is set (LiteLLM: 500)
         self.requests: list[tuple[str, str, Any, dict[str, str]]] = []
         self._lock = threading.Lock()
         # one model call at a time, as a real server's queue does: requests a client gave up on cannot pile up
@@ -91,6 +93,7 @@ class OpenAIStub(LoopbackStub):
         self.delay_s = self.rerank_delay_s = 0.0
         self.fail_next_n, self.fail_status = 0, 500
         self.shuffle = self.tei_rerank = self.no_models_route = False
+        self.no_key_status = 401
         with self._lock:
             self.requests.clear()
 
@@ -132,6 +135,11 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             if stub.max_body_bytes is not None and len(raw) > stub.max_body_bytes:
                 self._send(413, b"<html><body><h1>413 Request Entity Too Large</h1></body></html>", "text/html")
                 return
+            if stub.api_key and stub.no_key_status != 401 and "Authorization" not in self.headers:
+                self._json(stub.no_key_status, {"error": {  # LiteLLM's proxy without a key
+                    "message": "Authentication Error, No api key passed in.", "type": "auth_error",
+                    "param": "None", "code": str(stub.no_key_status)}})
+                return
             if stub.api_key and self.headers.get("Authorization") != f"Bearer {stub.api_key}":
                 self._json(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
                                            "code": "invalid_api_key"}})
@@ -144,7 +152,7 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                                                             for m in stub.models]})
             elif (method, path) == ("POST", "/v1/embeddings"):
                 self._embeddings(body)
-            elif method == "POST" and path in ("/v1/rerank", "/rerank"):
+            elif method == "POST" and path in (("/rerank",) if stub.tei_rerank else ("/v1/rerank", "/rerank")):
                 self._rerank(body)
             else:
                 self._json(404, {"error": {"message": f"Route {method} {path} not found", "type": "not_found"}})

@@ -244,3 +244,24 @@ def test_a_key_saved_later_is_picked_up_by_a_running_embedder(stub: OpenAIStub) 
         e.embed_query("x")
     set_key("embedder", "sk-new-key-2468")  # e.g. Save key in Settings, same process
     assert e.embed_query("x").shape == (384,)
+
+
+def test_a_server_answering_500_without_a_key_gets_the_key_hint(stub: OpenAIStub) -> None:
+    """Issue 33 newcomer §4: LiteLLM's proxy answers a request without a key with HTTP 500 "Authentication Error,
+    No api key passed in."; that is said as a missing key, at once (no retries), with the command that sets it. A
+    plain 500 without a key, after its retries, ends with the hint too; with a key set, neither."""
+    stub.api_key, stub.no_key_status = "sk-litellm-1357", 500
+    with pytest.raises(EmbedderError, match=r"HTTP 500: Authentication Error, No api key passed in.*needs an API "
+                                            r"key.*api-key set embedder"):
+        make(stub, retries=3).embed_query("x")
+    assert len(stub.requests) == 1, "a missing key is not retried"
+    stub.reset()
+    stub.fail_next_n, stub.fail_status = 5, 500
+    with pytest.raises(EmbedderError, match=r"HTTP 500 after 2 attempts.*If it needs an API key \(some servers "
+                                            r"answer 500 without one\).*api-key set embedder"):
+        make(stub, retries=1).embed_query("x")
+    stub.fail_next_n = 5
+    set_key("embedder", "sk-some-key-9999")
+    with pytest.raises(EmbedderError) as err:
+        make(stub, retries=1).embed_query("x")
+    assert "api-key set" not in str(err.value)

@@ -176,3 +176,32 @@ def test_rerank_off_by_default_contacts_nothing(svc: MemoryService, stub: OpenAI
     assert SearchSettings().rerank is False and svc.searcher.reranker is None
     svc.search(QUERY)
     assert stub.requests == []
+
+
+def test_tei_from_a_bare_server_url_is_learned_once_for_every_later_process(stub: OpenAIStub,
+                                                                           local: LocalOnnxEmbedder) -> None:
+    """Issue 33 newcomer §4: TEI serves /rerank at its root (its /v1/rerank is a 404) and wants {"query", "texts"}.
+    A bare server URL finds that route, and what was learned is kept in the data folder: the next process (a new
+    client, as each CLI search is) goes straight to TEI's route and shape, with no 404 or 422 round trip."""
+    stub.tei_rerank = True
+    docs = list(TOPICS.values())
+    first = HttpReranker(stub.url)  # http://127.0.0.1:PORT: nothing after the host
+    assert [i for i, _ in first.rerank(QUERY, docs)] == cosine_order(local, QUERY, docs)
+    assert [(path, "texts" in body) for _, path, body, _ in stub.requests] == [
+        ("/v1/rerank", False), ("/rerank", False), ("/rerank", True)]
+    first.close()
+    stub.requests.clear()
+    later = HttpReranker(stub.url)  # a new process: nothing in memory but the data folder
+    assert later.endpoint == stub.url + "/rerank"
+    assert [i for i, _ in later.rerank(QUERY, docs)] == cosine_order(local, QUERY, docs)
+    assert [(path, "texts" in body) for _, path, body, _ in stub.requests] == [("/rerank", True)]
+    assert "as expected" in later.check_connection()
+    later.close()
+    assert HttpReranker(stub.url + "/rerank").endpoint == stub.url + "/rerank"  # an explicit URL is its own entry
+    stub.tei_rerank = False  # a Cohere-style server at that address now: the old lesson is dropped, not fatal
+    stub.requests.clear()
+    again = HttpReranker(stub.url, MODEL)
+    assert [i for i, _ in again.rerank(QUERY, docs)] == cosine_order(local, QUERY, docs)
+    assert [(path, "texts" in body) for _, path, body, _ in stub.requests] == [("/rerank", True),
+                                                                               ("/v1/rerank", False)]
+    assert HttpReranker(stub.url, MODEL).endpoint == stub.url + "/v1/rerank"
