@@ -409,7 +409,8 @@ class Scheduler:
                 progress(dataclasses.replace(p, files_done=done_before + p.files_done,
                                              files_total=done_before + p.files_total))
 
-            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step)
+            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step,
+                                                    exclude=job.source == PERSON)  # the person's: final
             return job.summary.removed
         if job.kind == COMPACT:
             return svc.compact(progress=progress, cancel=step)
@@ -419,7 +420,8 @@ class Scheduler:
             job.summary = summary
             return summary
         if job.kind == READ:
-            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False)
+            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False,
+                                   include_excluded=job.source == PERSON)  # named by the person: included again
             part.cancelled = part.cancelled and job.cancel.is_set()  # stepping aside is not cancelling
             job.summary = add_reads(job.summary if job.slices > 1 else None, part)
             burst.read = add_reads(burst.read, part)
