@@ -222,7 +222,8 @@ class Store:
                 for root in inner:  # its exclusions mean nothing any more (adding it again starts afresh)
                     self.exclusions.drop_under(root)
                 holders = [r for r in roots if r not in inner and is_inside(path, r)]
-                if exclude and holders:
+                within = any(q != path and is_inside(path, q) for q in paths)  # goes with a folder asked for too
+                if exclude and holders and not within:
                     self.exclusions.drop_under(path)  # one exclusion of the folder stands for those inside it
                     self.exclusions.add(path, max(holders, key=len))
             self.meta.bump("catalog_version")
