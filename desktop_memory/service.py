@@ -599,9 +599,9 @@ def _under_any(path: str, folders: Sequence[str]) -> bool:
 def _removal_problems(store: Store) -> list[str]:
     """An interrupted removal is reported by `check` until a command that writes finishes it."""
     pending = store.pending_removals()
-    if not pending:
+    left = store.count_under(pending) if pending else 0
+    if not left:  # (its documents all gone: only its closing commit, or the erasing, is left; any writer ends it)
         return []
-    left = store.count_under(pending)
     return [f"removal in progress: {', '.join(pending)} ({left:,} document(s) still to remove); any command that "
             "writes (e.g. `desktop-memory compact`), the window or `watch` finishes it"]
 
