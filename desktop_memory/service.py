@@ -589,7 +589,10 @@ class MemoryService:
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
         with self.reading() as store:
-            return read_passage(store, chunk_id, neighbours)
+            found = read_passage(store, chunk_id, neighbours)
+            if found is not None and _under_any(found.passage.source, store.pending_removals()):
+                return None  # being removed (an interrupted removal the next writer finishes): as good as gone
+            return found
 
 
 def _under_any(path: str, folders: Sequence[str]) -> bool:
