@@ -118,3 +118,4 @@ def test_a_subfolder_shown_as_a_top_row_is_excluded_and_stays_out_after_a_restar
     lib.include_btn.click()  # Include again: read like a drop
     qtbot.waitUntil(lambda: len([p for p in _paths(w2) if p.startswith(str(big))]) == 30, timeout=30000)
     assert w2.svc.exclusions() == []
+    qtbot.waitUntil(lambda: any(t.startswith("Included again: big") for t in w2.banners.texts()), timeout=10000)
