@@ -319,7 +319,9 @@ class MemoryService:
         (store/exclusions.py)."""
         asked = [printable_path(os.path.abspath(os.path.expanduser(str(p)))) for p in paths]
         with self.writing() as store:
-            pending = store.begin_removal(asked, exclude=exclude) if asked else store.pending_removals()
+            # a typo (no such path, nothing indexed there) is not recorded as an exclusion
+            keep_out = [p for p in asked if os.path.lexists(p) or store.count_under([p])] if exclude else []
+            pending = store.begin_removal(asked, exclude=keep_out) if asked else store.pending_removals()
             total = store.count_under(pending) if pending else 0
         removed, t0 = 0, time.perf_counter()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -205,10 +205,10 @@ class Store:
             self.conn.execute("delete from roots where path=?", (path,))
 
     # ---------- removal, final even across a restart (service.remove_paths) ----------
-    def begin_removal(self, paths: Sequence[str], exclude: bool = False) -> list[str]:
+    def begin_removal(self, paths: Sequence[str], exclude: Collection[str] = ()) -> list[str]:
         """One short transaction, the removal's recorded intent: the paths join the library's pending removals
-        (``meta.pending_removal``), library folders at or below them stop being library folders, and (``exclude``:
-        the person's removal, not a file gone from disk) a path inside a library folder becomes an exclusion, so
+        (``meta.pending_removal``), library folders at or below them stop being library folders, and a path of
+        ``exclude`` (the person's removal, not a file gone from disk) inside a library folder becomes an exclusion, so
         nothing (a watcher, a catch-up, a re-read, the next start) brings it back while, or after, its documents
         are removed slice by slice. Returns every pending path."""
         with self.conn:
@@ -223,7 +223,7 @@ class Store:
                     self.exclusions.drop_under(root)
                 holders = [r for r in roots if r not in inner and is_inside(path, r)]
                 within = any(q != path and is_inside(path, q) for q in paths)  # goes with a folder asked for too
-                if exclude and holders and not within:
+                if path in exclude and holders and not within:
                     self.exclusions.drop_under(path)  # one exclusion of the folder stands for those inside it
                     self.exclusions.add(path, max(holders, key=len))
             self.meta.bump("catalog_version")

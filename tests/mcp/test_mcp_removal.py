@@ -20,7 +20,7 @@ def test_index_path_finishes_an_interrupted_removal_and_keeps_exclusions(library
     try:
         svc.remove_paths([docs / "pdf"], exclude=True)  # the person removed this folder from the library
         with svc.writing() as store:  # a `remove` killed right after recording its intent
-            store.begin_removal([str(docs / "async.md")], exclude=True)
+            store.begin_removal([str(docs / "async.md")], exclude=[str(docs / "async.md")])
     finally:
         svc.close()
 

@@ -60,6 +60,8 @@ def test_removing_a_library_folder_unregisters_it_and_forgets_its_exclusions(tmp
     root = make_tree(tmp_path / "notes", FILES)
     svc.index_paths([root])
     svc.remove_paths([str(root / "sub")], exclude=True)
+    assert svc.remove_paths([str(root / "no-such-note.md")], exclude=True) == 0
+    assert svc.exclusions() == [str(root / "sub")], "a typo is not recorded as an exclusion"
     svc.remove_paths([root], exclude=True)
     assert svc.roots() == [] and svc.exclusions() == [] and _paths(svc) == set()
     svc.index_paths([root])  # added again: a fresh start, everything in it
