@@ -94,6 +94,10 @@ def test_a_subfolder_shown_as_a_top_row_is_excluded_and_stays_out_after_a_restar
     qtbot.waitUntil(lambda: bool(w.svc.search("sentinel", backend="keyword")), timeout=20000)
     assert w.svc.search("walrus", backend="keyword") == []
     assert w.svc.exclusions() == [str(big)]
+    with qtbot.waitSignal(w.index_jobs.finished, timeout=30000):
+        w.reindex_all()  # Library → Re-index all (F5 over every folder): the removed folder is not read again
+    wait_job(qtbot, w)
+    assert w.svc.search("walrus", backend="keyword") == []
 
     lib = w.library  # the removed folder is listed as excluded, with Include again
     qtbot.waitUntil(lambda: any(lib.model.node(i).excluded for i in lib.model.indexes()), timeout=10000)
