@@ -280,6 +280,10 @@ class IndexSummary:
     store_s: float = 0.0
     embed_error: str = ""  # set when vectors could not be made (keyword search still works)
     outcomes: list[FileOutcome] = field(default_factory=list)
+    # removal is final (issue 30): paths the person removed from inside a library folder that this run left out,
+    # and those it included again because the person named them explicitly (store/exclusions.py)
+    excluded: list[str] = field(default_factory=list)
+    included_again: list[str] = field(default_factory=list)
 
     def problems(self) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.status in (STATUS_SKIPPED, STATUS_FAILED)]
@@ -313,6 +317,7 @@ class Stats:
     model_id: str | None
     dim: int | None
     duplicates: int = 0  # chunks collapsed onto an identical passage: they share its vector and have none of their own
+    excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder (kept out)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -403,6 +408,7 @@ class LibraryListing:
     files: dict[str, list[DocumentInfo]]
     total_documents: int
     complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
+    excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder ("Include again")
 
 
 def folder_key_of(path: str) -> str:

@@ -57,6 +57,7 @@ from .models import (
     SearchFilters,
     SearchResult,
     Stats,
+    is_inside,
 )
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
@@ -269,15 +270,19 @@ class MemoryService:
 
     # ---------- indexing ----------
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
-                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True) -> IndexSummary:
+                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True,
+                    include_excluded: bool = False) -> IndexSummary:
         """Index files/folders the person named (CLI, drop, launch). A path inside a library folder that reaches
-        outside it (a symlink, with symlinks off) is refused before anything is read (paths_guard)."""
+        outside it (a symlink, with symlinks off) is refused before anything is read (paths_guard). What the person
+        removed from inside a library folder stays out (store/exclusions.py); ``include_excluded`` (they named it
+        again: `index PATH`, a drop, "Include again") includes a path named exactly again."""
         with self.writing() as store:
             roots = store.roots()
             follow = self.settings.ingest.follow_symlinks
             paths = [checked_path(p, roots, follow_symlinks=follow, may_add=True) for p in paths]
             return index_paths(store, paths, self.settings, self.embedder if embed else None,
-                               progress=progress, cancel=cancel, force=force, embed=embed)
+                               progress=progress, cancel=cancel, force=force, embed=embed,
+                               include_excluded=include_excluded)
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
         """Embed what is queued, holding the writer only to commit each slice (other writes take turns)."""
@@ -296,7 +301,7 @@ class MemoryService:
         return summary
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
-                     cancel: threading.Event | None = None) -> int:
+                     cancel: threading.Event | None = None, exclude: bool = False) -> int:
         """Remove files, or whole folders, from the index (the files on disk are never touched); returns how many
         documents went.
 
@@ -306,10 +311,17 @@ class MemoryService:
         (``Eraser.merge_step``), the writer free between slices for an edit or an embedding commit. ``cancel``
         (the scheduler stepping aside, or quitting) stops between slices: what is left stays recorded and is
         finished by the next call (the scheduler makes one at start). Removed means gone once it returns: the FTS
-        index merged and the WAL truncated (docs/PRIVACY.md)."""
+        index merged and the WAL truncated (docs/PRIVACY.md).
+
+        ``exclude``: the person's removal (CLI ``remove``, the Library's Remove), not a file gone from disk: a
+        library folder leaves the library, and a folder or file inside one becomes an exclusion, recorded in the
+        same transaction as the intent, so no watcher, catch-up, re-read or later start brings it back
+        (store/exclusions.py)."""
         asked = [printable_path(os.path.abspath(os.path.expanduser(str(p)))) for p in paths]
         with self.writing() as store:
-            pending = store.begin_removal(asked) if asked else store.pending_removals()
+            # a typo (no such path, nothing indexed there) is not recorded as an exclusion
+            keep_out = [p for p in asked if os.path.lexists(p) or store.count_under([p])] if exclude else []
+            pending = store.begin_removal(asked, exclude=keep_out) if asked else store.pending_removals()
             total = store.count_under(pending) if pending else 0
         removed, t0 = 0, time.perf_counter()
 
@@ -347,6 +359,28 @@ class MemoryService:
         """Paths whose removal began and did not finish (the app quit meanwhile): the scheduler finishes them."""
         with self.reading() as store:
             return store.pending_removals()
+
+    def finish_interrupted_removal(self, progress: ProgressFn | None = None,
+                                   cancel: threading.Event | None = None) -> list[str]:
+        """Finish a removal a quit or a kill interrupted (its intent is recorded in the library), before this
+        process writes anything else; returns the paths it finished ([]: none was pending). Every command that
+        writes calls it first (the CLI's, MCP's index_path; the window and `watch` through their scheduler)."""
+        pending = self.pending_removals()
+        if pending or self.erasing_unfinished():
+            self.remove_paths([], progress=progress, cancel=cancel)
+        return pending
+
+    def exclusions(self) -> list[str]:
+        """Paths removed from inside a library folder (store/exclusions.py): every walk and watcher leaves them out."""
+        with self.reading() as store:
+            return store.excluded()
+
+    def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
+        """Include again: every exclusion at or below ``paths`` is lifted (nothing is read here; index them next).
+        Returns the exclusions lifted."""
+        asked = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
+        with self.writing() as store:
+            return store.lift_exclusions(asked, under=True)
 
     def erasing_unfinished(self) -> bool:
         """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase):
@@ -389,8 +423,14 @@ class MemoryService:
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
         with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
-            return searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
-                                   spare_reader=self._spare_reader)
+            outcome = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
+                                      spare_reader=self._spare_reader)
+            pending = store.pending_removals()
+        if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes it
+            outcome = dataclasses.replace(
+                outcome, results=[r for r in outcome.results if not _under_any(r.source, pending)],
+                files=[r for r in outcome.files if not _under_any(r.source, pending)])
+        return outcome
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
@@ -443,9 +483,10 @@ class MemoryService:
             model_id, dim = store.model_info()
             pending = store.pending_count()
             db_bytes = store.db_bytes()
+            excluded = store.excluded()
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
                      pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
-                     model_id=model_id, dim=dim, duplicates=counts["duplicates"])
+                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded)
 
     def change_stamp(self) -> tuple[int, ...]:
         """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,
@@ -455,14 +496,18 @@ class MemoryService:
 
     def documents(self) -> list[DocumentInfo]:
         with self.reading() as store:
-            return store.list_documents()
+            docs = store.list_documents()
+            pending = store.pending_removals()
+        return [d for d in docs if not _under_any(d.path, pending)] if pending else docs
 
     def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
                         eager_limit: int = 1000) -> LibraryListing:
         """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
         asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
         with self.reading() as store:
-            return doc_listing.listing(store, query, pages, eager_limit)
+            found = doc_listing.listing(store, query, pages, eager_limit)
+            found.excluded = store.excluded()
+            return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
         """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
@@ -539,14 +584,31 @@ class MemoryService:
         writer (that self-check is a write statement: other writes wait for it, as they would for SQLite's lock)."""
         if full:
             with self.writing() as store:
-                return store.check_integrity(progress, cancel, full=True)
+                return _removal_problems(store) + store.check_integrity(progress, cancel, full=True)
         with self.reading() as store:
-            return store.check_integrity(progress, cancel, full=False)
+            return _removal_problems(store) + store.check_integrity(progress, cancel, full=False)
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
         with self.reading() as store:
-            return read_passage(store, chunk_id, neighbours)
+            found = read_passage(store, chunk_id, neighbours)
+            if found is not None and _under_any(found.passage.source, store.pending_removals()):
+                return None  # being removed (an interrupted removal the next writer finishes): as good as gone
+            return found
+
+
+def _under_any(path: str, folders: Sequence[str]) -> bool:
+    return any(is_inside(path, f) for f in folders)
+
+
+def _removal_problems(store: Store) -> list[str]:
+    """An interrupted removal is reported by `check` until a command that writes finishes it."""
+    pending = store.pending_removals()
+    left = store.count_under(pending) if pending else 0
+    if not left:  # (its documents all gone: only its closing commit, or the erasing, is left; any writer ends it)
+        return []
+    return [f"removal in progress: {', '.join(pending)} ({left:,} document(s) still to remove); any command that "
+            "writes (e.g. `desktop-memory compact`), the window or `watch` finishes it"]
 
 
 __all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError", "strong_only"]

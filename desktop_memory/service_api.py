@@ -53,13 +53,15 @@ class MemoryApi(Protocol):
     # -- indexing (what the scheduler's jobs call) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,
-                    embed: bool = True) -> IndexSummary: ...
+                    embed: bool = True, include_excluded: bool = False) -> IndexSummary: ...
 
     def embed_pending_summary(self, progress: ProgressCallback | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary: ...
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
-                     cancel: threading.Event | None = None) -> int: ...
+                     cancel: threading.Event | None = None, exclude: bool = False) -> int: ...
+
+    def exclusions(self) -> list[str]: ...  # paths removed from inside a library folder: every walk leaves them out
 
     def pending_removals(self) -> list[str]: ...  # removals the app quit in the middle of (finished at start)
 

@@ -99,6 +99,11 @@ def print_summary(summary: IndexSummary, out: SupportsWrite[str] = sys.stdout) -
         f"· {summary.elapsed_s:.1f}s",
         file=out,
     )
+    for path in summary.included_again:
+        print(f"included again: {path} (you had removed it from the library; naming it brings it back)", file=out)
+    if summary.excluded:
+        print(f"left out {len(summary.excluded)} path(s) removed from the library earlier "
+              "(`desktop-memory list --status excluded`; `desktop-memory include PATH` brings one back)", file=out)
     if summary.cancelled:
         print("cancelled: everything committed so far is kept; run again to finish.", file=out)
     if summary.embed_error:
@@ -134,6 +139,9 @@ def print_stats(st: Stats) -> None:
     print(f"chunks     {st.chunks:,} ({chunk_breakdown(st)})")
     print(f"vectors    {st.vectors:,} ({st.pending_vectors:,} waiting)")
     print(f"model      {st.model_id or '-'}" + (f" ({st.dim}-d)" if st.dim else ""))
+    if st.excluded:
+        print(f"excluded   {len(st.excluded):,} path(s) removed from inside library folders (kept out of watching and "
+              "re-reading; `desktop-memory list --status excluded`, `desktop-memory include PATH`)")
     if st.pending_vectors:
         print("note: chunks waiting for a vector are found by keyword search; `desktop-memory embed` embeds them "
               "(and retries any whose embedding failed)", file=sys.stderr)

@@ -153,7 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "remove", c.remove, "existing",
                  "remove files or folders from the index (files on disk untouched)")
-    p.add_argument("paths", nargs="+", help="files or folders to take out of the library")
+    p.add_argument("paths", nargs="+", help="files or folders to take out of the library (a library folder leaves "
+                   "it; one inside a library folder is excluded: watching and re-reading leave it out until `include`)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+
+    p = _command(sub, "include", c.include, "existing",
+                 "include again what `remove` excluded from a library folder, and read it")
+    p.add_argument("paths", nargs="+", help="excluded files or folders (every exclusion at or below each is lifted)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
     _add_json(p, c.remove, r.remove_json)
 
@@ -165,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p, c.embed, r.embed_json)
 
     p = _command(sub, "list", c.list_documents, "existing", "indexed documents with status")
-    p.add_argument("--status", default=None, help="only this status (indexed, skipped, failed)")
+    p.add_argument("--status", default=None, help="only this status (indexed, skipped, failed, excluded)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     p = _command(sub, "check", c.check, "existing", "verify the database's integrity")

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from ..service import MemoryService
 
 _T = TypeVar("_T")
-WRITING = ("index", "embed", "reembed", "remove", "watch", "compact")  # these say themselves why a write is refused
+WRITING = ("index", "embed", "reembed", "remove", "watch", "compact", "include")  # these say why a write is refused
+# a removal a kill interrupted is finished before these write anything (`remove` finishes it itself; the window and
+# `watch` through their scheduler): its intent is recorded in the library (issue 30 item 4)
+FINISH_REMOVAL_FIRST = ("index", "embed", "reembed", "compact", "include")
 
 
 class UsageError(UserError):
@@ -80,6 +83,8 @@ def _with_library(settings: Settings, args: argparse.Namespace) -> int:
             print(f"note: {notice}", file=sys.stderr)
         if svc.read_only_note and args.command not in WRITING:
             print(f"note: {svc.read_only_note}", file=sys.stderr)  # once per run; writes say why they are refused
+        if args.command in FINISH_REMOVAL_FIRST and not svc.read_only_note:
+            _finish_removal(svc)
         code: int = args.func(svc, args)
         return code
     finally:
@@ -101,6 +106,18 @@ def _run_with_cancel(fn: Callable[[threading.Event], _T]) -> _T:
         return fn(cancel)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def _finish_removal(svc: MemoryService) -> None:
+    pending = svc.pending_removals()
+    if pending or svc.erasing_unfinished():
+        what = ", ".join(pending) if pending else "removed text"
+        print(f"note: finishing an interrupted removal first ({what})", file=sys.stderr)
+        bar = ProgressBar(True)
+        try:
+            svc.finish_interrupted_removal(progress=bar)
+        finally:
+            bar.finish()
 
 
 def _empty_note(svc: MemoryService) -> None:
@@ -145,7 +162,7 @@ def missing_paths(paths: list[str]) -> list[str]:
 def index(svc: MemoryService, args: argparse.Namespace) -> int:
     bar = ProgressBar(not args.quiet and not args.json)
     summary = _run_with_cancel(lambda c: svc.index_paths(args.paths, progress=bar, cancel=c, force=args.force,
-                                                        embed=not args.no_embed))
+                                                        embed=not args.no_embed, include_excluded=True))
     bar.finish()
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
@@ -217,13 +234,38 @@ def stats(svc: MemoryService, args: argparse.Namespace) -> int:
 
 
 def remove(svc: MemoryService, args: argparse.Namespace) -> int:
+    """Final: a library folder leaves the library; a folder or file inside one is excluded from it, so watching,
+    a re-read or the next start never brings it back (``include`` does)."""
     bar = ProgressBar(not args.quiet)
+    roots_before, excluded_before = set(svc.roots()), set(svc.exclusions())
     try:
-        n = svc.remove_paths(args.paths, progress=bar)
+        n = svc.remove_paths(args.paths, progress=bar, exclude=True)
     finally:
         bar.finish()
     print(f"removed {n} document(s) from the index")
+    for root in sorted(roots_before - set(svc.roots())):
+        print(f"{root} is no longer a library folder (`desktop-memory index {root}` adds it again)")
+    for path in sorted(set(svc.exclusions()) - excluded_before):
+        print(f"{path} is excluded from its library folder: watching and re-reading leave it out; "
+              f"`desktop-memory include {path}` brings it back")
     return 0
+
+
+def include(svc: MemoryService, args: argparse.Namespace) -> int:
+    """Include again what ``remove`` excluded (at or below each path), then read what is still on disk."""
+    lifted = svc.include_paths(args.paths)
+    for path in lifted:
+        print(f"included again: {path}")
+    if not lifted:
+        print("nothing there was excluded (`desktop-memory list` shows the exclusions)", file=sys.stderr)
+    present = [p for p in args.paths if os.path.lexists(os.path.expanduser(p))]
+    if not present:
+        return 0 if lifted else 1
+    bar = ProgressBar(not args.quiet)
+    summary = _run_with_cancel(lambda c: svc.index_paths(present, progress=bar, cancel=c, include_excluded=True))
+    bar.finish()
+    print_summary(summary)
+    return 130 if summary.cancelled else 0
 
 
 def list_documents(svc: MemoryService, args: argparse.Namespace) -> int:
@@ -231,12 +273,16 @@ def list_documents(svc: MemoryService, args: argparse.Namespace) -> int:
     listed = [d for d in documents if args.status is None or d.status == args.status]
     if not documents:
         print(f"note: {EMPTY_LIBRARY}", file=sys.stderr)
+    excluded = svc.exclusions() if args.status in (None, "excluded") else []
     if args.json:
-        print(json.dumps([vars(d) for d in listed], indent=2, ensure_ascii=False))
+        print(json.dumps([vars(d) for d in listed] + [{"path": p, "status": "excluded"} for p in excluded],
+                         indent=2, ensure_ascii=False))
     else:
         for d in listed:
             extra = f"  {d.error}" if d.error else ""
             print(f"{d.status:<8} {d.chunks:>5} chunks  {d.path}{extra}")
+        for p in excluded:
+            print(f"excluded {'-':>5} chunks  {p}  (removed from its library folder; `include` brings it back)")
     return 0
 
 

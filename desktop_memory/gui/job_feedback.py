@@ -120,6 +120,11 @@ class JobFeedback(QObject):
         if job is not None and job.kind == "embed" and not job.auto:
             self.progress.title.setText(f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}"
                                         + (" (cancelled)" if summary.cancelled else ""))
+        if summary.included_again:  # a drop or Include again named what the person had removed (issue 30)
+            names = ", ".join(os.path.basename(p) or p for p in summary.included_again[:3])
+            more = f" and {len(summary.included_again) - 3} more" if len(summary.included_again) > 3 else ""
+            self.banners.show_message(f"Included again: {names}{more} (you had removed it from the library).",
+                                      "info", key="included-again")
         if summary.embed_error:
             self.banners.show_message(
                 f"Files are keyword-searchable, but vectors could not be made: {summary.embed_error}",

@@ -119,7 +119,7 @@ class LibraryModel(QAbstractItemModel):
         old, self._root = self._root, root
         self.generation += 1
         self._fetching.clear()
-        self._folders_by_key = {n.key: n for n in walk(root) if n.doc is None}
+        self._folders_by_key = {n.key: n for n in walk(root) if n.doc is None and not n.excluded}
         self.endResetModel()
         for n in list(walk(old)):  # break parent<->child cycles so the old tree is freed now, not by a GC pause
             n.parent = None
@@ -226,8 +226,11 @@ class LibraryModel(QAbstractItemModel):
 
     def file_paths(self, index: QModelIndex) -> list[str]:
         """The files a selected row stands for. A folder not wholly loaded stands for itself (the service acts on
-        everything under it) when nothing is filtered out; filtered, for the matching files loaded so far."""
+        everything under it) when nothing is filtered out; filtered, for the matching files loaded so far. An
+        excluded row stands for nothing (it is not in the index; "Include again" is its action)."""
         n = self.node(index)
+        if n.excluded:
+            return []
         if n.doc is not None:
             return [n.path]
         q = self._listing.query
@@ -235,11 +238,30 @@ class LibraryModel(QAbstractItemModel):
             return [n.path]
         return [c.path for c in walk(n) if c.doc is not None]
 
+    def removal_paths(self, index: QModelIndex) -> list[str]:
+        """What removing a selected row removes. A folder row, nothing filtered out, is the folder itself, however
+        much of it is loaded or expanded: the service then takes a library folder out of the library and excludes
+        a folder inside one, so no edit, catch-up or re-read brings it back (issue 30). Filtered, the matching
+        files loaded so far (each excluded from its library folder)."""
+        n = self.node(index)
+        if n.doc is None and not n.excluded and not (self.spec.needle.strip() or self.spec.problems_only):
+            return [n.path]
+        return self.file_paths(index)
+
+    def is_folder_path(self, path: str) -> bool:
+        """A folder row's path (not a file's): the confirmation names a folder as one."""
+        return any(n.path == path for n in self._folders_by_key.values())
+
+    def excluded_paths(self, index: QModelIndex) -> list[str]:
+        """The excluded path a row shows ([] for any other row): what "Include again" names."""
+        n = self.node(index)
+        return [n.path] if n.excluded else []
+
     def folder_indexes(self, node: _Node | None = None) -> Iterator[QModelIndex]:
         """Every folder's column-0 index, depth first, without touching file rows (folders come first among a
         node's children): cheap enough to run on each refresh of a big library."""
         for i, c in enumerate((node or self._root).children):
-            if c.doc is not None:
+            if c.doc is not None or c.excluded:
                 break
             yield self.createIndex(i, 0, c)
             yield from self.folder_indexes(c)
@@ -292,6 +314,8 @@ class LibraryModel(QAbstractItemModel):
         n: _Node = index.internalPointer()
         col = index.column()
         is_file = n.doc is not None
+        if n.excluded:
+            return self._excluded_data(n, col, role)
         if role == Qt.ItemDataRole.DisplayRole:
             if col == C_NAME:
                 if is_file:
@@ -336,4 +360,19 @@ class LibraryModel(QAbstractItemModel):
                 return colors()["muted"]
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (C_CHUNKS, C_SEM, C_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _excluded_data(self, n: _Node, col: int, role: int) -> object:
+        """An excluded row: its name, "excluded" and why, muted; nothing else (it holds no files)."""
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == C_NAME:
+                return os.path.relpath(n.path, n.parent.path) if n.parent is not None and n.parent.path else short_path(
+                    n.path, 70)
+            return {C_STATUS: n.status, C_REASON: n.reason}.get(col, "")
+        if role == PathRole:
+            return n.path
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{n.path}\n{n.reason}"
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return colors()["muted"]
         return None

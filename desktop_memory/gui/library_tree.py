@@ -10,6 +10,7 @@ then filtering and sorting are done here, in plain Python, without asking the st
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from ..models import (
 )
 
 COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
+STATUS_EXCLUDED = "excluded"
+EXCLUDED_REASON = "removed from the library: watching and re-reading leave it out (Include again brings it back)"
 C_NAME, C_STATUS, C_CHUNKS, C_SEM, C_SIZE, C_MOD, C_IDX, C_REASON = range(len(COLUMNS))
 
 
@@ -52,6 +55,7 @@ class _Node:
     own_files: int = 0  # a folder's matching files directly inside it (loaded or not)
     loaded: int = 0  # how many of them are in ``children``
     files: int = 0  # a folder's matching files, its subfolders' included
+    excluded: bool = False  # a path the person removed from inside a library folder ("Include again" brings it back)
 
 
 _SORT_KEYS: list[Callable[[_Node], object]] = [
@@ -162,7 +166,7 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
     if listing.complete and (q.needle or q.problems_only or (q.sort, q.descending) != (listing.query.sort,
                                                                                       listing.query.descending)):
         docs = [d for group in listing.files.values() for d in group]
-        listing = listing_from_documents(docs, q, outcomes)
+        listing = dataclasses.replace(listing_from_documents(docs, q, outcomes), excluded=listing.excluded)
     root = _Node("")
     folders: dict[str, _Node] = {}
     counts: dict[str, list[int]] = {}  # files, failed, skipped (rolled up)
@@ -194,11 +198,14 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
             up.mtime = max(up.mtime, fnode.mtime)
             up.indexed_at = max(up.indexed_at, fnode.indexed_at)
             up.problems += fnode.problems
+    _add_excluded(listing.excluded, folders, root, q.needle.lower(), q.problems_only)
     key = _SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(_SORT_KEYS) else _SORT_KEYS[0]
 
-    def order(node: _Node) -> None:  # folders first (sorted here), then files (in the store's order)
-        subs = sorted((c for c in node.children if c.doc is None), key=key, reverse=spec.descending)  # type: ignore[arg-type]
-        node.children = subs + [c for c in node.children if c.doc is not None]
+    def order(node: _Node) -> None:  # folders first (sorted here), then files (in the store's order), then excluded
+        folders_here = (c for c in node.children if c.doc is None and not c.excluded)
+        subs = sorted(folders_here, key=key, reverse=spec.descending)  # type: ignore[arg-type]
+        node.children = (subs + [c for c in node.children if c.doc is not None]
+                         + sorted((c for c in node.children if c.excluded), key=lambda c: c.path.lower()))
         for i, c in enumerate(node.children):
             c.row = i
         for c in subs:
@@ -206,6 +213,21 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
 
     order(root)
     return root
+
+
+def _add_excluded(paths: list[str], folders: dict[str, _Node], root: _Node, needle: str, problems_only: bool) -> None:
+    """One row per exclusion, under the nearest folder shown above it (else at the top, where its folder was), so
+    the person sees what they removed and can include it again. Not a problem: hidden by "Problems only"."""
+    if problems_only:
+        return
+    names = set(folders)
+    for path in paths:
+        if needle and needle not in f"{path} {STATUS_EXCLUDED}".lower():
+            continue
+        parent_path = _folder_parent(path, names)
+        parent = folders[parent_path] if parent_path else root
+        parent.children.append(_Node(path, parent=parent, status=STATUS_EXCLUDED, reason=EXCLUDED_REASON,
+                                     excluded=True))
 
 
 def walk(node: _Node) -> Iterator[_Node]:
@@ -221,5 +243,5 @@ def fully_loaded(node: _Node) -> bool:
     return node.loaded >= node.own_files and all(fully_loaded(c) for c in node.children if c.doc is None)
 
 
-__all__ = ["COLUMNS", "TreeSpec", "build_tree", "file_node", "folder_status", "fully_loaded",
-           "listing_from_documents", "walk"]
+__all__ = ["COLUMNS", "EXCLUDED_REASON", "STATUS_EXCLUDED", "TreeSpec", "build_tree", "file_node", "folder_status",
+           "fully_loaded", "listing_from_documents", "walk"]

@@ -1,5 +1,9 @@
 """Library tab: the indexed folders and files (gui/library_model.py, paged in as folders open) with a filter,
-"Problems only", and re-index, remove (confirmed), reveal, open and "Compact and erase" actions."""
+"Problems only", and re-index, remove (confirmed), reveal, open and "Compact and erase" actions.
+
+Removal is final (issue 30): a folder row removes the folder (a library folder leaves the library, a folder inside
+one is excluded), whatever is expanded or selected under it; excluded paths are listed as such, with "Include
+again"."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled
-from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing
+from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing, is_inside
 from ..service_api import MemoryApi
 from .formatting import human_bytes
 from .library_model import LibraryModel, PathRole
@@ -59,6 +63,7 @@ COMPACT_TIP = ("Rebuild the database from what is indexed now, so nothing remove
 class LibraryView(QWidget):
     reindex_requested = Signal(list)
     remove_requested = Signal(list)
+    include_requested = Signal(list)  # excluded paths the person wants back (read again, like a drop)
     reveal_requested = Signal(str)
     open_requested = Signal(str)
     watch_pause_requested = Signal(str, bool)  # (library folder, pause?)
@@ -88,11 +93,14 @@ class LibraryView(QWidget):
         self.reindex_btn.setToolTip("Read the selected files again, even if unchanged (F5)")
         self.remove_btn = QPushButton("Remove from index…")
         self.remove_btn.setToolTip("Forget the selected files (Delete); the files on disk are not touched")
+        self.include_btn = QPushButton("Include again")
+        self.include_btn.setToolTip("Bring the selected excluded files or folders back into the library (read again)")
+        self.include_btn.setVisible(False)  # shown only while an excluded row is selected
         self.reveal_btn = QPushButton("Reveal")
         self.reveal_btn.setToolTip("Show in the file manager")
         self.compact_btn = QPushButton("Compact and erase")
         self.compact_btn.setToolTip(COMPACT_TIP)
-        for b in (self.reindex_btn, self.remove_btn, self.reveal_btn, self.compact_btn):
+        for b in (self.reindex_btn, self.remove_btn, self.include_btn, self.reveal_btn, self.compact_btn):
             b.setAutoDefault(False)
             bar.addWidget(b)
         lay.addLayout(bar)
@@ -146,6 +154,7 @@ class LibraryView(QWidget):
         self.problems_only.toggled.connect(self._problems_toggled)
         self.reindex_btn.clicked.connect(lambda: self._emit_paths(self.reindex_requested))
         self.remove_btn.clicked.connect(self.ask_remove)
+        self.include_btn.clicked.connect(self.include_selected)
         self.reveal_btn.clicked.connect(self._reveal_current)
         self.compact_btn.clicked.connect(self.compact_requested.emit)
         self._compact_cancel: threading.Event | None = None  # set while a compaction runs: pressing cancels it
@@ -167,15 +176,20 @@ class LibraryView(QWidget):
     def ask_remove(self) -> None:
         """Removing throws away chunks and vectors that take minutes to rebuild: ask first (Enter confirms,
         Esc keeps them). Window-modal and non-blocking, so the event loop (and indexing) goes on meanwhile."""
-        paths = self.selected_paths()
+        paths = self.selected_removal_paths()
         if not paths:
             return
         n = self.selected_file_count()
-        what = f"“{os.path.basename(paths[0])}”" if len(paths) == 1 and n <= 1 else f"{n:,} files"
+        folders = [p for p in paths if self.model.is_folder_path(p)]
+        if len(paths) == 1 and folders:
+            what = f"the folder “{os.path.basename(paths[0]) or paths[0]}” ({n:,} file{'s' * (n != 1)})"
+        else:
+            what = f"“{os.path.basename(paths[0])}”" if len(paths) == 1 and n <= 1 else f"{n:,} files"
         box = QMessageBox(QMessageBox.Icon.Question, "Remove from index?",
                           f"Remove {what} from the index?", QMessageBox.StandardButton.NoButton, self)
-        box.setInformativeText("The files on disk are not touched. Searching will no longer find them until "
-                               "you add them again (which reads and embeds them again).")
+        box.setInformativeText("The files on disk are not touched. They stay out of the library: changes to them "
+                               "are not read again until you choose Include again (or add them again), which "
+                               "reads and embeds them again.")
         remove = box.addButton("&Remove from index", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(remove)
@@ -319,6 +333,23 @@ class LibraryView(QWidget):
 
         return sum((1 if n.doc is not None else n.files) for n in nodes if not inside_chosen(n))
 
+    def selected_removal_paths(self) -> list[str]:
+        """What Remove takes out: a selected folder row is the folder itself (LibraryModel.removal_paths); a row
+        inside a selected folder goes with it."""
+        out: list[str] = []
+        for idx in self.tree.selectionModel().selectedRows(0):
+            out += [p for p in self.model.removal_paths(idx) if p not in out]
+        return [p for p in out if not any(q != p and is_inside(p, q) for q in out)]
+
+    def selected_excluded_paths(self) -> list[str]:
+        return [p for idx in self.tree.selectionModel().selectedRows(0) for p in self.model.excluded_paths(idx)]
+
+    def include_selected(self) -> None:
+        """Include again: the excluded rows selected are read again (named explicitly, which lifts them)."""
+        paths = self.selected_excluded_paths()
+        if paths:
+            self.include_requested.emit(paths)
+
     def selected_paths(self) -> list[str]:
         out: list[str] = []
         for idx in self.tree.selectionModel().selectedRows(0):
@@ -390,6 +421,9 @@ class LibraryView(QWidget):
         has = bool(self.tree.selectionModel().selectedRows(0))
         for b in (self.reindex_btn, self.remove_btn):
             b.setEnabled(has)
+        excluded = bool(self.selected_excluded_paths())
+        self.include_btn.setVisible(excluded)
+        self.include_btn.setEnabled(excluded)
         self.reveal_btn.setEnabled(self.tree.currentIndex().isValid())
 
     def _emit_paths(self, sig: SignalInstance) -> None:
@@ -413,6 +447,11 @@ class LibraryView(QWidget):
             return
         path = self.proxy.index(idx.row(), 0, idx.parent()).data(PathRole)
         m = QMenu(self)
+        if self.model.excluded_paths(idx):  # an excluded row: its one action is to come back
+            m.addAction("Include again", self.include_selected)
+            m.addAction("Reveal in file manager", lambda: self.reveal_requested.emit(path))
+            m.exec(self.tree.viewport().mapToGlobal(pos))
+            return
         if os.path.isfile(path):
             m.addAction("Open", lambda: self.open_requested.emit(path))
         m.addAction("Reveal in file manager", lambda: self.reveal_requested.emit(path))

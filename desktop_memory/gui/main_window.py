@@ -174,6 +174,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context_panel.include_weak_requested.connect(self.actions_.include_weak)
         lib.reindex_requested.connect(self.add_paths)  # F5: reads only what changed
         lib.remove_requested.connect(self.remove_paths)
+        lib.include_requested.connect(self.add_paths)  # Include again: named explicitly, read like a drop
         lib.reveal_requested.connect(a.reveal_file)
         lib.open_requested.connect(a.open_file)
         lib.compact_requested.connect(lambda: lib.start_compact(self.svc, self.jobs) if self.svc else None)

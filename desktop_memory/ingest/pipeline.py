@@ -34,6 +34,7 @@ from ..models import (
     FileOutcome,
     IndexProgress,
     IndexSummary,
+    is_inside,
 )
 from ..store import DocRow, Store
 from ..store.doc_writes import DocumentWrite
@@ -91,28 +92,61 @@ def index_paths(
     cancel: threading.Event | None = None,
     force: bool = False,
     embed: bool = True,
+    include_excluded: bool = False,
 ) -> IndexSummary:
-    """Index files and folders; returns a summary with one outcome per file (and per skipped folder)."""
+    """Index files and folders; returns a summary with one outcome per file (and per skipped folder).
+
+    What the person removed from inside a library folder (an exclusion) is left out, named or walked: a watcher's
+    event, a catch-up or a re-read never brings it back. ``include_excluded`` (the person named these paths: the
+    CLI's ``index``, a drop, "Include again") lifts the exclusion of a path named exactly; a path inside an
+    excluded folder is still left out, with its reason."""
     with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
-        summary = _index_paths(store, paths, settings, embedder, progress=progress, cancel=cancel, force=force,
-                               embed=embed)
+        summary = IndexSummary()
+        named, excluded = _honour_exclusions(store, [os.path.abspath(os.path.expanduser(str(p))) for p in paths],
+                                             include_excluded, summary)
+        _index_paths(store, named, settings, embedder, progress=progress, cancel=cancel, force=force,
+                     embed=embed, summary=summary, excluded=excluded)
         store.checkpoint_erased()  # a vanished or edited file's old text leaves the FTS index and the WAL too
     return summary
 
 
-def _index_paths(store: Store, paths: Iterable[str | Path], settings: Settings, embedder: Embedder | None, *,
+def _honour_exclusions(store: Store, named: list[str], include: bool,
+                       summary: IndexSummary) -> tuple[list[str], list[str]]:
+    """The named paths to index and the exclusions the walk leaves out (store/exclusions.py). With ``include``, a
+    named path that is itself excluded is included again (said in ``summary.included_again``)."""
+    excluded = store.excluded()
+    if not excluded:
+        return named, []
+    if include:
+        lifted = store.lift_exclusions([p for p in named if p in excluded])
+        summary.included_again += lifted
+        excluded = [x for x in excluded if x not in lifted]
+    kept: list[str] = []
+    for path in named:
+        holder = next((x for x in excluded if is_inside(path, x)), None)
+        if holder is None:
+            kept.append(path)
+        elif include:  # named inside a removed folder: the folder itself must be included again first
+            summary.skipped += 1
+            summary.outcomes.append(FileOutcome(path, STATUS_SKIPPED, f"inside {holder}, which was removed from "
+                                                "the library; include that folder again to read it"))
+        else:  # a watcher's event or a catch-up: the removal stays final
+            summary.excluded.append(path)
+    summary.excluded += [x for x in excluded if any(is_inside(x, r) and x != r for r in kept)]
+    return kept, excluded
+
+
+def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: Embedder | None, *,
                  progress: ProgressFn | None, cancel: threading.Event | None, force: bool,
-                 embed: bool) -> IndexSummary:
-    summary = IndexSummary()
+                 embed: bool, summary: IndexSummary, excluded: list[str]) -> IndexSummary:
     rep = _Reporter(progress)
     batch = WriteBatch(store, summary, max_chunks=WRITE_BATCH_CHUNKS, max_age_s=WRITE_BATCH_S)
     t0 = time.perf_counter()
-    roots = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
     try:
         rep.emit(force=True, phase="scan")
         entries: list[WalkEntry] = []
         files_total = 0
-        for entry in walk_paths(roots, settings.ingest):  # a big tree takes a while: report and honour Cancel
+        for entry in walk_paths(roots, settings.ingest, excluded):  # a big tree takes a while: report and honour Cancel
             entries.append(entry)
             files_total += not entry.is_dir
             if len(entries) % SCAN_CHECK_EVERY == 0:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import IngestSettings
+from ..models import is_inside
 from .detect import binary_extension
 from .ignore import IgnoreRules
 
@@ -40,13 +41,16 @@ class WalkEntry:
     is_dir: bool = False
 
 
-def walk_paths(paths: Iterable[str | Path], settings: IngestSettings) -> Iterator[WalkEntry]:
+def walk_paths(paths: Iterable[str | Path], settings: IngestSettings,
+               excluded: Collection[str] = ()) -> Iterator[WalkEntry]:
     """Yield entries for every file under ``paths`` (files or folders), in a stable order.
 
     Paths the user named explicitly are never skipped for being hidden or on the ignore list.
     A file reachable twice (named twice, or through a followed symlink) is yielded once.
+    ``excluded``: paths the person removed from the library (store/exclusions.py): left out silently, with
+    everything below them (they are not "skipped" files: the person chose, the Library lists them as excluded).
     """
-    walker = _Walker(settings)
+    walker = _Walker(settings, excluded)
     for p in paths:
         yield from walker.walk_root(p)
 
@@ -95,8 +99,9 @@ def _os_error_reason(exc: OSError) -> str:
 
 
 class _Walker:
-    def __init__(self, settings: IngestSettings) -> None:
+    def __init__(self, settings: IngestSettings, excluded: Collection[str] = ()) -> None:
         self.settings = settings
+        self.excluded = frozenset(excluded)
         self.size_limit = int(settings.max_file_mb * MIB)
         self.patterns = [p for p in (settings.extra_ignore or ()) if p]
         self.rules: IgnoreRules | None = None  # gitignore-style rules of the folder being walked (ingest/ignore.py)
@@ -107,6 +112,8 @@ class _Walker:
 
     def walk_root(self, raw: str | Path) -> Iterator[WalkEntry]:
         path = os.path.abspath(os.path.expanduser(os.fspath(raw)))
+        if self.excluded and any(is_inside(path, x) for x in self.excluded):
+            return
         if has_surrogates(path):  # as for any other file or folder whose name is not valid text
             is_dir = os.path.isdir(path)
             yield WalkEntry(path, 0, 0.0, "file name is not valid text (undecodable bytes)", is_dir=is_dir)
@@ -177,6 +184,8 @@ class _Walker:
     ) -> WalkEntry | tuple[str, os.stat_result] | None:
         """A WalkEntry to yield, a (path, stat) folder to descend into, or None (already yielded)."""
         path = entry.path
+        if path in self.excluded:  # removed from the library by the person: not walked, not recorded
+            return None
         try:
             lst = entry.stat(follow_symlinks=False)
         except OSError as exc:

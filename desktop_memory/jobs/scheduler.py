@@ -22,7 +22,8 @@ Rules kept here and nowhere else:
   stored in the database, so nothing planned before the removal can bring it back. A big removal goes in slices
   (service ``remove_paths``): between them it steps aside for a waiting watch batch (a saved edit) and goes on
   right after it; one the app quit in the middle of is recorded in the library and finished first thing when the
-  next scheduler is created.
+  next scheduler is created. The person's removal (not a watch batch's "file gone") excludes what lies inside a
+  library folder (store/exclusions.py); a person's read names paths explicitly and so includes them again.
 * **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
   one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
 
@@ -409,7 +410,8 @@ class Scheduler:
                 progress(dataclasses.replace(p, files_done=done_before + p.files_done,
                                              files_total=done_before + p.files_total))
 
-            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step)
+            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step,
+                                                    exclude=job.source == PERSON)  # the person's: final
             return job.summary.removed
         if job.kind == COMPACT:
             return svc.compact(progress=progress, cancel=step)
@@ -419,7 +421,8 @@ class Scheduler:
             job.summary = summary
             return summary
         if job.kind == READ:
-            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False)
+            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False,
+                                   include_excluded=job.source == PERSON)  # named by the person: included again
             part.cancelled = part.cancelled and job.cancel.is_set()  # stepping aside is not cancelling
             job.summary = add_reads(job.summary if job.slices > 1 else None, part)
             burst.read = add_reads(burst.read, part)

@@ -48,6 +48,8 @@ def add_reads(a: IndexSummary | None, b: IndexSummary) -> IndexSummary:
         embed_s=a.embed_s + b.embed_s, embed_error=b.embed_error or a.embed_error,
         duplicates_collapsed=a.duplicates_collapsed + b.duplicates_collapsed,
         outcomes=outcomes,
+        excluded=[*a.excluded, *(p for p in b.excluded if p not in a.excluded)],
+        included_again=[*a.included_again, *b.included_again],
     )
 
 

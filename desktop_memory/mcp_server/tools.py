@@ -215,7 +215,11 @@ def index_path(lib: Library, svc: MemoryService, path: str) -> tuple[str, IndexO
     if not os.path.lexists(target):  # gone from disk: nothing to read (removing it is the watcher's or `remove`'s)
         raise UserError(f"{path!r}: no such file or folder (it may have been moved or deleted; list_sources "
                         "shows what the library holds).")
+    svc.finish_interrupted_removal()  # a removal a kill interrupted is finished before anything else is written
     summary = svc.index_paths([target])
+    if summary.excluded and not summary.indexed + summary.unchanged + summary.skipped + summary.failed:
+        raise UserError(f"{path!r} was removed from the library by its owner and stays out; only they can include "
+                        "it again (desktop-memory include PATH, or Include again in the window).")
     problems = [Problem(path=lib.show(svc, o.path), status=o.status, reason=o.reason) for o in summary.problems()]
     shown = lib.show(svc, target)
     out = IndexOut(path=shown, indexed=summary.indexed, unchanged=summary.unchanged, skipped=summary.skipped,

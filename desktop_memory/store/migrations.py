@@ -220,6 +220,19 @@ def _migration_bit_codes(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_bit_codes)  # dense (issue 26)
 
+# Exclusions (issue 30 item 4): a folder or file inside a library folder that the person removed. The watcher, the
+# catch-up at start, a re-read (F5) and every walk of its library folder leave it out, so a removal stays removed;
+# naming it explicitly (`index PATH`, a drop, "Include again", `include PATH`) lifts it. ``root`` is the library
+# folder it was removed from (an exclusion goes when that folder leaves the library).
+_MIGRATION_EXCLUSIONS = """
+    CREATE TABLE IF NOT EXISTS exclusions (
+        path     TEXT PRIMARY KEY,
+        root     TEXT NOT NULL,
+        added_at REAL NOT NULL
+    );
+"""
+MIGRATIONS.append(_MIGRATION_EXCLUSIONS)  # removal (issue 30); the switch's migration is appended after this one
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
@@ -237,6 +250,7 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     2: {"chunk_vectors": ("id", "embedding"), "chunk_vector_bits": ("id", "bits")},
     MIGRATIONS.index(_migration_cjk) + 1: {"chunks_cjk": ()},
     MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
+    MIGRATIONS.index(_MIGRATION_EXCLUSIONS) + 1: {"exclusions": ("path", "root", "added_at")},
 }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,12 @@ import apsw
 import numpy as np
 
 from ..errors import StoreError, StoreFull, StoreReadOnly
-from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, path_separator
+from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, is_inside, path_separator
 from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, translate_error
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
+from .exclusions import Exclusions
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
@@ -80,6 +81,7 @@ class Store:
         self.vectors = VectorRows(self.conn, self.meta)
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
+        self.exclusions = Exclusions(self.conn)  # what the person removed from inside a library folder
 
     def _migrate(self) -> None:
         """Bring the schema up to date without racing another process that opens the same file.
@@ -203,17 +205,45 @@ class Store:
             self.conn.execute("delete from roots where path=?", (path,))
 
     # ---------- removal, final even across a restart (service.remove_paths) ----------
-    def begin_removal(self, paths: Sequence[str]) -> list[str]:
-        """One short transaction: the paths join the library's pending removals (``meta.pending_removal``) and stop
-        being library folders, so nothing (a watcher, a catch-up, the next start) brings them back while their
-        documents are removed slice by slice. Returns every pending path."""
+    def begin_removal(self, paths: Sequence[str], exclude: Collection[str] = ()) -> list[str]:
+        """One short transaction, the removal's recorded intent: the paths join the library's pending removals
+        (``meta.pending_removal``), library folders at or below them stop being library folders, and a path of
+        ``exclude`` (the person's removal, not a file gone from disk) inside a library folder becomes an exclusion, so
+        nothing (a watcher, a catch-up, a re-read, the next start) brings it back while, or after, its documents
+        are removed slice by slice. Returns every pending path."""
         with self.conn:
             pending = self.pending_removals()
             pending += [p for p in paths if p not in pending]
             self.meta.set(PENDING_REMOVAL, json.dumps(pending))
-            self.conn.executemany("delete from roots where path=?", [(p,) for p in paths])
+            roots = self.roots()
+            for path in paths:
+                inner = [r for r in roots if is_inside(r, path)]  # the path is (or holds) library folders
+                self.conn.executemany("delete from roots where path=?", [(r,) for r in inner])
+                for root in inner:  # its exclusions mean nothing any more (adding it again starts afresh)
+                    self.exclusions.drop_under(root)
+                holders = [r for r in roots if r not in inner and is_inside(path, r)]
+                within = any(q != path and is_inside(path, q) for q in paths)  # goes with a folder asked for too
+                if path in exclude and holders and not within:
+                    self.exclusions.drop_under(path)  # one exclusion of the folder stands for those inside it
+                    self.exclusions.add(path, max(holders, key=len))
             self.meta.bump("catalog_version")
         return pending
+
+    def excluded(self) -> list[str]:
+        """Paths removed from inside a library folder (store/exclusions.py): every walk leaves them out."""
+        return self.exclusions.paths()
+
+    def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
+        """Include again (committed): the exclusions of exactly ``paths``, or (``under``) every one at or below
+        them. Returns what was lifted."""
+        with self.conn:
+            if not under:
+                lifted = self.exclusions.drop_exact(paths)
+            else:
+                lifted = [p for path in paths for p in self.exclusions.drop_under(path)]
+            if lifted:
+                self.meta.bump("catalog_version")  # the Library lists them: its listing changes
+        return lifted
 
     def pending_removals(self) -> list[str]:
         """Paths whose removal began and has not finished (quit or crash meanwhile: finished at the next start)."""

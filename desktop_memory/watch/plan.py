@@ -44,25 +44,27 @@ def outermost(folders: Iterable[str]) -> list[str]:
 
 
 def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: IngestSettings,
-                 exclude: Collection[str] = ()) -> Plan:
+                 exclude: Collection[str] = (), excluded: Collection[str] = ()) -> Plan:
     """Work for a batch of changed paths (path → reported as a folder) under the watched ``roots``.
 
     A path counts when at least one root that holds it would reach it in a walk. A path that exists is indexed
     (a folder: every file a walk of it yields); one that is gone is removed (a folder: everything under it). A
     root itself is never removed because of an event: a folder on an unplugged drive keeps its index.
+    ``exclude``: exact paths never indexed (the library's own files); ``excluded``: what the person removed from
+    the library (store/exclusions.py), left out with everything below it.
     """
     plan = Plan()
     queued: set[str] = set()
     for path in sorted(changes):
         holders = [r for r in roots if is_inside(path, r)]
-        if path in exclude or not holders or path in roots:
+        if path in exclude or not holders or path in roots or any(is_inside(path, x) for x in excluded):
             plan.ignored += path not in roots
             continue
         if all(name_skip_reason(path, r, settings) is not None for r in holders):
             plan.ignored += 1
             continue
         if os.path.isdir(path):
-            files = list(_files_in(path, settings))
+            files = list(_files_in(path, settings, excluded))
             for file in files:
                 if file not in queued:
                     queued.add(file)
@@ -78,10 +80,10 @@ def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: In
     return plan
 
 
-def _files_in(folder: str, settings: IngestSettings) -> Iterable[str]:
+def _files_in(folder: str, settings: IngestSettings, excluded: Collection[str]) -> Iterable[str]:
     """Files a walk of ``folder`` yields, except those left out for their name (named explicitly, those would be
     indexed); files skipped for what they are (binary, too large) still go to indexing, which records why."""
-    for entry in walk_paths([folder], settings):
+    for entry in walk_paths([folder], settings, excluded):
         if entry.is_dir:
             continue
         if entry.skip_reason is None or name_skip_reason(entry.path, folder, settings) is None:
@@ -90,15 +92,16 @@ def _files_in(folder: str, settings: IngestSettings) -> Iterable[str]:
 
 def catch_up_plan(root: str, known: Mapping[str, tuple[int, float]], settings: IngestSettings,
                   progress: Callable[[int], None] | None = None, cancel: threading.Event | None = None,
-                  every_s: float = 1.0) -> Plan | None:
+                  every_s: float = 1.0, excluded: Collection[str] = ()) -> Plan | None:
     """What changed under ``root`` since the index last saw it: ``known`` maps indexed paths under the root to
     their recorded (size, mtime). New or differing files are indexed; recorded files that are gone are removed.
     ``progress(files seen)`` every ``every_s`` (a 50,000-file folder takes seconds); None when ``cancel`` stopped
-    the walk (nothing is planned from half a walk: the missing half would look deleted)."""
+    the walk (nothing is planned from half a walk: the missing half would look deleted). ``excluded``: what the
+    person removed from the library, never walked (a start does not read a removed folder again)."""
     plan = Plan()
     seen: set[str] = set()
     last = time.monotonic()
-    for entry in walk_paths([root], settings):
+    for entry in walk_paths([root], settings, excluded):
         if entry.is_dir:
             continue
         seen.add(entry.path)

@@ -378,7 +378,8 @@ class Watcher:
             self._emit(WatchUpdate(CHECKING, f"checking {folder}: {files:,} of about {len(known):,} files…",
                                    elapsed_s=time.perf_counter() - t0, watching=self.watching_count()))
 
-        plan = catch_up_plan(folder, known, self._service.settings.ingest, progress=walked, cancel=self._cancel)
+        plan = catch_up_plan(folder, known, self._service.settings.ingest, progress=walked, cancel=self._cancel,
+                             excluded=self._service.exclusions())  # what the person removed stays out
         if plan is None:
             return  # stopped: the next start catches up
         scan_s = time.perf_counter() - t0
@@ -401,7 +402,8 @@ class Watcher:
     def _apply(self, batch: Batch) -> None:
         t0 = time.perf_counter()
         self._sync()  # a folder removed from the library (here or by another process) is no longer indexed
-        plan = plan_changes(batch.changes, self._active(), self._service.settings.ingest, self._exclude)
+        plan = plan_changes(batch.changes, self._active(), self._service.settings.ingest, self._exclude,
+                            self._service.exclusions())  # an edit in a removed folder does not bring it back
         if not plan:
             return
         summary = self._index(plan)

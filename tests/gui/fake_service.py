@@ -63,7 +63,8 @@ class FakeService:
 
     # -- indexing --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
-                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True) -> IndexSummary:
+                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True,
+                    include_excluded: bool = False) -> IndexSummary:
         t0 = time.perf_counter()
         files: list[str] = []
         for p in map(str, paths):
@@ -128,7 +129,11 @@ class FakeService:
     def erasing_unfinished(self) -> bool:
         return False
 
-    def remove_paths(self, paths: Iterable[str | Path], progress: object = None, cancel: object = None) -> int:
+    def exclusions(self) -> list[str]:
+        return []
+
+    def remove_paths(self, paths: Iterable[str | Path], progress: object = None, cancel: object = None,
+                     exclude: bool = False) -> int:
         n = 0
         with self.lock:
             self.version += 1

@@ -20,10 +20,10 @@ def test_a_slow_catch_up_walk_leaves_the_writer_free_and_reports_progress(tmp_pa
     walking, release = threading.Event(), threading.Event()
     original = watcher_mod.catch_up_plan
 
-    def slow_walk(root, known, settings, progress=None, cancel=None, every_s=1.0):
+    def slow_walk(root, known, settings, progress=None, cancel=None, every_s=1.0, excluded=()):
         walking.set()
         release.wait(30)  # a 50,000-file folder on a slow disk
-        return original(root, known, settings, progress=progress, cancel=cancel, every_s=0.0)
+        return original(root, known, settings, progress=progress, cancel=cancel, every_s=0.0, excluded=excluded)
 
     monkeypatch.setattr(watcher_mod, "catch_up_plan", slow_walk)
     listed = []

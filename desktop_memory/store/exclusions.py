@@ -1,0 +1,63 @@
+"""Exclusions: what the person removed from inside a library folder, kept out of every later walk of it.
+
+Why a table of its own (issue 30 item 4): removing a subfolder or a file of a watched folder used to delete its
+documents only; the folder stayed in the library, so the next edit (the watcher), the next start (the catch-up) or
+a re-read (F5) read it all again. An exclusion is recorded in the same transaction as the removal's intent
+(``Store.begin_removal``), so from that commit on nothing automatic brings the path back. Naming the path itself
+again (``index PATH``, a drop, "Include again", ``include PATH``) is the person's explicit wish and lifts it.
+Paths are compared as strings (``models.is_inside``): an exclusion holds for a file that is gone or not yet there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+
+import apsw
+
+from ..models import is_inside
+from .rows import as_str
+
+
+class Exclusions:
+    """``exclusions`` rows on one connection. Every method runs inside the caller's transaction (or autocommits)."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def paths(self) -> list[str]:
+        """Every excluded path, sorted (a library holds a handful: read whole, filtered in Python)."""
+        return [as_str(r[0]) for r in self.conn.execute("select path from exclusions order by path")]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(excluded path, the library folder it was removed from), sorted by path."""
+        return [(as_str(p), as_str(r)) for p, r in self.conn.execute("select path, root from exclusions order by path")]
+
+    def add(self, path: str, root: str) -> None:
+        self.conn.execute("insert into exclusions(path, root, added_at) values(?, ?, ?) "
+                          "on conflict(path) do update set root = excluded.root, added_at = excluded.added_at",
+                          (path, root, time.time()))
+
+    def covering(self, path: str) -> str | None:
+        """The exclusion that keeps ``path`` out (itself or a folder above it), or None."""
+        holders = [p for p in self.paths() if is_inside(path, p)]
+        return min(holders, key=len) if holders else None
+
+    def drop_under(self, path: str) -> list[str]:
+        """Lift every exclusion at or below ``path``; returns them."""
+        gone = [p for p in self.paths() if is_inside(p, path)]
+        self._delete(gone)
+        return gone
+
+    def drop_exact(self, paths: Iterable[str]) -> list[str]:
+        """Lift the exclusions of exactly these paths; returns those that were excluded."""
+        have = set(self.paths())
+        gone = [p for p in dict.fromkeys(paths) if p in have]
+        self._delete(gone)
+        return gone
+
+    def _delete(self, paths: Sequence[str]) -> None:
+        self.conn.executemany("delete from exclusions where path = ?", [(p,) for p in paths])
+
+
+__all__ = ["Exclusions"]
