@@ -156,12 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="files or folders to take out of the library (a library folder leaves "
                    "it; one inside a library folder is excluded: watching and re-reading leave it out until `include`)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
+    _add_json(p, c.remove, r.remove_json)
 
     p = _command(sub, "include", c.include, "existing",
                  "include again what `remove` excluded from a library folder, and read it")
     p.add_argument("paths", nargs="+", help="excluded files or folders (every exclusion at or below each is lifted)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or progress lines")
-    _add_json(p, c.remove, r.remove_json)
+    _add_json(p, c.include, r.include_json)
 
     p = _command(sub, "embed", c.embed, "existing", "embed chunks still waiting for vectors")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -42,9 +43,25 @@ def _print(data: Any) -> None:
 
 
 def remove_json(svc: MemoryService, args: argparse.Namespace) -> int:
-    n = svc.remove_paths(args.paths)
-    _print({"removed_documents": n, "paths": list(args.paths)})
+    """As the plain ``remove``: final (a library folder leaves, a path inside one is excluded)."""
+    roots_before, excluded_before = set(svc.roots()), set(svc.exclusions())
+    n = svc.remove_paths(args.paths, exclude=True)
+    _print({"removed_documents": n, "paths": list(args.paths),
+            "unregistered_folders": sorted(roots_before - set(svc.roots())),
+            "excluded": sorted(set(svc.exclusions()) - excluded_before)})
     return 0
+
+
+def include_json(svc: MemoryService, args: argparse.Namespace) -> int:
+    """As the plain ``include``: lift the exclusions, then read what is still on disk."""
+    lifted = svc.include_paths(args.paths)
+    present = [p for p in args.paths if os.path.lexists(os.path.expanduser(p))]
+    summary = (subcommands._run_with_cancel(lambda c: svc.index_paths(present, cancel=c, include_excluded=True))
+               if present else None)
+    _print({"included_again": lifted, "index": summary.to_dict() if summary else None})
+    if summary is not None and summary.cancelled:
+        return 130
+    return 0 if (lifted or present) else 1
 
 
 def embed_json(svc: MemoryService, args: argparse.Namespace) -> int:

@@ -55,6 +55,7 @@ def test_json_output_of_each_command_is_one_json_document(library, config, tmp_p
         "compact": ["compact"], "settings": ["settings"], "paths": ["paths"], "embedder": ["embedder"],
         "rerank": ["rerank"], "api-key": ["api-key", "status", "rerank"],
         "index": ["index", str(tmp_path / "notes")], "remove": ["remove", str(tmp_path / "notes" / "garden.md")],
+        "include": ["include", str(tmp_path / "notes" / "garden.md")],
     }
     assert set(runs) == set(_subcommands()) - NO_RESULT, "a new command: add it here"
     out = {}
@@ -65,6 +66,8 @@ def test_json_output_of_each_command_is_one_json_document(library, config, tmp_p
         out[name] = json.loads(proc.stdout)  # nothing but the JSON on stdout
     assert out["check"] == {"ok": True, "problems": [], "full": False, "fts_self_check_skipped": False}
     assert out["remove"]["removed_documents"] == 1
+    assert out["remove"]["excluded"] == [str(tmp_path / "notes" / "garden.md")]  # final: excluded, as the plain one
+    assert out["include"]["included_again"] == [str(tmp_path / "notes" / "garden.md")]
     assert out["compact"]["database"] == str(library) and out["compact"]["bytes_after"] > 0
     assert out["reembed"]["chunks_embedded"] >= 2 and out["embed"]["cancelled"] is False
     assert out["settings"]["ok"] and out["settings"]["settings"]["embedder"]["kind"] == "hash"
