@@ -106,8 +106,9 @@ class JsonServer:
 
     def _key(self) -> str:
         if not self._fixed_key and self._key_generation != generation():
-            self._key_generation = generation()
-            self._api_key = get_key(self.key_name)
+            current = generation()
+            self._api_key = get_key(self.key_name)  # ApiKeyError: asked again next time, never sent without it
+            self._key_generation = current
         return self._api_key or ""
 
     def close(self) -> None:
