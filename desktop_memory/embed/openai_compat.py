@@ -20,8 +20,8 @@ import numpy as np
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
 from .base import recipe_suffix
-from .openai_http import JsonServer, ServerError, normalise_base
 from .http_retry import body_cap
+from .openai_http import JsonServer, ServerError, normalise_base
 from .server_embedder import MAX_MODEL_NAME, MAX_MODELS, PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:

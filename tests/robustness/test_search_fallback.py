@@ -40,7 +40,8 @@ def _notes(tmp_path: Path) -> Path:
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "car.txt").write_text(WORDS, encoding="utf-8")
-    (folder / "bread.txt").write_text("Sourdough bread bakes for forty minutes at 230 degrees, with steam for pressure.", encoding="utf-8")
+    (folder / "bread.txt").write_text("Sourdough bread bakes for forty minutes at 230 degrees, with steam for "
+                                      "pressure.", encoding="utf-8")
     return folder
 
 
@@ -81,7 +82,7 @@ def test_a_key_no_header_can_carry_leaves_search_on_keyword(served_library: tupl
             outcome = svc.search_outcome("tyre pressure", backend=backend)
             _keyword_answer(outcome, "api-keys.json cannot be used: character 7 of 10 is the invisible character")
             assert not any("sk-abc" in n for n in outcome.notes)
-        report, outcome = svc.context_outcome("tyre pressure")
+        _, outcome = svc.context_outcome("tyre pressure")
         assert outcome.results and any("cannot be used" in n for n in outcome.notes)
         summary = svc.embed_pending_summary()
         assert summary.embed_error is None or "cannot be used" in summary.embed_error

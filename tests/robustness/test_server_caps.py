@@ -163,9 +163,9 @@ def test_model_lists_are_capped(flood: FloodStub) -> None:
 def test_the_count_and_width_of_embeddings_must_be_what_was_asked(flood: FloodStub) -> None:
     flood.payload = lambda path, body: ({"embeddings": [[0.1, 0.2]] * 3} if path == "/api/embed" else
                                         {"data": [{"index": i, "embedding": [0.1, 0.2]} for i in range(3)]})
-    with pytest.raises(EmbedderError, match="Ollama model m at .* returned 3 embeddings for 1 texts"):
+    with pytest.raises(EmbedderError, match=r"Ollama model m at .* returned 3 embeddings for 1 texts"):
         _ollama(flood).embed_query("x")
-    with pytest.raises(EmbedderError, match="Model m at .* returned 3 embeddings for 1 texts"):
+    with pytest.raises(EmbedderError, match=r"Model m at .* returned 3 embeddings for 1 texts"):
         _openai(flood).embed_query("x")
     wide = [0.5] * 70_000
     flood.payload = lambda path, body: ({"embeddings": [wide]} if path == "/api/embed" else
