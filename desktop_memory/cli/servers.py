@@ -58,7 +58,8 @@ def add_server_parsers(sub: Any) -> None:
     # no argparse choices here: its "invalid choice: 'sk-…'" would print a key typed in the wrong place
     p.add_argument("action", metavar="{set,clear,status}", help="set (reads the key from stdin), clear, or status")
     p.add_argument("name", metavar="{embedder,rerank}", nargs="?", default=None, help="embedder or rerank")
-    p.add_argument("extra", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # a key typed as an argument
+    p.add_argument("extra", nargs=argparse.REMAINDER, metavar="-",  # a key typed as an argument lands here
+                   help="nothing else: a key typed here is refused without being shown (set reads it from stdin)")
     for name in COMMANDS:
         sub.choices[name].set_defaults(func=run_server_command, library=None)
 
