@@ -114,11 +114,19 @@ def page(title: str, note: str = "", order: int = 100) -> Any:
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get(ENV_CONFIG_DIR) or platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return _env_dir(ENV_CONFIG_DIR) or Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get(ENV_DATA_DIR) or platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return _env_dir(ENV_DATA_DIR) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def _env_dir(name: str) -> Path | None:
+    """The folder an environment variable names, "~" expanded (an MCP client's JSON config passes it unexpanded:
+    ``"~/memory"`` made a folder named "~" in whatever folder the client started the server in); surrounding
+    white space is dropped; empty means unset."""
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
 
 
 def default_db_path() -> Path:

@@ -100,6 +100,17 @@ def _check_urls(args: argparse.Namespace) -> None:
         raise UsageError(f"--url {url!r} is not an http:// or https:// address ({why}); nothing was changed.")
 
 
+def _check_url_in_use(field: str | None, url: str) -> None:
+    """A server chosen without --url uses the address saved for it, which may be one an older version let in."""
+    from ..config import url_problem
+    from .subcommands import UsageError
+
+    why = url_problem(url) if field else None
+    if why is not None:
+        raise UsageError(f"The saved {field} {url!r} is not an http:// or https:// address ({why}): give the "
+                         "server's address with --url; nothing was changed.")
+
+
 def _read_key(name: str) -> str:
     """The key from the prompt (hidden) or from stdin, whole: a piped key of several lines is refused (by
     api_keys.key_problem), never cut to its first line."""
@@ -153,6 +164,7 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
             if name is None:
                 raise UserError("--url, --model and --timeout are for a server (--kind openai or ollama).")
             new = dataclasses.replace(new, **{name: value})
+    _check_url_in_use(url_field, str(getattr(new, url_field)) if url_field else "")
     model = str(getattr(new, model_field)) if model_field else ""
     known = known_prefixes(model) if model_field and (args.model is not None or args.kind is not None) else None
     if known is not None and args.query_prefix is None and args.document_prefix is None:

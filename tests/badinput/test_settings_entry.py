@@ -170,3 +170,22 @@ def test_cli_settings_with_a_bad_url_stored_by_an_older_version_says_so(capsys) 
     for argv in (["settings"], ["search", "anything"], ["embed"]):
         code, out, err = _run(argv, capsys)
         assert code == 1 and "line 3" in err and "openai_url" in err and "Traceback" not in out + err, argv
+
+
+def test_a_folder_from_the_environment_has_its_tilde_expanded(monkeypatch, tmp_path: Path) -> None:
+    from desktop_memory.config import config_dir, data_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DESKTOP_MEMORY_DATA_DIR", "~/memory-data ")
+    monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", "~/memory-config")
+    assert data_dir() == tmp_path / "memory-data" and config_dir() == tmp_path / "memory-config"
+
+
+def test_choosing_a_server_whose_saved_address_is_malformed_is_refused(capsys) -> None:
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = '[embedder]\nollama_url = "http://[::1"\n'  # let in by an older version while Ollama was not in use
+    path.write_text(text, encoding="utf-8")
+    code, out, err = _run(["embedder", "--kind", "ollama"], capsys)
+    assert code == 2 and "The saved ollama_url 'http://[::1'" in err and "--url" in err and not out
+    assert path.read_text(encoding="utf-8") == text
