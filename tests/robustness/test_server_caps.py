@@ -33,7 +33,7 @@ class FloodStub(LoopbackStub):
 
     - "stream": 200, chunked, no length: ``{"data": [[0.1, 0.1, …`` for ``stream_mib`` MiB (never closed);
     - "declared": 200 with Content-Length ``declared_mib`` MiB, then a trickle of the body;
-    - "json": 200 with ``payload(path, body)`` as JSON.
+    - "json": ``status`` (200) with ``payload(path, body)`` as JSON.
     """
 
     thread_name = "FloodStub"
@@ -43,6 +43,7 @@ class FloodStub(LoopbackStub):
         self.stream_mib = 300
         self.declared_mib = 600
         self.payload: Any = lambda path, body: {}
+        self.status = 200
         self.sent_bytes = 0
         self._stopping = threading.Event()
         self._server: QuietServer | None = None
@@ -60,7 +61,7 @@ class FloodStub(LoopbackStub):
             def _serve(self, method: str) -> None:
                 _, body, path = self._read_request()
                 if stub.mode == "json":
-                    self._json(200, stub.payload(path, body))
+                    self._json(stub.status, stub.payload(path, body))
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -88,7 +89,7 @@ def server() -> Iterator[FloodStub]:
 
 @pytest.fixture()
 def flood(server: FloodStub) -> FloodStub:
-    server.mode, server.sent_bytes = "json", 0
+    server.mode, server.sent_bytes, server.status = "json", 0, 200
     return server
 
 
@@ -181,3 +182,14 @@ def test_an_ordinary_answer_still_arrives_whole(flood: FloodStub) -> None:
     flood.payload = lambda path, body: {"data": [{"index": i, "embedding": r} for i, r in enumerate(rows)]}
     got = _openai(flood).embed_documents(["a", "b", "c", "d"])
     assert got.shape == (4, 3) and json.dumps(got.round(3).tolist())
+
+
+def test_a_key_the_server_echoes_in_another_case_is_masked(flood: FloodStub) -> None:
+    key = "sk-leak-0123456789abcdef"
+    flood.status = 401
+    flood.payload = lambda path, body: {"error": {"message": f"Incorrect API key provided: {key.upper()}."}}
+    embedder = OpenAICompatEmbedder(EmbedderSettings(kind="openai", openai_url=flood.url, openai_model="m"),
+                                    api_key=key, retries=0)
+    with pytest.raises(EmbedderError, match="refused the API key") as caught:
+        embedder.embed_query("x")
+    assert key not in str(caught.value).lower() and "•••" in str(caught.value)
