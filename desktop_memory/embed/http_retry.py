@@ -7,6 +7,7 @@ retried only when the caller says it is transient. What is left after the last a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,10 +61,14 @@ class BodyTooLarge(Exception):
 def read_bounded(client: httpx.Client, method: str, url: str, payload: Any, max_bytes: int) -> httpx.Response:
     """One request whose answer is read in pieces and given up past ``max_bytes`` (BodyTooLarge), so a broken or
     hostile server cannot fill the memory (a 600 MB answer took the CLI to 1.9 GB). A Content-Length above the cap
-    is refused before any of the body is read. The answer comes back complete, already decoded."""
+    is refused before any of the body is read. A server that trickles its answer, each piece within the read
+    timeout, is given up at twice that timeout in all (httpx.ReadTimeout, worded as a timeout by the caller). The
+    answer comes back complete, already decoded."""
     import httpx
 
     request = client.build_request(method, url, json=payload)
+    limit = client.timeout.read
+    deadline = time.monotonic() + 2 * limit if limit else None  # each read is timed; so is the whole answer
     resp = client.send(request, stream=True)
     try:
         declared = resp.headers.get("content-length", "")
@@ -75,6 +80,8 @@ def read_bounded(client: httpx.Client, method: str, url: str, payload: Any, max_
             size += len(chunk)
             if size > max_bytes:
                 raise BodyTooLarge(max_bytes)
+            if deadline is not None and time.monotonic() > deadline:  # a trickle, each piece just in time
+                raise httpx.ReadTimeout(f"the answer took more than twice {limit:g} s", request=request)
             chunks.append(chunk)
     finally:
         resp.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -33,6 +34,7 @@ class FloodStub(LoopbackStub):
 
     - "stream": 200, chunked, no length: ``{"data": [[0.1, 0.1, …`` for ``stream_mib`` MiB (never closed);
     - "declared": 200 with Content-Length ``declared_mib`` MiB, then a trickle of the body;
+    - "trickle": 200 with a length, then one byte every 0.2 s (for at most 15 s, then the connection closes);
     - "json": ``status`` (200) with ``payload(path, body)`` as JSON.
     """
 
@@ -69,6 +71,15 @@ class FloodStub(LoopbackStub):
                     self.send_header("Content-Length", str(stub.declared_mib * MIB))
                     self.end_headers()
                     self.wfile.write(b'{"data": [[' + b"0.1, " * 1000)
+                    return
+                if stub.mode == "trickle":
+                    self.send_header("Content-Length", "1000")
+                    self.end_headers()
+                    for _ in range(75):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        if stub._stopping.wait(0.2):
+                            return
                     return
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
@@ -193,3 +204,13 @@ def test_a_key_the_server_echoes_in_another_case_is_masked(flood: FloodStub) -> 
     with pytest.raises(EmbedderError, match="refused the API key") as caught:
         embedder.embed_query("x")
     assert key not in str(caught.value).lower() and "•••" in str(caught.value)
+
+
+def test_an_answer_trickling_in_is_given_up_at_twice_the_time_limit(flood: FloodStub) -> None:
+    flood.mode = "trickle"
+    embedder = OpenAICompatEmbedder(EmbedderSettings(kind="openai", openai_url=flood.url, openai_model="m",
+                                                     openai_timeout_s=1.0), retries=0)
+    t0 = time.perf_counter()
+    with pytest.raises(EmbedderError, match=r"The embedding server at .* did not answer within 1 s"):
+        embedder.embed_query("x")
+    assert time.perf_counter() - t0 < 5  # not the 15 s the trickle lasts (each byte came within the 1 s limit)
