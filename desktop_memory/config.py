@@ -40,6 +40,58 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0, le=1_000_000_000)]
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=86_400)]
 Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
 EmbedderKind = Literal["local", "ollama", "openai", "hash"]
+# A model server's address: checked by url_problem wherever it enters (settings file, Settings dialog, CLI),
+# whenever the field is in use (its ``when`` hint holds): settings_file._field_rule_problems reads this mark.
+HttpUrl = Annotated[str, msgspec.Meta(extra={"check": "url"})]
+MAX_URL_CHARS = 2048
+
+
+def char_name(c: str) -> str:
+    """A character named so a person can find it without seeing it: "the invisible character U+200B (ZERO WIDTH
+    SPACE)", "the control character U+0009", "a line break", "the non-ASCII character U+00E9 (…)"."""
+    import unicodedata
+
+    if c in "\r\n":
+        return "a line break"
+    name = unicodedata.name(c, "")
+    label = f"U+{ord(c):04X}" + (f" ({name})" if name else "")
+    if unicodedata.category(c) == "Cc":
+        return f"the control character {label}"
+    if not c.isprintable() or c.isspace():
+        return f"the invisible character {label}"
+    return f"the non-ASCII character {label}"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a model server's address (in words, for "'<url>' is not ... (<why>)"), or None.
+
+    Checked where a URL enters, so that none reaches an HTTP client half-valid: ``http://[::1`` made urlsplit raise
+    ValueError deep inside every hybrid search. The value is judged as stored (no stripping: a space is refused)."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return "it is empty"
+    if len(url) > MAX_URL_CHARS:
+        return f"it is longer than {MAX_URL_CHARS:,} characters"
+    bad = next((c for c in url if c.isspace() or not c.isprintable()), None)
+    if bad is not None:
+        return "it contains a space" if bad == " " else f"it contains {char_name(bad)}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+        host = parts.hostname
+    except ValueError as exc:
+        return f"it does not parse: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://" if "://" not in url else \
+            f"the scheme {parts.scheme}:// is not http:// or https://"
+    if not host:
+        return "it names no server"
+    if port == 0:
+        return "port 0 is not a port a server listens on"
+    if parts.fragment or url.endswith("#"):
+        return "it has a #fragment"
+    return None
 
 
 def ui(title: str, help: str = "", **hints: Any) -> msgspec.Meta:
@@ -62,11 +114,19 @@ def page(title: str, note: str = "", order: int = 100) -> Any:
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get(ENV_CONFIG_DIR) or platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return _env_dir(ENV_CONFIG_DIR) or Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get(ENV_DATA_DIR) or platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return _env_dir(ENV_DATA_DIR) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def _env_dir(name: str) -> Path | None:
+    """The folder an environment variable names, "~" expanded (an MCP client's JSON config passes it unexpanded:
+    ``"~/memory"`` made a folder named "~" in whatever folder the client started the server in); surrounding
+    white space is dropped; empty means unset."""
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
 
 
 def default_db_path() -> Path:
@@ -157,7 +217,7 @@ class EmbedderSettings:
     threads: Annotated[int, msgspec.Meta(ge=0, le=1024), ui(  # 0 = decide from the core count
         "Threads", "CPU threads for the local model; automatic uses the cores you have.",
         special={0: "automatic"}, group="Local model", when={"kind": ["local"]})] = 0
-    ollama_url: Annotated[str, ui(
+    ollama_url: Annotated[HttpUrl, ui(
         "Base URL", "Where the Ollama server listens; it must be running (ollama serve).",
         placeholder="http://localhost:11434", group="Ollama server", when=_OLLAMA)] = "http://localhost:11434"
     ollama_model: Annotated[str, ui(
@@ -168,7 +228,7 @@ class EmbedderSettings:
         group="Ollama server", when=_OLLAMA)] = 60.0
     # any OpenAI-compatible server (LM Studio, llama-server, vLLM, TEI, Ollama's /v1): its base URL (".../v1"; a bare
     # host gets "/v1") and model name; an API key, when the server needs one, is kept out of this file (api_keys.py)
-    openai_url: Annotated[str, ui(
+    openai_url: Annotated[HttpUrl, ui(
         "Base URL", "The server's OpenAI-compatible address, usually ending in /v1 (LM Studio: "
         "http://localhost:1234/v1, llama-server: http://localhost:8080/v1, vLLM: http://localhost:8000/v1, "
         "Ollama: http://localhost:11434/v1). An API key, if the server needs one, is kept in the system keyring "
@@ -241,7 +301,7 @@ class SearchSettings:
         "Rerank the top results", "Send the best passages to a reranking server (llama-server --reranking, vLLM, "
         "TEI, Infinity) and show them in its order. If the server is slow or down, the usual order is kept and "
         "the search says so.", group="Rerank")] = False
-    rerank_url: Annotated[str, ui(  # the endpoint, or a base URL ("/v1/rerank" is added)
+    rerank_url: Annotated[HttpUrl, ui(  # the endpoint, or a base URL ("/v1/rerank" is added)
         "Rerank URL", "The server's rerank endpoint (…/v1/rerank, TEI: …/rerank), or just its address.",
         placeholder="http://localhost:8012/v1/rerank", group="Rerank",
         when={"rerank": [True]})] = "http://localhost:8012/v1/rerank"

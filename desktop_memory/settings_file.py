@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import math
 import os
 import re
@@ -25,7 +26,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 import tomli_w
 
-from .config import THEMES, Settings, settings_path
+from .config import THEMES, Settings, settings_path, url_problem
 from .errors import SettingsError
 from .private_files import make_private_dirs, open_private
 
@@ -128,11 +129,7 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
             out.append((["search", name], "must be a finite number"))
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
-    # a model server in use needs an address it can be reached at (checked only when it is in use)
-    for keys, url, used in ((["embedder", "openai_url"], s.embedder.openai_url, s.embedder.kind == "openai"),
-                            (["search", "rerank_url"], s.search.rerank_url, s.search.rerank)):
-        if used and not re.match(r"^https?://[^/\s]+", url.strip()):
-            out.append((keys, f"{url!r} is not an http:// or https:// address (e.g. http://localhost:8080/v1)"))
+    out += _url_field_problems(s)
     import pathspec  # only here: the CLI's start-up does not pay for it
 
     for pattern in s.ingest.extra_ignore:
@@ -141,6 +138,42 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
         except ValueError:
             out.append((["ingest", "extra_ignore"], f"{pattern!r} is not a valid pattern (.gitignore syntax)"))
     return out
+
+
+def _url_field_problems(s: Settings) -> list[tuple[list[str], str]]:
+    """Each model-server address in use (a field typed ``config.HttpUrl`` whose ``when`` hint holds) that
+    ``url_problem`` refuses. An address not in use is not checked: a stale one must not stop the app."""
+    out: list[tuple[list[str], str]] = []
+    for keys, when, example in _url_fields():
+        section: Any = s
+        for k in keys[:-1]:
+            section = getattr(section, k)
+        if any(getattr(section, k, None) not in values for k, values in when.items()):
+            continue
+        url = getattr(section, keys[-1])
+        why = url_problem(url)
+        if why is not None:
+            out.append((list(keys), f"{url!r} is not an http:// or https:// address ({why}; e.g. {example})"))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _url_fields() -> tuple[tuple[tuple[str, ...], dict[str, list[Any]], str], ...]:
+    """(keys, when, placeholder) of every field marked ``check="url"`` in config.py's annotations."""
+    found = []
+    for section in dataclasses.fields(Settings):
+        cls: Any = typing.get_type_hints(Settings).get(section.name)
+        if not dataclasses.is_dataclass(cls):
+            continue
+        for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+            hints: dict[str, Any] = {}
+            for meta in typing.get_args(hint)[1:] if typing.get_origin(hint) is Annotated else ():
+                if isinstance(meta, msgspec.Meta) and meta.extra:
+                    hints.update(meta.extra)
+            if hints.get("check") == "url":
+                found.append(((section.name, name), dict(hints.get("when") or {}),
+                              str(hints.get("placeholder") or "http://localhost:8080/v1")))
+    return tuple(found)
 
 
 _TYPE_WORDS = {"int": "a whole number", "float": "a number", "str": "text in quotes", "bool": "true or false",
@@ -231,13 +264,83 @@ def load_settings(path: Path | None = None) -> Settings:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SettingsError(path, "it is not UTF-8 text", line) from None
+    deep = _too_deep(source)
+    if deep is not None:
+        line, keys = deep
+        raise SettingsError(path, f"{_key_name(keys) if keys else 'a value'}: it is nested more than {MAX_NESTING} "
+                            "levels deep (arrays or tables inside each other)", line, tuple(keys)) from None
     try:
         data = tomllib.loads(source)
+    except RecursionError:  # not reached past the guard above; a parser is never allowed to end the app
+        raise SettingsError(path, "it is nested too deeply to read") from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "syntax error"
         raise SettingsError(path, f"it is not valid TOML: {msg}", int(m.group(1)) if m else None) from None
     return validate_settings(data, path=path, source=source)
+
+
+MAX_NESTING = 32  # arrays/inline tables inside each other; the schema needs 2, tomllib recurses (~300 end it)
+
+
+def _too_deep(source: str) -> tuple[int, list[str]] | None:
+    """(line, key) where ``[``/``{`` nesting in a value first passes MAX_NESTING, else None: checked before
+    tomllib (a recursive parser: a 5,000-deep array raised RecursionError in every command). Strings and comments
+    are skipped; a table header (``[a.b]`` at the start of a line) names the section of the keys that follow."""
+    depth, line, i, n = 0, 1, 0, len(source)
+    section: list[str] = []
+    key: list[str] = []
+    line_start = 0
+    while i < n:
+        c = source[i]
+        if c == "\n":
+            line, line_start = line + 1, i + 1
+        elif c == "#":
+            end = source.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c in "\"'":
+            i, line = _skip_string(source, i, line)
+            continue
+        elif depth == 0 and c == "[" and not source[line_start:i].strip():
+            end = source.find("\n", i)
+            header = source[i:n if end < 0 else end]
+            section = [k.strip().strip("\"'") for k in header.split("#")[0].strip("[] \t\r").split(".")]
+            i = n if end < 0 else end
+            continue
+        elif depth == 0 and c == "=":
+            key = section + [k.strip().strip("\"'") for k in source[line_start:i].split(".")]
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return line, key
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def _skip_string(source: str, i: int, line: int) -> tuple[int, int]:
+    """The index just past the TOML string starting at ``i`` (basic, literal, either multi-line), and the line
+    number there. An unterminated string ends at the end of its line (tomllib reports it)."""
+    quote = source[i]
+    triple = source.startswith(quote * 3, i)
+    j = i + (3 if triple else 1)
+    while j < len(source):
+        c = source[j]
+        if c == "\\" and quote == '"':
+            j += 2
+            continue
+        if c == "\n":
+            if not triple:
+                return j, line
+            line += 1
+        if triple and source.startswith(quote * 3, j):
+            return j + 3, line
+        if not triple and c == quote:
+            return j + 1, line
+        j += 1
+    return j, line
 
 
 def check_settings_file(path: Path | None = None) -> SettingsError | None:

@@ -55,20 +55,68 @@ def add_server_parsers(sub: Any) -> None:
 
     p = sub.add_parser("api-key", help="store an API key for a model server outside settings.toml (keyring or an "
                        "owner-only file)")
-    p.add_argument("action", choices=("set", "clear", "status"),
-                   help="set (reads the key from stdin), clear, or status")
-    p.add_argument("name", choices=KEY_NAMES, help="embedder or rerank")
+    # no argparse choices here: its "invalid choice: 'sk-…'" would print a key typed in the wrong place
+    p.add_argument("action", metavar="{set,clear,status}", help="set (reads the key from stdin), clear, or status")
+    p.add_argument("name", metavar="{embedder,rerank}", nargs="?", default=None, help="embedder or rerank")
+    p.add_argument("extra", nargs=argparse.REMAINDER, metavar="-",  # a key typed as an argument lands here
+                   help="nothing else: a key typed here is refused without being shown (set reads it from stdin)")
     for name in COMMANDS:
         sub.choices[name].set_defaults(func=run_server_command, library=None)
 
 
 def run_server_command(args: argparse.Namespace) -> int:
     if args.command == "api-key":
-        return _api_key(args.action, args.name)
+        return _api_key(*_api_key_args(args))
+    _check_urls(args)  # before anything is read or saved: a malformed address is refused in one sentence
     settings = load_settings()  # a broken file stops here (SettingsError), and is never overwritten
     if args.command == "embedder":
         return _embedder(args, settings)
     return _rerank(args, settings)
+
+
+def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
+    """(action, name), checked without ever repeating what was typed: a word in the wrong place may be the key."""
+    from .subcommands import UsageError
+
+    usage = "usage: desktop-memory api-key {set,clear,status} {embedder,rerank} (set reads the key from stdin)"
+    if args.extra or args.action not in ("set", "clear", "status") or args.name not in KEY_NAMES:
+        looks_like_key = bool(args.extra) or any(v is not None and v not in ("set", "clear", "status", *KEY_NAMES)
+                                                 for v in (args.action, args.name))
+        hint = (" An argument that is not one of these was left out of this message (it may be a key) and was not "
+                "stored: `api-key set` reads the key from stdin, never from the command line.") if looks_like_key \
+            else ""
+        raise UsageError(f"{usage}.{hint}")
+    return args.action, args.name
+
+
+def _check_urls(args: argparse.Namespace) -> None:
+    """``--url`` refused at once, in one sentence naming it, when it cannot be a server's address."""
+    from ..config import url_problem
+    from .subcommands import UsageError
+
+    url = getattr(args, "url", None)
+    why = url_problem(url) if url is not None else None
+    if why is not None:
+        raise UsageError(f"--url {url!r} is not an http:// or https:// address ({why}); nothing was changed.")
+
+
+def _check_url_in_use(field: str | None, url: str) -> None:
+    """A server chosen without --url uses the address saved for it, which may be one an older version let in."""
+    from ..config import url_problem
+    from .subcommands import UsageError
+
+    why = url_problem(url) if field else None
+    if why is not None:
+        raise UsageError(f"The saved {field} {url!r} is not an http:// or https:// address ({why}): give the "
+                         "server's address with --url; nothing was changed.")
+
+
+def _read_key(name: str) -> str:
+    """The key from the prompt (hidden) or from stdin, whole: a piped key of several lines is refused (by
+    api_keys.key_problem), never cut to its first line."""
+    if sys.stdin.isatty():
+        return getpass.getpass(f"{name} API key (input hidden): ")
+    return sys.stdin.read(64 * 1024)
 
 
 def _api_key(action: str, name: Any) -> int:
@@ -81,7 +129,7 @@ def _api_key(action: str, name: Any) -> int:
         clear_key(name)
         print(f"{name} API key cleared")
         return 0
-    value = getpass.getpass(f"{name} API key (input hidden): ") if sys.stdin.isatty() else sys.stdin.readline()
+    value = _read_key(name)
     if not value.strip():
         raise UserError("No key given: type it at the prompt, or pipe it in (e.g. `printenv KEY | desktop-memory "
                         f"api-key set {name}`).")
@@ -116,6 +164,7 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
             if name is None:
                 raise UserError("--url, --model and --timeout are for a server (--kind openai or ollama).")
             new = dataclasses.replace(new, **{name: value})
+    _check_url_in_use(url_field, str(getattr(new, url_field)) if url_field else "")
     model = str(getattr(new, model_field)) if model_field else ""
     known = known_prefixes(model) if model_field and (args.model is not None or args.kind is not None) else None
     if known is not None and args.query_prefix is None and args.document_prefix is None:

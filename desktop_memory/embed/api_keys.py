@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import config_dir
-from ..errors import UserError
+from ..config import char_name, config_dir
+from ..errors import EmbedderError, UserError
 from ..private_files import make_private_dirs, open_private
 
 KeyName = Literal["embedder", "rerank"]
@@ -70,7 +71,7 @@ def _read_file() -> dict[str, str]:
         data = json.loads(key_file().read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"The API key file {key_file()} cannot be read ({type(exc).__name__}): "
                         "delete it and set the key again.") from None
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) \
@@ -89,11 +90,36 @@ def _write_file(keys: dict[str, str]) -> None:
     os.replace(tmp, path)
 
 
+class ApiKeyError(EmbedderError):
+    """A key that cannot be sent (non-ASCII, a control character, several lines): the message names where it is
+    kept and the position and kind of the bad character, never the key."""
+
+
+MAX_KEY_CHARS = 4096
+
+
+def key_problem(value: str) -> str | None:
+    """Why ``value`` (already stripped of surrounding white space) cannot be an API key, or None. An HTTP header
+    carries ASCII only: a pasted zero-width space made every hybrid search end in UnicodeEncodeError. Never quotes
+    the key: only the position and the kind of character."""
+    lines = [part for part in value.splitlines() if part.strip()]
+    if len(lines) > 1:
+        return f"it has {len(lines)} lines (a key is one line: paste only the key)"
+    if len(value) > MAX_KEY_CHARS:
+        return f"it is longer than {MAX_KEY_CHARS:,} characters"
+    for pos, c in enumerate(value, start=1):
+        if not c.isascii() or not c.isprintable() or c.isspace():
+            kind = "a space" if c == " " else char_name(c)
+            return f"character {pos} of {len(value)} is {kind} (keys are plain ASCII: type or paste it again)"
+    return None
+
+
 def get_key(name: KeyName) -> str:
-    """The key for ``name`` ("" when none is set anywhere)."""
+    """The key for ``name`` ("" when none is set anywhere); ApiKeyError when the one found cannot be sent (an
+    environment variable or a key stored by an older version: they were not checked where they entered)."""
     value = os.environ.get(env_var(name), "").strip()
     if value:
-        return value
+        return _checked(value, f"the environment variable {env_var(name)}")
     kr = _keyring()
     if kr is not None:
         try:
@@ -101,15 +127,25 @@ def get_key(name: KeyName) -> str:
         except Exception:  # a locked or broken keyring: try the file
             value = ""
         if value:
-            return value
+            return _checked(value.strip(), "the system keyring")
     with _LOCK:
-        return _read_file().get(name, "")
+        return _checked(_read_file().get(name, "").strip(), str(key_file()))
+
+
+def _checked(value: str, where: str) -> str:
+    problem = key_problem(value) if value else None
+    if problem is not None:
+        raise ApiKeyError(f"The API key in {where} cannot be used: {problem}.")
+    return value
 
 
 def set_key(name: KeyName, value: str) -> str:
     """Store (or, with an empty value, forget) the key; returns where it is kept, in words."""
-    _GENERATION[0] += 1
     value = value.strip()
+    problem = key_problem(value) if value else None
+    if problem is not None:  # refused before anything changes: the key stored before stays
+        raise ApiKeyError(f"That {name} API key was not saved: {problem}.")
+    _GENERATION[0] += 1
     if not value:
         clear_key(name)
         return "nowhere (cleared)"
@@ -147,22 +183,34 @@ def clear_key(name: KeyName) -> None:
 
 
 def key_status(name: KeyName) -> str:
-    """"set (environment variable …)", "set (system keyring)", "set (file …)" or "not set": never the key."""
-    if os.environ.get(env_var(name), "").strip():
-        return f"set (environment variable {env_var(name)})"
-    kr = _keyring()
+    """"set (environment variable …)", "set (system keyring)", "set (file …)" or "not set": never the key. A key
+    that cannot be sent says so ("set (…) but unusable: character 3 of 40 is …")."""
+    found: tuple[str, str] | None = None
+    value = os.environ.get(env_var(name), "").strip()
+    if value:
+        found = (value, f"environment variable {env_var(name)}")
+    kr = _keyring() if found is None else None
     if kr is not None:
         try:
-            if kr.get_password(SERVICE, name):
-                return "set (system keyring)"
+            value = (kr.get_password(SERVICE, name) or "").strip()
         except Exception:
-            pass
-    with _LOCK:
-        if _read_file().get(name):
-            return f"set ({key_file()})"
-    return "not set"
+            value = ""
+        if value:
+            found = (value, "system keyring")
+    if found is None:
+        with _LOCK:
+            value = _read_file().get(name, "").strip()
+        if value:
+            found = (value, str(key_file()))
+    if found is None:
+        return "not set"
+    problem = key_problem(found[0])
+    return f"set ({found[1]})" + (f" but unusable: {problem}" if problem else "")
 
 
 def redact(text: str, key: str) -> str:
-    """``text`` with every occurrence of ``key`` masked (a server that echoes the Authorization header back)."""
-    return text.replace(key, "•••") if key and len(key) >= 4 else text
+    """``text`` with every occurrence of ``key`` masked, in any letter case (a server that echoes the Authorization
+    header back, or upper-cases it: ``SK-LEAK…``)."""
+    if not key or len(key) < 4:
+        return text
+    return re.sub(re.escape(key), "•••", text, flags=re.IGNORECASE)

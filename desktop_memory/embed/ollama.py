@@ -11,15 +11,14 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..config import EmbedderSettings
+from ..config import EmbedderSettings, url_problem
 from ..errors import EmbedderError, OllamaModelMissing
 from .base import recipe_suffix
-from .http_retry import RequestFailed, Transient, send_with_retries
-from .server_embedder import PROBE_TEXT, ServerEmbedder
+from .http_retry import MAX_BODY_BYTES, BodyTooLarge, RequestFailed, Transient, body_cap, send_with_retries
+from .server_embedder import MAX_MODEL_NAME, MAX_MODELS, PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when Ollama is actually used
     import httpx
@@ -96,7 +95,10 @@ class OllamaEmbedder(ServerEmbedder):
         models = data.get("models") if isinstance(data, dict) else None
         if not isinstance(models, list):
             raise EmbedderError(f"Ollama at {self.base_url} sent an unexpected model list.")
-        return [str(m.get("name") or m.get("model")) for m in models if isinstance(m, dict)]
+        if len(models) > MAX_MODELS:
+            raise EmbedderError(f"Ollama at {self.base_url} listed {len(models):,} models, more than the "
+                                f"{MAX_MODELS:,} accepted: is it Ollama?")
+        return [str(m.get("name") or m.get("model"))[:MAX_MODEL_NAME] for m in models if isinstance(m, dict)]
 
     def check_connection(self) -> str:
         """One-line summary for the GUI's "Test connection" button; raises EmbedderError with the fix."""
@@ -119,7 +121,8 @@ class OllamaEmbedder(ServerEmbedder):
             raise EmbedderError("No Ollama model is set: choose one (e.g. nomic-embed-text) in Settings.")
         if not self._legacy:
             try:
-                data = self._request("POST", "/api/embed", {"model": self.model, "input": texts, "truncate": True})
+                data = self._request("POST", "/api/embed", {"model": self.model, "input": texts, "truncate": True},
+                                     max_bytes=body_cap(len(texts)))
                 rows = data.get("embeddings") if isinstance(data, dict) else None
             except _EndpointMissing:
                 self._legacy = True
@@ -162,11 +165,11 @@ class OllamaEmbedder(ServerEmbedder):
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    parts = urlsplit(self.base_url)
-                    if parts.scheme not in ("http", "https") or not parts.netloc:
+                    why = url_problem(self.base_url)
+                    if why is not None:
                         raise EmbedderError(
-                            f"The Ollama URL {self.base_url!r} is not an http:// address "
-                            "(the default is http://localhost:11434): fix it in Settings."
+                            f"The Ollama URL {self.base_url!r} is not an http:// address ({why}; "
+                            "the default is http://localhost:11434): fix it in Settings."
                         )
                     timeout = httpx.Timeout(float(self.settings.ollama_timeout_s), connect=CONNECT_TIMEOUT_S)
                     self._client = httpx.Client(
@@ -174,14 +177,20 @@ class OllamaEmbedder(ServerEmbedder):
                     )
         return self._client
 
-    def _request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None) -> Any:
-        """JSON request with exponential backoff on transient failures (5xx too); 4xx are final."""
+    def _request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None,
+                 max_bytes: int = MAX_BODY_BYTES) -> Any:
+        """JSON request with exponential backoff on transient failures (5xx too); 4xx are final; an answer larger
+        than ``max_bytes`` is not read past that (http_retry.read_bounded)."""
         attempts = 1 + (self.retries if retries is None else retries)
         try:
             resp = send_with_retries(
                 self._http(), method, path, payload, attempts=attempts, backoff_s=self.backoff_s, sleep=self._sleep,
                 final_status=lambda r: None if r.status_code >= 500 else self._client_error(r, path),
+                max_bytes=max_bytes,
             )
+        except BodyTooLarge as exc:
+            raise EmbedderError(f"Ollama at {self.base_url} sent {exc.words()} for {path}: is the URL right, and "
+                                "is it Ollama?") from None
         except RequestFailed as exc:
             raise EmbedderError(f"Request to Ollama at {self.base_url} failed: {exc.cause}") from exc.cause
         if isinstance(resp, Transient):

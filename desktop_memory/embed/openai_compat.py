@@ -20,13 +20,21 @@ import numpy as np
 from ..config import EmbedderSettings
 from ..errors import EmbedderError
 from .base import recipe_suffix
+from .http_retry import body_cap
 from .openai_http import JsonServer, ServerError, normalise_base
-from .server_embedder import PROBE_TEXT, ServerEmbedder
+from .server_embedder import MAX_MODEL_NAME, MAX_MODELS, PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:
     import httpx
 
 _DECLARED_LIMIT = re.compile(r"max(?:imum)?[ _a-z]*batch[ _a-z]*?(?:size)?\D{0,12}(\d+)", re.IGNORECASE)
+
+
+def _netloc(url: str) -> str:
+    try:
+        return urlsplit(url).netloc
+    except ValueError:
+        return url
 
 
 class OpenAIModelMissing(EmbedderError):
@@ -91,7 +99,11 @@ class OpenAICompatEmbedder(ServerEmbedder):
         rows = data.get("data", data.get("models")) if isinstance(data, dict) else data
         if not isinstance(rows, list):
             raise EmbedderError(f"The embedding server at {self.base_url} sent an unexpected model list.")
-        names = [str(r.get("id") or r.get("name") or r.get("model")) if isinstance(r, dict) else str(r) for r in rows]
+        if len(rows) > MAX_MODELS:
+            raise EmbedderError(f"The embedding server at {self.base_url} listed {len(rows):,} models, more than "
+                                f"the {MAX_MODELS:,} accepted: is the URL right?")
+        names = [str(r.get("id") or r.get("name") or r.get("model"))[:MAX_MODEL_NAME] if isinstance(r, dict)
+                 else str(r)[:MAX_MODEL_NAME] for r in rows]
         return [n for n in names if n and n != "None"]
 
     def check_connection(self) -> str:
@@ -112,7 +124,7 @@ class OpenAICompatEmbedder(ServerEmbedder):
             raise OpenAIModelMissing(f"{exc} Models on this server: {listed}.") from exc
         listed = f"; the server lists {len(models)} model{'s' if len(models) != 1 else ''}: " \
                  f"{', '.join(models[:8])}{' …' if len(models) > 8 else ''}" if models else ""
-        return f"Connected: {urlsplit(self.base_url).netloc}, model {self.model} ({dim}-d){listed}"
+        return f"Connected: {_netloc(self.base_url)}, model {self.model} ({dim}-d){listed}"
 
     # -- batches --------------------------------------------------------------------------------
 
@@ -140,7 +152,8 @@ class OpenAICompatEmbedder(ServerEmbedder):
         if not self.model:
             raise EmbedderError("No model is set for the OpenAI-compatible server: choose one in Settings.")
         try:
-            data = self.server.request("POST", "/embeddings", {"model": self.model, "input": texts})
+            data = self.server.request("POST", "/embeddings", {"model": self.model, "input": texts},
+                                       max_bytes=body_cap(len(texts)))
         except ServerError as exc:
             if exc.kind == "model":
                 raise OpenAIModelMissing(

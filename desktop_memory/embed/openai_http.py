@@ -15,16 +15,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..config import url_problem
 from ..errors import EmbedderError
-from .api_keys import KeyName, generation, get_key, redact
-from .http_retry import RequestFailed, Transient, send_with_retries
+from .api_keys import ApiKeyError, KeyName, generation, get_key, key_problem, redact
+from .http_retry import MAX_BODY_BYTES, BodyTooLarge, RequestFailed, Transient, send_with_retries
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when a server is actually used
     import httpx
 
 CONNECT_TIMEOUT_S = 5.0
 Failure = Literal["connect", "timeout", "dropped", "status", "auth", "model", "too_large", "no_route", "rejected",
-                  "bad_reply"]
+                  "bad_reply", "too_big"]
 _TOO_LARGE = ("too large", "too long", "batch size", "maximum context length", "exceeds", "payload")
 _MODEL_MISSING = ("model_not_found", "does not exist", "not found", "no model", "unknown model", "not loaded")
 # words of a server error that is really about a missing key (LiteLLM's proxy answers 500 "Authentication Error,
@@ -45,7 +46,10 @@ def normalise_base(url: str) -> str:
     """``http://host:port`` → ``http://host:port/v1`` (every server here serves the OpenAI routes under /v1); a
     URL with a path is kept as given (``…/v1``, or a proxy's own prefix). Trailing slashes go."""
     url = (url or "").strip().rstrip("/")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[::1": left as it is, refused with its reason on first use (JsonServer.client)
+        return url
     if parts.scheme in ("http", "https") and parts.netloc and parts.path in ("", "/"):
         return url + "/v1"
     return url
@@ -105,8 +109,9 @@ class JsonServer:
 
     def _key(self) -> str:
         if not self._fixed_key and self._key_generation != generation():
-            self._key_generation = generation()
-            self._api_key = get_key(self.key_name)
+            current = generation()
+            self._api_key = get_key(self.key_name)  # ApiKeyError: asked again next time, never sent without it
+            self._key_generation = current
         return self._api_key or ""
 
     def close(self) -> None:
@@ -124,11 +129,15 @@ class JsonServer:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    parts = urlsplit(self.base_url)
-                    if parts.scheme not in ("http", "https") or not parts.netloc:
-                        raise ServerError(f"{self.what}'s URL {self.base_url!r} is not an http:// address: fix it "
-                                          "in Settings.", "no_route")
-                    headers = {"Authorization": f"Bearer {self._key()}"} if self._key() else {}
+                    why = url_problem(self.base_url)
+                    if why is not None:
+                        raise ServerError(f"{self.what}'s URL {self.base_url!r} is not an http:// address ({why}): "
+                                          "fix it in Settings.", "no_route")
+                    key = self._key()  # a stored key no HTTP header can carry: ApiKeyError (an EmbedderError)
+                    problem = key_problem(key) if key else None
+                    if problem is not None:  # a key given by the caller (tests, a script) is held to the same rule
+                        raise ApiKeyError(f"The API key for {self.what.lower()} cannot be used: {problem}.")
+                    headers = {"Authorization": f"Bearer {key}"} if key else {}
                     timeout = httpx.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
                     self._client = httpx.Client(timeout=timeout, trust_env=False, transport=self._transport,
                                                 headers=headers)
@@ -137,14 +146,20 @@ class JsonServer:
     def url(self, path: str) -> str:
         return self.base_url + path
 
-    def request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None) -> Any:
-        """The decoded JSON answer, or ServerError. ``path`` is appended to the base URL ("/embeddings", or "")."""
+    def request(self, method: str, path: str, payload: Any = None, *, retries: int | None = None,
+                max_bytes: int = MAX_BODY_BYTES) -> Any:
+        """The decoded JSON answer, or ServerError. ``path`` is appended to the base URL ("/embeddings", or "");
+        an answer larger than ``max_bytes`` is not read past that (ServerError "too_big")."""
         client = self.client()
         url = self.url(path)
         attempts = 1 + (self.retries if retries is None else max(0, retries))
         try:
             resp = send_with_retries(client, method, url, payload, attempts=attempts, backoff_s=self.backoff_s,
-                                     sleep=self._sleep, final_status=lambda r: self._client_error(r, url, payload))
+                                     sleep=self._sleep, final_status=lambda r: self._client_error(r, url, payload),
+                                     max_bytes=max_bytes)
+        except BodyTooLarge as exc:
+            raise ServerError(f"{self.what} at {url} sent {exc.words()}: is the URL right, and is it a model "
+                              "server?", "too_big") from None
         except RequestFailed as exc:
             raise ServerError(f"The request to {self.what.lower()} at {url} failed: {exc.cause}",
                               "rejected") from exc.cause

@@ -18,6 +18,9 @@ from ..config import EmbedderSettings
 from ..errors import EmbedderError
 
 PROBE_TEXT = "dimension probe"
+MAX_MODELS = 10_000  # a model list longer than this is not a model server's (OpenRouter lists ~300)
+MAX_MODEL_NAME = 500  # characters of one listed model name kept
+MAX_DIM = 65_536  # the widest embedding accepted (the largest models make 4,096-8,192)
 _E = TypeVar("_E", bound="ServerEmbedder")
 
 
@@ -68,6 +71,9 @@ class ServerEmbedder:
     def _unit_rows(self, rows: list[Any], d: int, where: str, *, remember: bool) -> np.ndarray:
         """Rows already checked to share one length ``d`` → (n, d) float32 unit rows, refusing a dimension other than
         the index's or than this model gave before (vector spaces must never mix), and zero or invalid vectors."""
+        if d > MAX_DIM:
+            raise EmbedderError(f"{where} returned {d:,}-dimensional vectors, more than the {MAX_DIM:,} accepted: "
+                                "is it an embedding model?")
         try:
             arr = np.asarray(rows, dtype=np.float32)
         except (TypeError, ValueError) as exc:

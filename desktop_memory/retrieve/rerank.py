@@ -52,7 +52,10 @@ def rerank_endpoint(url: str) -> str:
     """The URL to POST to: given as the endpoint (``…/rerank``), or a bare host (``/v1/rerank`` is added), or a
     base ending in a version (``…/v1`` → ``…/v1/rerank``)."""
     url = (url or "").strip().rstrip("/")
-    path = urlsplit(url).path
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # "http://[::1": kept as it is, refused with its reason on first use (JsonServer.client)
+        return url
     if path.endswith("rerank"):
         return url
     if path in ("", "/"):
@@ -152,6 +155,8 @@ class HttpReranker:
         if not isinstance(rows, list):
             raise RerankError(f"The reranker at {self.endpoint} sent a reply without results: is it a rerank "
                               "endpoint (…/v1/rerank)?")
+        if len(rows) > n:
+            raise RerankError(f"The reranker at {self.endpoint} sent {len(rows):,} results for {n} passages.")
         out: list[tuple[int, float]] = []
         seen: set[int] = set()
         for row in rows:
@@ -224,5 +229,8 @@ def rerank_fused(store: Store, reranker: HttpReranker, query: str, fused: Fused,
         order = reranker.rerank(query, [rows[head[pos][0]].text for pos in live])
     except EmbedderError as exc:
         notes.append(f"rerank off, fused order kept: {exc}")
+        return fused
+    except Exception as exc:  # whatever else a broken setting or server causes, the search still answers
+        notes.append(f"rerank off, fused order kept: the reranker failed ({type(exc).__name__})")
         return fused
     return reorder(fused, [(live[i], score) for i, score in order], len(head))

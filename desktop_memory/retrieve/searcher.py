@@ -176,6 +176,10 @@ class Searcher:
         if beside is not None:
             lanes["fts"], out.timings_ms["fts"] = beside.result()
             lanes = {n: lanes[n] for n in names if n in lanes}  # the lanes in their usual order, as when sequential
+        if names == ("dense",) and "dense" not in lanes:  # the embedder failed: the keyword lane answers instead
+            ts = time.perf_counter()
+            lanes["fts"] = fts_lane(store, query, fetch, filters, term_budget=budget)
+            out.timings_ms["fts"] = (time.perf_counter() - ts) * 1000
         ts = time.perf_counter()
         unvectored = _not_embedded_yet(store, lanes)
         fused = fuse(lanes, self.lane_weights(), method=self.settings.fusion, rrf_k=self.settings.rrf_k,
@@ -227,12 +231,13 @@ class Searcher:
         """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises).
         ``reason`` and ``dim`` come from ``_dense_readiness``; ``pending``: the query's embedding, already started
         on the embedding threads."""
+        failed = False  # the embedder itself failed (a broken setting or server): keyword results, never a crash
         if reason is None and embedder is not None:
             try:
                 qvec, out.timings_ms["embed"] = (pending.result() if pending is not None
                                                  else _timed_embedding(embedder, query))
-            except EmbedderError as exc:
-                reason = str(exc)
+            except Exception as exc:  # EmbedderError, and whatever else a bad setting causes (issue 30, item 3)
+                reason, failed = embedder_failure(exc), True
             else:
                 ts = time.perf_counter()
                 if qvec.shape[-1] != dim:
@@ -241,10 +246,20 @@ class Searcher:
                     ranked = dense_lane(store, qvec, fetch, filters)
                     out.timings_ms["dense"] = (time.perf_counter() - ts) * 1000
                     return ranked
-        if strict:
+        if strict and not failed:
             raise EmbedderError(f"Semantic search is unavailable: {reason}.")
-        out.notes.append(f"semantic lane off: {reason}")
+        out.notes.append(f"semantic search unavailable, keyword results instead: {reason}" if strict
+                         else f"semantic lane off: {reason}")
         return None
+
+
+def embedder_failure(exc: BaseException) -> str:
+    """An embedder's failure in words for a search's note: a UserError's own sentence; for anything else (a bug
+    or a library's error a bad setting set off) its kind and first line, never a traceback."""
+    if isinstance(exc, UserError):
+        return str(exc)
+    first = (str(exc).splitlines() or [""])[0][:200]
+    return f"the embedder failed ({type(exc).__name__}{': ' + first if first else ''})"
 
 
 def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -> set[int]:
