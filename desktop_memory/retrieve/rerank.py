@@ -63,6 +63,14 @@ def rerank_endpoint(url: str) -> str:
     return url + "/rerank"
 
 
+def _bare_server(url: str) -> bool:
+    """A server URL with no path (TEI's /rerank is then tried too); a malformed one is not, and fails on first use."""
+    try:
+        return urlsplit(url).path.strip("/") == ""
+    except ValueError:
+        return False
+
+
 class HttpReranker:
     """A rerank endpoint. Thread-safe (one pooled client); nothing is contacted until the first ``rerank``."""
 
@@ -71,7 +79,7 @@ class HttpReranker:
         self.configured = rerank_endpoint(url)
         self.model = (model or "").strip()
         self._key = (url or "").strip().rstrip("/")  # what was learned is kept under the URL as the person gave it
-        self._bare = urlsplit(self._key).path.strip("/") == ""
+        self._bare = _bare_server(self._key)
         self._server_args: dict[str, Any] = {"what": "The reranker", "timeout_s": timeout_s, "key_name": "rerank",
                                              "api_key": api_key, "retries": 0, "transport": transport}
         learned = _learned().get(self._key, {})
