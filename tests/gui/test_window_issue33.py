@@ -1,0 +1,119 @@
+"""Issue 33 "The window": each finding on the real widgets (and the real service where it is about data)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from desktop_memory.gui import desktop
+from desktop_memory.gui.keys import mnemonic, mnemonic_clashes
+from desktop_memory.gui.library_model import PathRole
+
+from .conftest import PDFS
+from .helpers import drop, search, wait_job
+
+ABSTRACT = json.loads((__import__("pathlib").Path(__file__).parents[1] / "data" / "issue33"
+                       / "30720103.json").read_text(encoding="utf-8"))
+
+
+def _papers(tmp_path):
+    """SciFact's abstract 30720103 as the issue had it: title, blank line, the abstract on one long line."""
+    d = tmp_path / "papers" / "3"
+    d.mkdir(parents=True)
+    (d / "30720103.txt").write_text(ABSTRACT["title"] + "\n\n" + ABSTRACT["text"] + "\n", encoding="utf-8")
+    shutil.copy(PDFS / "crazyones.pdf", d / "crazyones.pdf")
+    return tmp_path / "papers"
+
+
+def _select_library_row(qtbot, w, name: str) -> str:
+    w.tabs.setCurrentWidget(w.library)
+    qtbot.waitUntil(lambda: any(str(idx.data(PathRole) or "").endswith(name) for idx in w.library.model.indexes()),
+                    timeout=15000)
+    idx = next(i for i in w.library.model.indexes() if str(i.data(PathRole) or "").endswith(name))
+    w.library.tree.setCurrentIndex(idx)
+    w.library.tree.setFocus()
+    return str(idx.data(PathRole))
+
+
+def test_copy_path_in_the_library_copies_the_library_row(qtbot, make_window, hash_factory, tmp_path):
+    w = make_window(hash_factory)
+    drop(w, [_papers(tmp_path)])
+    wait_job(qtbot, w)
+    search(qtbot, w, "vitamin")
+    assert w.results_model.result(0).source.endswith("30720103.txt")  # a search result is current
+    pdf = _select_library_row(qtbot, w, "crazyones.pdf")
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(w.library.tree, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert QGuiApplication.clipboard().text() == pdf
+    w.tabs.setCurrentIndex(0)  # on the Search tab it is the result's path again
+    qtbot.keyClick(w.results_view, Qt.Key.Key_P,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert QGuiApplication.clipboard().text() == w.results_model.result(0).source
+
+
+def test_reveal_without_a_file_manager_names_the_pdf_setting(qtbot, make_window, hash_factory, tmp_path,
+                                                             monkeypatch):
+    w = make_window(hash_factory)
+    drop(w, [_papers(tmp_path)])
+    wait_job(qtbot, w)
+    monkeypatch.setattr(desktop, "reveal_path", lambda p: False)
+    _select_library_row(qtbot, w, "crazyones.pdf")
+    w.library.reveal_btn.click()
+    banner = next(b for b in w.banners.banners() if b.key == "open")
+    assert "Open PDFs at page with" in banner.text and "Open text at line with" not in banner.text
+    _select_library_row(qtbot, w, "30720103.txt")
+    w.library.reveal_btn.click()
+    banner = next(b for b in w.banners.banners() if b.key == "open")
+    assert "Open text at line with" in banner.text
+
+
+def test_mnemonic_letters():
+    assert mnemonic("Add f&older…") == "o" and mnemonic("Q&&A") == "" and mnemonic("&&x &Yes") == "y"
+
+
+def test_no_mnemonic_is_used_twice_in_the_window_its_menus_or_settings(qtbot, make_window, hash_factory):
+    w = make_window(hash_factory)
+    assert mnemonic_clashes(w) == {}
+    # the letters that must be there: the tabs and the menus each reachable by their own Alt+letter
+    bar = {mnemonic(a.text()) for a in w.menuBar().actions()}
+    tabs = {mnemonic(w.tabs.tabText(i)) for i in range(w.tabs.count())}
+    assert not bar & tabs and len(bar) == len(w.menuBar().actions())
+    dlg = w.show_settings()
+    for i in range(dlg.page_list.count()):  # every page, as a person clicks through them
+        dlg.page_list.setCurrentRow(i)
+        assert mnemonic_clashes(dlg) == {}, dlg.pages[i].spec.title
+    dlg.reject()
+
+
+def test_f1_lists_the_quick_search_and_copy_path_keys(qtbot, make_window, hash_factory):
+    w = make_window(hash_factory)
+    qtbot.keyClick(w, Qt.Key.Key_F1)
+    text = next(b.text for b in w.banners.banners() if b.key == "shortcuts")
+    assert "Ctrl+Shift+Space" in text and "Ctrl+Shift+P" in text
+
+
+def test_overlapping_passages_of_one_file_are_one_block_in_the_copied_context(qtbot, make_window, hash_factory,
+                                                                             tmp_path):
+    w = make_window(hash_factory)
+    drop(w, [_papers(tmp_path)])
+    wait_job(qtbot, w)
+    w.search_bar.set_backend("keyword")
+    search(qtbot, w, "vitamin D deficiency")
+    rows = [w.results_model.result(i) for i in range(w.results_model.rowCount())]
+    same = [r for r in rows if r.source.endswith("30720103.txt")]
+    assert len(same) >= 2 and same[0].location.char_end > same[1].location.char_start  # they overlap
+    QGuiApplication.clipboard().clear()
+    with qtbot.waitSignal(w.context.copied, timeout=10000):
+        qtbot.keyClick(w.results_view, Qt.Key.Key_C,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text.count("[Source: papers/3/30720103.txt") == 1, text
+    sentences = re.split(r"(?<=\.) ", ABSTRACT["text"])
+    assert all(text.count(s) <= 1 for s in sentences), text  # no sentence pasted twice
+    shared = ABSTRACT["text"][same[1].location.char_start - len(ABSTRACT["title"]) - 2:
+                              same[0].location.char_end - len(ABSTRACT["title"]) - 2]
+    assert len(shared) > 40 and text.count(shared) == 1  # the overlap is there, once
