@@ -117,3 +117,48 @@ def test_overlapping_passages_of_one_file_are_one_block_in_the_copied_context(qt
     shared = ABSTRACT["text"][same[1].location.char_start - len(ABSTRACT["title"]) - 2:
                               same[0].location.char_end - len(ABSTRACT["title"]) - 2]
     assert len(shared) > 40 and text.count(shared) == 1  # the overlap is there, once
+
+
+def _shown_scores(w):
+    from desktop_memory.gui.results_model import ScoreRole
+
+    m = w.results_model
+    return [(m.result(i), m.index(i).data(ScoreRole)) for i in range(m.rowCount())]
+
+
+def test_the_score_shown_is_the_one_that_ordered_the_list_with_a_reranker(qtbot, make_window, hash_factory,
+                                                                          docs_dir):
+    from desktop_memory.config import SearchSettings, Settings
+    from tests.support.openai_server import MODEL, OpenAIStub
+
+    with OpenAIStub() as stub:
+        s = Settings(search=SearchSettings(rerank=True, rerank_url=stub.url, rerank_model=MODEL,
+                                           rerank_timeout_s=60))
+        w = make_window(hash_factory, s)
+        drop(w, [docs_dir])
+        wait_job(qtbot, w)
+        search(qtbot, w, "python async await")
+        shown = _shown_scores(w)
+        reranked = [(r, t) for r, t in shown if "rerank" in r.lanes]
+        assert reranked, (w.notes.text(), [r.lanes for r, _ in shown][:3])
+        assert len(reranked) >= 3
+        for r, t in reranked:
+            assert abs(float(t) - r.lanes["rerank"].score) < 1e-3  # the reranker's score, not the fused one
+        for strength in ("strong", "weak"):  # strong before weak; within each, the shown score falls
+            vals = [float(t) for r, t in reranked if r.strength == strength]
+            assert vals == sorted(vals, reverse=True), vals
+        w.close()
+
+
+def test_a_large_rrf_k_shows_enough_digits_to_tell_rows_apart(qtbot, make_window, hash_factory, docs_dir):
+    from desktop_memory.config import SearchSettings, Settings
+
+    w = make_window(hash_factory, Settings(search=SearchSettings(rrf_k=100_000)))
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    search(qtbot, w, "python async await")
+    shown = _shown_scores(w)
+    assert len(shown) >= 3 and all(float(t) > 0 for _, t in shown), shown  # never "0.0000"
+    for (a, ta), (b, tb) in zip(shown, shown[1:]):
+        if abs(a.score - b.score) > 1e-11 and a.strength == b.strength:  # not a tie up to float noise
+            assert ta != tb and (float(ta) > float(tb)) == (a.score > b.score), (ta, tb)
