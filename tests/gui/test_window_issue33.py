@@ -8,6 +8,7 @@ import shutil
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
 
 from desktop_memory.gui import desktop
 from desktop_memory.gui.keys import mnemonic, mnemonic_clashes
@@ -162,3 +163,64 @@ def test_a_large_rrf_k_shows_enough_digits_to_tell_rows_apart(qtbot, make_window
     for (a, ta), (b, tb) in zip(shown, shown[1:]):
         if abs(a.score - b.score) > 1e-11 and a.strength == b.strength:  # not a tie up to float noise
             assert ta != tb and (float(ta) > float(tb)) == (a.score > b.score), (ta, tb)
+
+
+def _fits(label) -> bool:
+    return label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()
+
+
+def test_status_bar_at_1024x600_shortens_instead_of_cutting(qtbot, make_window, hash_factory):
+    from desktop_memory.gui.window_size import SMALL_SCREEN, TITLE_BAR
+    from desktop_memory.models import Stats
+
+    w = make_window(hash_factory)
+    w.resize(SMALL_SCREEN[0], SMALL_SCREEN[1] - TITLE_BAR)
+    big = Stats(documents={"indexed": 22_663, "failed": 20, "skipped": 5}, chunks=22_688, vectors=16_688,
+                pending_vectors=6_000, db_path="/tmp/x.db", db_bytes=912_000_000, model_id="m", dim=384)
+    w.status.set_stats(big)  # the figures of the walk
+    w.status.set_embedder("error", "Embedder: Ollama not reachable (keyword search only)")
+    QApplication.processEvents()
+    for label in (w.status.counts, w.status.semantic, w.status.embedder):
+        assert label.isVisible() and _fits(label), (label.text(), label.contentsRect().width())
+    assert "not indexe" not in w.status.counts.text() or "not indexed" in w.status.counts.text()
+    assert "25" in w.status.counts.text() and "16,688" in w.status.semantic.text() + w.status.semantic.toolTip()
+    assert "25 not indexed" in w.status.counts.toolTip()
+
+
+def test_at_the_minimum_size_the_notes_leave_room_for_results(qtbot, make_window, hash_factory, docs_dir):
+    from desktop_memory.config import SearchSettings, Settings
+
+    s = Settings(search=SearchSettings(rerank=True, rerank_url="http://127.0.0.1:9/v1/rerank"))
+    w = make_window(hash_factory, s)
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    w.resize(w.minimumSizeHint())
+    search(qtbot, w, "python async")
+    QApplication.processEvents()
+    assert w.notes.isVisible() and "Rerank off" in w.notes.toolTip()
+    line = w.notes.fontMetrics().lineSpacing()
+    assert w.notes.height() <= 2 * line + 4, (w.notes.text(), w.notes.height())
+    row = w.results_view.sizeHintForRow(0)
+    assert w.results_view.viewport().height() >= row, (w.results_view.viewport().height(), row)
+
+
+def test_search_notes_are_tidy_sentences():
+    from desktop_memory.gui.search_shown import join_notes, note_sentence
+
+    note = ("rerank off, fused order kept: The reranker at http://x/v1/rerank did not answer within 2 s. Check the "
+            "server or try again.")
+    assert note_sentence(note).startswith("Rerank off, fused order kept. The reranker")
+    joined = join_notes([note, "5 of these passages are not embedded yet: found by keyword"])
+    assert ".;" not in joined and "try again. 5 of these passages are not embedded yet: found by keyword." in joined
+    assert note_sentence("Semantic: 3/4 chunks embedded") == "Semantic: 3/4 chunks embedded."
+
+
+def test_a_new_empty_library_with_a_query_in_the_box_shows_the_drop_target(qtbot, make_window, hash_factory):
+    from desktop_memory.config import Settings
+
+    w = make_window(hash_factory, Settings(gui={"last_query": "vitamin d deficiency"}))
+    qtbot.waitUntil(lambda: w.search_bar.query() == "vitamin d deficiency", timeout=5000)
+    search(qtbot, w, "vitamin d deficiency")
+    QApplication.processEvents()
+    assert w.results_stack.currentWidget() is w.empty_state
+    assert not w.notes.isVisible() and "No results" not in w.message.text()
