@@ -224,3 +224,24 @@ def test_a_new_empty_library_with_a_query_in_the_box_shows_the_drop_target(qtbot
     QApplication.processEvents()
     assert w.results_stack.currentWidget() is w.empty_state
     assert not w.notes.isVisible() and "No results" not in w.message.text()
+
+
+def test_library_semantic_column_does_not_count_collapsed_duplicates_as_missing(qtbot, make_window, hash_factory,
+                                                                                docs_dir, tmp_path):
+    from desktop_memory.gui.library_tree import C_SEM
+
+    d = tmp_path / "twice"
+    d.mkdir()
+    for name in ("async.md", "benchmarks.md"):
+        shutil.copy(docs_dir / name, d / name)
+        shutil.copy(docs_dir / name, d / f"copy-of-{name}")  # every passage a collapsed duplicate
+    w = make_window(hash_factory)
+    drop(w, [d])
+    wait_job(qtbot, w)
+    qtbot.waitUntil(lambda: w.stats is not None and w.stats.chunks and not w.stats.pending_vectors, timeout=30000)
+    assert w.stats.duplicates > 0 and "all chunks embedded" in w.status.semantic.full_text()
+    w.tabs.setCurrentWidget(w.library)
+    qtbot.waitUntil(lambda: sum(1 for i in w.library.model.indexes() if w.library.model.node(i).doc) == 4,
+                    timeout=15000)
+    cells = {str(i.data(PathRole)): i.siblingAtColumn(C_SEM).data() for i in w.library.model.indexes()}
+    assert cells and all(v == "✓" for v in cells.values()), cells
