@@ -239,7 +239,7 @@ def test_library_semantic_column_does_not_count_collapsed_duplicates_as_missing(
     drop(w, [d])
     wait_job(qtbot, w)
     qtbot.waitUntil(lambda: w.stats is not None and w.stats.chunks and not w.stats.pending_vectors, timeout=30000)
-    assert w.stats.duplicates > 0 and "all chunks embedded" in w.status.semantic.full_text()
+    assert w.stats.duplicates > 0 and "all chunks embedded" in w.status.semantic.text()
     w.tabs.setCurrentWidget(w.library)
     qtbot.waitUntil(lambda: sum(1 for i in w.library.model.indexes() if w.library.model.node(i).doc) == 4,
                     timeout=15000)
