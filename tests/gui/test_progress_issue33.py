@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from desktop_memory.config import Settings
+from desktop_memory.models import IndexProgress
 from desktop_memory.service import MemoryService
 from tests.support.paced import PacedEmbedder, write_folder
 
@@ -28,22 +29,28 @@ def paced_factory():
 def test_embedding_names_what_it_embeds_and_a_removal_is_not_re_embedded(make_window, paced_factory, qtbot,
                                                                          tmp_path):
     office = write_folder(tmp_path / "office", files=40, word="quokka")
-    pre = MemoryService(Settings(), embedder=PacedEmbedder(0))
-    pre.index_paths([office], embed=False)  # read, no vectors yet: "Embed missing vectors" has work to do
-    pre.close()
-    w = make_window(paced_factory, wait_ready=False)
-    qtbot.waitUntil(lambda: w.svc is not None and w.stats is not None, timeout=20000)
-    if not (w.index_jobs.current and w.index_jobs.current.kind == "embed"):
-        w.reembed_library()
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed", timeout=20000)
+    w = make_window(paced_factory)
+    drop(w, [office])  # read, then the vectors: the read is quick, the embedding takes a while
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed", timeout=30000)
     qtbot.waitUntil(lambda: w.svc.stats().vectors > 0, timeout=20000)
+    qtbot.wait(1500)  # a few embedding slices report their progress
     line = w.progress.current.text()
-    assert "note0" not in line and ".md" not in line, line  # not the last file read
-    assert "Embedding" in line, line
+    assert ".md" not in line and "Embedding" in line, line  # not the last file read, minutes ago
+    # the two lanes at once (a big drop): the read lane's last file, then minutes of the embedding lane's slices
+    jobs = w.index_jobs
+    jobs.progress.emit(IndexProgress(phase="extract", files_total=40, files_done=40, current=str(office / "z.md")))
+    jobs.progress.emit(IndexProgress(phase="embed", chunks_to_embed=464, chunks_embedded=48))
+    line = w.progress.current.text()
+    assert "z.md" not in line and "48 of 464" in line, line
+    w.cancel_job()
+    wait_job(qtbot, w)
+    w.reembed_library()  # Library ▸ Embed missing vectors
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed"
+                    and not w.index_jobs.current.auto, timeout=20000)
     w.remove_paths([str(office)])  # the folder being embedded
     wait_job(qtbot, w)
-    assert "Re-embedded" not in w.progress.title.text(), w.progress.title.text()
-    assert "office" in w.progress.title.text() and "removed" in w.progress.title.text()
+    title = w.progress.title.text()
+    assert "Re-embedded" not in title and "office" in title and "removed" in title, title
 
 
 def test_the_cancel_summary_leaves_out_a_folder_removed_meanwhile(make_window, paced_factory, qtbot, tmp_path):

@@ -48,7 +48,8 @@ def test_copy_path_in_the_library_copies_the_library_row(qtbot, make_window, has
     assert w.results_model.result(0).source.endswith("30720103.txt")  # a search result is current
     pdf = _select_library_row(qtbot, w, "crazyones.pdf")
     QGuiApplication.clipboard().clear()
-    qtbot.keyClick(w.library.tree, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(w.library.tree, Qt.Key.Key_P,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert QGuiApplication.clipboard().text() == pdf
     w.tabs.setCurrentIndex(0)  # on the Search tab it is the result's path again
     qtbot.keyClick(w.results_view, Qt.Key.Key_P,
@@ -121,10 +122,14 @@ def test_overlapping_passages_of_one_file_are_one_block_in_the_copied_context(qt
 
 
 def _shown_scores(w):
-    from desktop_memory.gui.results_model import ScoreRole
+    """(result, the score text its card paints) per row."""
+    from desktop_memory.gui import results_model
 
     m = w.results_model
-    return [(m.result(i), m.index(i).data(ScoreRole)) for i in range(m.rowCount())]
+    role = getattr(results_model, "ScoreRole", None)
+    if role is None:  # before issue 33 the card painted the fused score with four decimals
+        return [(m.result(i), f"{m.result(i).score:.4f}") for i in range(m.rowCount())]
+    return [(m.result(i), m.index(i).data(role)) for i in range(m.rowCount())]
 
 
 def test_the_score_shown_is_the_one_that_ordered_the_list_with_a_reranker(qtbot, make_window, hash_factory,
