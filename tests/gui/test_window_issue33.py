@@ -250,3 +250,26 @@ def test_library_semantic_column_does_not_count_collapsed_duplicates_as_missing(
                     timeout=15000)
     cells = {str(i.data(PathRole)): i.siblingAtColumn(C_SEM).data() for i in w.library.model.indexes()}
     assert cells and all(v == "✓" for v in cells.values()), cells
+
+
+def test_the_removal_question_names_what_and_how_many_under_a_whole_title(qtbot, make_window, hash_factory,
+                                                                          docs_dir):
+    w = make_window(hash_factory)
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    w.tabs.setCurrentWidget(w.library)
+    qtbot.waitUntil(lambda: any(w.library.model.node(i).doc is None for i in w.library.model.indexes()),
+                    timeout=15000)
+    folder = next(i for i in w.library.model.indexes() if w.library.model.node(i).doc is None)
+    w.library.tree.setCurrentIndex(folder)
+    w.library.tree.selectionModel().select(folder, w.library.tree.selectionModel().SelectionFlag.ClearAndSelect
+                                           | w.library.tree.selectionModel().SelectionFlag.Rows)
+    w.library.tree.setFocus()
+    qtbot.keyClick(w.library.tree, Qt.Key.Key_Delete)
+    box = w.library.confirm_box
+    assert box is not None
+    qtbot.waitUntil(box.isVisible, timeout=5000)
+    assert "the folder “docs” (6 files)" in box.text(), box.text()
+    title_w = box.fontMetrics().horizontalAdvance(f"{box.windowTitle()} — Desktop Memory")
+    assert not box.windowTitle().endswith("?") and box.width() >= title_w + 100, (box.width(), title_w)
+    box.reject()
