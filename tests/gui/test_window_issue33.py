@@ -273,3 +273,38 @@ def test_the_removal_question_names_what_and_how_many_under_a_whole_title(qtbot,
     title_w = box.fontMetrics().horizontalAdvance(f"{box.windowTitle()} — Desktop Memory")
     assert not box.windowTitle().endswith("?") and box.width() >= title_w + 100, (box.width(), title_w)
     box.reject()
+
+
+def _highlighted(preview) -> list[str]:
+    """The runs of the preview's text painted as a match."""
+    doc, out = preview.browser.document(), []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.charFormat().background().style() != Qt.BrushStyle.NoBrush:
+                out.append(frag.text())
+            it += 1
+        block = block.next()
+    return out
+
+
+def test_the_preview_highlights_only_the_matched_words_passage_after_passage(qtbot, make_window, hash_factory,
+                                                                             tmp_path):
+    d = tmp_path / "papers"
+    d.mkdir()
+    doc = json.loads((__import__("pathlib").Path(__file__).parents[1] / "data" / "issue33"
+                      / "23267371.json").read_text(encoding="utf-8"))
+    (d / "23267371.txt").write_text(doc["title"] + "\n\n" + doc["text"] + "\n", encoding="utf-8")
+    w = make_window(hash_factory)
+    drop(w, [d])
+    wait_job(qtbot, w)
+    w.search_bar.set_backend("keyword")
+    search(qtbot, w, "sunshine vitamin worldwide")
+    assert w.results_model.rowCount() >= 2
+    for row in range(w.results_model.rowCount()):  # the first passage begins with a match ("Vitamin D: …")
+        w.results_view.setCurrentIndex(w.results_model.index(row))
+        runs = _highlighted(w.preview)
+        assert runs and all(len(run) <= len("worldwide") for run in runs), (row, runs[:3])
+        assert {run.lower() for run in runs} <= {"sunshine", "vitamin", "worldwide"}, runs
