@@ -87,12 +87,12 @@ class SettingsDialog(QDialog):
         self.resize(780, 540)
 
     def _show_database(self, settings: Settings) -> None:
-        """An empty "Database file" means the default location: the field says which file that is, and its
-        tooltip names the library open now."""
+        """An empty "Database file" means the default location: the empty field says which file that is (and
+        whether it is the library open now)."""
         db = self.editors.get("db_path")
         if isinstance(db, TextEditor):
-            db.edit.setPlaceholderText(f"Default: {default_db_path()}")
-            db.edit.setToolTip(f"The library open now: {settings.resolved_db_path()}\n\n{db.spec.help}")
+            now = " (open now)" if not settings.db_path else ""
+            db.edit.setPlaceholderText(f"Default{now}: {default_db_path()}")
 
     @property
     def restore_btn(self) -> QPushButton:
