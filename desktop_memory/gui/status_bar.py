@@ -6,7 +6,7 @@ Each part has a long and shorter wordings; it shows the longest that fits its ro
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
@@ -28,9 +28,12 @@ class FitLabel(QLabel):
         self.set_texts(text)
 
     def set_texts(self, *texts: str) -> None:
+        """The longest wording at once; the layout then gives the label its room (a resize follows) and the
+        fit runs after that, so a label growing from a short text is not shortened for its old width."""
         self._texts = [t for t in texts if t] or [""]
+        super().setText(self._texts[0])
         self.updateGeometry()
-        self._fit()
+        QTimer.singleShot(0, self, self._fit)  # with the label as context: never after it is gone
 
     def full_text(self) -> str:
         return self._texts[0]
