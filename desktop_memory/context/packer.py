@@ -61,14 +61,18 @@ ADJACENT_GAP = 2  # characters (a newline or two) between passages that still re
 
 def _spliced(first: str, first_span: int, second: str, second_span: int, overlap: int) -> str | None:
     """``first`` followed by what ``second`` adds beyond the ``overlap`` characters they share, or None when the
-    texts do not line up with their character ranges (a body that is not the file's very slice)."""
-    if overlap >= 0 and len(first) == first_span and len(second) == second_span:
+    texts do not line up with their character ranges."""
+    if len(first) == first_span and len(second) == second_span:
         return first + second[overlap:] if overlap < len(second) else first
-    # the bodies were tidied: find the longest end of ``first`` that begins ``second`` (at least a few words)
-    for n in range(min(len(first), len(second)), 19, -1):
-        if first.endswith(second[:n]):
+    # the bodies were trimmed (whitespace at a passage's ends, a heading line): the shared stretch is the longest
+    # end of ``first`` that begins ``second``, about ``overlap`` characters long
+    for n in range(min(len(first), len(second), overlap + SLACK), max(0, overlap - SLACK) - 1, -1):
+        if n and first.endswith(second[:n]):
             return first + second[n:]
     return first if second in first else None
+
+
+SLACK = 4  # characters of trimmed whitespace a body may differ from its character range by
 
 
 def merge_passages(a: Location, a_body: str, b: Location, b_body: str) -> tuple[Location, str] | None:

@@ -110,7 +110,7 @@ def bring_into_view(w: QWidget) -> None:
         if p is not None and w.isVisible():
             p.ensureWidgetVisible(w, 0, 8)
 
-    QTimer.singleShot(0, scroll)
+    QTimer.singleShot(0, w, scroll)  # with w as context: never after the dialog is gone
 
 
 class ApiKeyRow(QWidget):
