@@ -154,9 +154,9 @@ def _drop_page_numbers(split: list[list[str]], running: set[str]) -> None:
     # number column, mid-page); a bare number has no words and goes only at an edge
     heads = {_key(lines[i]) for index, lines in enumerate(split) for i in _edges(lines)
              if offset(lines[i], index) in numbering} - {""} | running
-    for index, lines in enumerate(split):
-        edges = set(_edges(lines))
-        lines = [_unglued(line, index, heads, numbering) if i in edges else line for i, line in enumerate(lines)]
+    for index, page in enumerate(split):
+        edges = set(_edges(page))
+        lines = [_unglued(line, index, heads, numbering) if i in edges else line for i, line in enumerate(page)]
         split[index] = [line for i, line in enumerate(lines)
                         if offset(line, index) not in numbering or (i not in edges and _key(line) not in heads)]
 
