@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from ..models import STATUS_INDEXED, Stats
 from .context_panel import ContextPanel
@@ -51,6 +51,8 @@ class SearchTab(QWidget):
         self.results_info.setObjectName("Muted")
         ll.addWidget(self.results_info)
         self.notes = QLabel("")
+        self.notes.setMinimumWidth(1)  # one elided line each: its text never holds the window wide
+        self.notes.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._notes_full: list[str] = []
         self.notes.setObjectName("Muted")
         self.notes.hide()
@@ -177,7 +179,8 @@ class SearchTab(QWidget):
         indexed = s.documents.get(STATUS_INDEXED, 0) if s else 0
         # a brand-new library: the drop target gets the whole width (preview/context have nothing to show), even
         # with a query left in the box from another library ("No results" would not say what to do)
-        first_run = docs == 0 and not lib.busy and lib.open and not self.results_model.rowCount()
+        first_run = (docs == 0 and not lib.busy and lib.open and not self.results_model.rowCount()
+                     and (s is not None or not query))  # with a query: once the counts say it is empty
         self.right_split.setVisible(not first_run)
         if self.results_model.rowCount():
             self.results_stack.setCurrentWidget(self.results_view)
