@@ -4,6 +4,7 @@ index_jobs.py and context_controller.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -44,12 +45,40 @@ def show_context_feedback(ctl: ContextController, panel: ContextPanel, status: S
         "Nothing to copy: search first, and keep at least one passage included.", 5000))
 
 
+def embedding_line(p: IndexProgress) -> str:
+    """The progress panel's second line while vectors are made (after every file was read)."""
+    if p.chunks_to_embed:
+        return (f"Embedding passages for semantic search: {min(p.chunks_embedded, p.chunks_to_embed):,} of "
+                f"{p.chunks_to_embed:,}")
+    return "Embedding passages for semantic search"
+
+
+def removed_names(paths: list[str]) -> str:
+    names = [f"“{os.path.basename(p) or p}”" for p in paths[:2]]
+    more = f" and {len(paths) - 2} more" if len(paths) > 2 else ""
+    return ", ".join(names) + more + (" was" if len(paths) == 1 else " were")
+
+
+def without_removed(s: IndexSummary, removed: Callable[[str], bool]) -> IndexSummary:
+    """The summary without the outcomes (and their counts) of files removed from the index meanwhile."""
+    gone = [o for o in s.outcomes if removed(o.path)]
+    if not gone:
+        return s
+    lost = {st: sum(1 for o in gone if o.status == st) for st in ("indexed", "unchanged", "skipped", "failed")}
+    return dataclasses.replace(s, outcomes=[o for o in s.outcomes if not removed(o.path)],
+                               indexed=max(0, s.indexed - lost["indexed"]),
+                               unchanged=max(0, s.unchanged - lost["unchanged"]),
+                               skipped=max(0, s.skipped - lost["skipped"]), failed=max(0, s.failed - lost["failed"]))
+
+
 class JobFeedback(QObject):
     def __init__(self, jobs: IndexJobController, progress: ProgressPanel, status: StatusBar, banners: BannerArea,
                  *, reembed: Callable[[], None], settings: Callable[[], object], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.jobs, self.progress, self.status, self.banners = jobs, progress, status, banners
         self._reembed, self._settings = reembed, settings
+        self._removed: list[str] = []  # folders/files removed while the shown job ran: its report leaves them out
+        self._model_changed = False  # the next manual embedding is a re-embedding (new model), not a catch-up
         jobs.started.connect(self._started)
         jobs.accepted.connect(self._accepted)
         jobs.queue_changed.connect(self._queue_changed)
@@ -60,6 +89,7 @@ class JobFeedback(QObject):
         progress.cancel_requested.connect(self.cancel)
 
     def model_changed(self) -> None:
+        self._model_changed = True
         self.jobs.auto_resume = False  # the banner offers re-embedding; never start it behind the user's back
         self.banners.show_message(
             "The embedding model changed, so the old vectors were cleared (two models are never mixed). "
@@ -80,6 +110,8 @@ class JobFeedback(QObject):
         reading = [f for f in self.jobs.folders_in_flight()
                    if any(f == p or f.startswith(p.rstrip(os.sep) + os.sep) for p in paths)]
         stops = " (reading it stops first)" if reading else ""
+        if self.progress.isVisible() and self.progress.summary is None:
+            self._removed += [p.rstrip(os.sep) or p for p in paths]
         self.status.showMessage(f"Removing {counted(len(paths), 'item')} from the index…{stops}")
         self.jobs.remove_paths(paths)
 
@@ -90,6 +122,8 @@ class JobFeedback(QObject):
             self.progress.cancelling()
 
     def _started(self, job: Job) -> None:
+        if self.progress.summary is not None or not self.progress.isVisible():
+            self._removed = []  # a new run: what was removed during the last one is history
         read = self.jobs.burst_read
         continuing = job.kind == "embed" and job.auto and read is not None
         what = "Embedding passages without vectors" if job.kind == "embed" else ""
@@ -113,13 +147,30 @@ class JobFeedback(QObject):
 
     def _progress(self, p: IndexProgress) -> None:
         self.progress.update_progress(p)  # vector counts come from Stats only (status bar and panel alike)
+        if p.phase == "embed" and p.files_done >= p.files_total:
+            # every file is read: the line names what is being done now, not the last file read minutes ago
+            self.progress.current.setText(embedding_line(p))
+
+    def _removed_path(self, path: str) -> bool:
+        return any(path == r or path.startswith(r + os.sep) for r in self._removed)
 
     def _done(self, summary: IndexSummary) -> None:
+        if self._removed:  # a folder removed meanwhile: its problems and counts are no longer this run's
+            summary = without_removed(summary, self._removed_path)
         self.progress.finish(summary)
         job = self.jobs.current
         if job is not None and job.kind == "embed" and not job.auto:
-            self.progress.title.setText(f"Re-embedded {counted(summary.chunks_embedded, 'chunk')}"
-                                        + (" (cancelled)" if summary.cancelled else ""))
+            if self._removed and not summary.chunks_embedded:
+                title = f"Embedding stopped: {removed_names(self._removed)} removed from the index"
+            elif self._removed:
+                title = (f"Embedded {counted(summary.chunks_embedded, 'passage')}; "
+                         f"{removed_names(self._removed)} removed from the index meanwhile")
+            else:
+                verb = "Re-embedded" if self._model_changed else "Embedded"
+                title = f"{verb} {counted(summary.chunks_embedded, 'passage')}"
+            self.progress.title.setText(title + (" (cancelled)" if summary.cancelled else ""))
+            if not summary.cancelled:
+                self._model_changed = False
         if summary.included_again:  # a drop or Include again named what the person had removed (issue 30)
             names = ", ".join(os.path.basename(p) or p for p in summary.included_again[:3])
             more = f" and {len(summary.included_again) - 3} more" if len(summary.included_again) > 3 else ""

@@ -50,6 +50,7 @@ from .library_tree import (
     listing_from_documents,
     walk,
 )
+from .removal_words import removal_what, wide_enough_for_title
 from .tasks import TaskRunner
 
 STATUS_MAX_WIDTH = 420  # px: beyond it the tooltip has the rest
@@ -180,13 +181,10 @@ class LibraryView(QWidget):
         if not paths:
             return
         n = self.selected_file_count()
-        folders = [p for p in paths if self.model.is_folder_path(p)]
-        if len(paths) == 1 and folders:
-            what = f"the folder “{os.path.basename(paths[0]) or paths[0]}” ({n:,} file{'s' * (n != 1)})"
-        else:
-            what = f"“{os.path.basename(paths[0])}”" if len(paths) == 1 and n <= 1 else f"{n:,} files"
-        box = QMessageBox(QMessageBox.Icon.Question, "Remove from index?",
-                          f"Remove {what} from the index?", QMessageBox.StandardButton.NoButton, self)
+        box = QMessageBox(QMessageBox.Icon.Question, "Remove from index",
+                          f"Remove {removal_what(self.tree, n)} from the index?",
+                          QMessageBox.StandardButton.NoButton, self)
+        wide_enough_for_title(box)
         box.setInformativeText("The files on disk are not touched. They stay out of the library: changes to them "
                                "are not read again until you choose Include again (or add them again), which "
                                "reads and embeds them again.")

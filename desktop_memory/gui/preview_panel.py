@@ -146,6 +146,10 @@ class PreviewPanel(QWidget):
             x for x in (f"#{r.rank}", r.kind, "weak match" if r.strength == WEAK else "", r.explain(),
                         f"modified {human_date(r.mtime)}" if r.mtime else "") if x))
         text = marked if marked is not None else mark_terms(r.text, terms or [])
+        # setPlainText types with the cursor's current format: after a passage that began with a match the
+        # cursor stood in a highlight, and the next passage came out highlighted from end to end
+        self.browser.clear()
+        self.browser.setCurrentCharFormat(QTextCharFormat())
         doc = self.browser.document()
         doc.setDefaultFont(monospace_font() if r.kind == "code" else self.browser.font())
         if r.kind == "markdown":

@@ -41,6 +41,7 @@ from .formatting import query_terms
 from .messages import error_text
 from .results_model import ResultDelegate, ResultsModel
 from .search_controller import SearchController, SearchRequest, SearchResponse
+from .search_shown import join_notes
 from .tasks import TaskRunner
 
 DEBOUNCE_MS = 120  # shorter than the window's: the popup is for quick, short queries
@@ -215,7 +216,7 @@ class QuickPopup(QFrame):
                                                                  block_summary(rep))
         notes = self._notes
         if notes:
-            text += " · " + "; ".join(notes)
+            text += " · " + join_notes(notes)
         self.status.setText(text)
         self.raise_btn.setVisible(raise_to is not None)
         if raise_to is not None:

@@ -81,9 +81,10 @@ class ResultActions(QObject):
 
     def reveal_file(self, path: str) -> None:
         if not desktop.reveal_path(path):
+            setting = "Open PDFs at page with" if path.lower().endswith(".pdf") else "Open text at line with"
             self.banners.show_message(
                 f"Could not open a file manager for {short_path(path)}. Copy its path (Ctrl+Shift+P), or open it "
-                "directly with a command of your own in Settings ▸ Opening files (\"Open text at line with\").",
+                f"directly with a command of your own in Settings ▸ Opening files (\"{setting}\").",
                 "warning", key="open", actions=self._setup_action())
 
     def copy_passage(self, row: int) -> None:

@@ -48,12 +48,14 @@ from PySide6.QtWidgets import (
 
 from ..models import WEAK, SearchResult
 from .formatting import human_date, mark_terms, marked_html, short_path, snippet, strip_markup
+from .scores import ordering_score, score_texts
 from .style import colors
 
 ResultRole = Qt.ItemDataRole.UserRole + 1
 IncludedRole = Qt.ItemDataRole.UserRole + 2
 SnippetRole = Qt.ItemDataRole.UserRole + 3
 MarkedRole = Qt.ItemDataRole.UserRole + 4  # the full text with highlight marks (formatting.MARK_START/END)
+ScoreRole = Qt.ItemDataRole.UserRole + 5  # the score shown: the one that ordered the list (gui/scores.py)
 
 SNIPPET_LINES = 3
 
@@ -80,6 +82,7 @@ class ResultsModel(QAbstractListModel):
         self._included: list[bool] = []
         self._snippets: list[str] = []
         self._marked: list[str] = []
+        self._scores: list[str] = []
         self.terms: list[str] = []
         self.query = ""
 
@@ -97,6 +100,7 @@ class ResultsModel(QAbstractListModel):
         else:
             self._marked = [marked.get(r.chunk_id, r.text) for r in results]
         self._snippets = [snippet(strip_markup(m, r.kind), terms) for m, r in zip(self._marked, results)]
+        self._scores = score_texts(results)
         self.endResetModel()
 
     def marked_text(self, row: int) -> str:
@@ -149,7 +153,9 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"#{r.rank} {os.path.basename(r.source)} — {r.location.describe()}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{r.source}\n{r.location.describe()}\n{r.explain()}\nmodified {human_date(r.mtime)}"
+            what = ordering_score(r)[1]
+            return (f"{r.source}\n{r.location.describe()}\n{r.explain()}\n{what} {self._scores[index.row()]} "
+                    f"(the list's order)\nmodified {human_date(r.mtime)}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
             name = os.path.basename(r.source)
             return f"Result {r.rank}: {name}, {r.location.describe()}. {self._snippets[index.row()]}"
@@ -163,6 +169,8 @@ class ResultsModel(QAbstractListModel):
             return self._snippets[index.row()]
         if role == MarkedRole:
             return self._marked[index.row()]
+        if role == ScoreRole:
+            return self._scores[index.row()]
         return None
 
 
@@ -232,7 +240,7 @@ class ResultDelegate(QStyledItemDelegate):
         rank_txt = f"#{r.rank}"
         rank_w = fm_b.horizontalAdvance("#000")
         painter.drawText(QRect(rect.left(), y, rank_w, fm_b.height()), Qt.AlignmentFlag.AlignLeft, rank_txt)
-        score_txt = f"{r.score:.4f}"
+        score_txt = str(index.data(ScoreRole) or "")
         if not included:
             score_txt = "excluded · " + score_txt
         fm_s = QFontMetrics(small)

@@ -9,6 +9,7 @@ on the search's worker, separate from the ranked search: retrieve/highlight.py).
 from __future__ import annotations
 
 import logging
+import re
 
 from ..models import WEAK, SearchResult, Stats
 from ..service_api import MemoryApi
@@ -52,3 +53,21 @@ def semantic_note(stats: Stats | None, job_running: bool, backend: str) -> str:
                 "vectors arrive.")
     return (f"Semantic: {stats.vectors:,}/{stats.chunks:,} chunks embedded; the rest are found by keyword only — "
             "Library → Embed missing vectors adds them.")
+
+
+_LEAD = re.compile(r"^([^:.;]{3,60}): (?=[A-Z][a-z])")  # "rerank off, fused order kept: The reranker…"
+
+
+def note_sentence(note: str) -> str:
+    """A search note as one tidy sentence: capitalised, a full stop where a clause ends before a new sentence
+    ("Rerank off, fused order kept. The reranker…", not "…kept: The reranker…"), and ending in punctuation."""
+    text = " ".join(note.split())
+    if not text:
+        return ""
+    text = _LEAD.sub(r"\1. ", text[:1].upper() + text[1:])
+    return text if text[-1] in ".!?…)" else text + "."
+
+
+def join_notes(notes: list[str], sep: str = " ") -> str:
+    """Notes as sentences one after another (never "…try again.; 5 of these…")."""
+    return sep.join(s for s in (note_sentence(n) for n in notes) if s)

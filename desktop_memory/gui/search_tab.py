@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from ..models import STATUS_INDEXED, Stats
 from .context_panel import ContextPanel
@@ -18,7 +19,11 @@ from .formatting import query_terms
 from .preview_panel import PreviewPanel
 from .results_model import ResultDelegate, ResultsModel, ResultsView
 from .search_controller import SearchResponse
-from .search_shown import results_header, semantic_note
+from .search_shown import note_sentence, results_header, semantic_note
+
+NOTE_LINES = 3  # lines of notes over the results
+NOTE_LINES_SHORT = 1  # in a short window (the minimum size)
+SHORT_TAB = 380  # px: the Search tab's height below which the notes take one line
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,9 @@ class SearchTab(QWidget):
         self.results_info.setObjectName("Muted")
         ll.addWidget(self.results_info)
         self.notes = QLabel("")
-        self.notes.setWordWrap(True)
+        self.notes.setMinimumWidth(1)  # one elided line each: its text never holds the window wide
+        self.notes.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._notes_full: list[str] = []
         self.notes.setObjectName("Muted")
         self.notes.hide()
         ll.addWidget(self.notes)
@@ -106,6 +113,7 @@ class SearchTab(QWidget):
         self.preview.show_result(None)
         self.results_info.setText("")
         self._search_notes = []
+        self._notes_full = []
         self.notes.hide()
 
     def show_response(self, resp: SearchResponse, stats: Stats | None, busy: bool = False) -> None:
@@ -113,7 +121,7 @@ class SearchTab(QWidget):
         self.results_model.set_results(q, query_terms(q), resp.results, resp.marked)
         self.shown_query = q
         self.results_info.setText(results_header(resp.results, resp.weak, resp.request.backend, resp.elapsed_ms))
-        self._search_notes = [n_[:1].upper() + n_[1:] for n_ in resp.notes if n_]
+        self._search_notes = [note_sentence(n_) for n_ in resp.notes if n_]
         self._backend = resp.request.backend
         self.render_notes(stats, busy)
         if resp.results:
@@ -128,9 +136,33 @@ class SearchTab(QWidget):
         """The shown search's lane notes plus the semantic coverage, from the latest stats (so the header and
         the status bar always tell the same count)."""
         extra = semantic_note(stats, busy, self._backend) if self.shown_query else ""
-        notes = [*self._search_notes, *([extra] if extra else [])]
-        self.notes.setText("\n".join(notes))
-        self.notes.setVisible(bool(notes))
+        self._notes_full = [*self._search_notes, *([extra] if extra else [])]
+        self._fit_notes()
+
+    def _fit_notes(self) -> None:
+        """Each note on one line, cut with "…" where it does not fit (the tooltip has them whole); a short window
+        shows fewer lines, so the header never pushes the results out of sight (at the minimum size, ~7 lines of
+        notes left less than one result)."""
+        notes = self._notes_full
+        self.notes.setToolTip("\n\n".join(notes) if notes else "")
+        if not notes:
+            self.notes.setText("")
+            self.notes.hide()
+            return
+        fm = self.notes.fontMetrics()
+        width = max(80, self.notes.width() if self.notes.isVisible() else self.width())
+        lines = NOTE_LINES_SHORT if self.height() < SHORT_TAB else NOTE_LINES
+        shown = [fm.elidedText(n, Qt.TextElideMode.ElideRight, width - 4) for n in notes[:lines]]
+        if len(notes) > lines:
+            shown[-1] = fm.elidedText(f"{notes[lines - 1]} (+{len(notes) - lines} more)", Qt.TextElideMode.ElideMiddle,
+                                      width - 4)
+        self.notes.setText("\n".join(shown))
+        self.notes.show()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        if self._notes_full:
+            self._fit_notes()
 
     def show_failure(self, query: str, text: str) -> None:
         self.results_model.clear()
@@ -145,13 +177,17 @@ class SearchTab(QWidget):
         s = lib.stats
         docs = sum(s.documents.values()) if s else 0
         indexed = s.documents.get(STATUS_INDEXED, 0) if s else 0
-        first_run = not query and docs == 0 and not lib.busy and lib.open
-        # a brand-new library: the drop target gets the whole width (preview/context have nothing to show)
+        # a brand-new library: the drop target gets the whole width (preview/context have nothing to show), even
+        # with a query left in the box from another library ("No results" would not say what to do)
+        first_run = (docs == 0 and not lib.busy and lib.open and not self.results_model.rowCount()
+                     and (s is not None or not query))  # with a query: once the counts say it is empty
         self.right_split.setVisible(not first_run)
         if self.results_model.rowCount():
             self.results_stack.setCurrentWidget(self.results_view)
             return
         if first_run:
+            self.results_info.setText("")
+            self.notes.hide()  # "Semantic lane off" and the like mean nothing before anything is indexed
             self.results_stack.setCurrentWidget(self.empty_state)
             return
         if not query:

@@ -10,8 +10,10 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from ..config import THEMES
+from . import desktop
 from .context_panel import COPY_SHORTCUT_TEXT
 from .keys import install_escape, set_tab_order, unique_shortcuts
+from .library_model import PathRole
 
 if TYPE_CHECKING:
     from .about import AboutDialog  # the dialog (and `platform`) load when About opens
@@ -21,7 +23,8 @@ SHORTCUTS_HTML = (
     "<b>Keyboard</b>: Ctrl+K / Ctrl+F focus search · Enter searches · ↓/↑ move into and through the results · "
     "Enter (in the list) opens the file at the passage · Space or Ctrl+I includes/excludes a result · "
     "Esc back to the search box · "
-    f"{COPY_SHORTCUT_TEXT} copies the prompt context · Ctrl+Alt+C copies the passage · Ctrl+B next backend · "
+    f"{COPY_SHORTCUT_TEXT} copies the prompt context · Ctrl+Alt+C copies the passage · Ctrl+Shift+P copies the "
+    "path (of the result, or of the Library row) · Ctrl+Shift+Space quick search · Ctrl+B next backend · "
     "Ctrl+Shift+F filters · Ctrl+1 / Ctrl+2 Search / Library · Ctrl+E context list · Ctrl+O / Ctrl+Shift+O add "
     "files / folder · Ctrl+, settings · F5 / Delete re-index / remove in the Library · Ctrl+Q quit"
 )
@@ -53,7 +56,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     act(f, "Add &files…", w.choose_files, ("Ctrl+O",))
     act(f, "Add f&older…", w.choose_folder, ("Ctrl+Shift+O",))
     f.addSeparator()
-    act(f, "&Quick search…", w.quick_search_requested.emit, ("Ctrl+Shift+Space",))
+    act(f, "Q&uick search…", w.quick_search_requested.emit, ("Ctrl+Shift+Space",))
     act(f, "&Settings…", w.show_settings, (QKeySequence.StandardKey.Preferences, "Ctrl+,"))
     f.addSeparator()
     act(f, "&Quit", w.close, (QKeySequence.StandardKey.Quit, "Ctrl+Q"))
@@ -61,7 +64,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     e = mb.addMenu("&Edit")
     act(e, "Copy prompt &context", w.copy_context, (COPY_SHORTCUT_TEXT,))
     act(e, "Copy &passage", lambda: w.actions_.copy_passage(row()), ("Ctrl+Alt+C",))
-    act(e, "Copy pa&th", lambda: w.actions_.copy_path(row()), ("Ctrl+Shift+P",))
+    act(e, "Copy pa&th", lambda: copy_path(w), ("Ctrl+Shift+P",))
     e.addSeparator()
     act(e, "&Find…", w.focus_search, ("Ctrl+K", "Ctrl+F", "Ctrl+L"))
     act(e, "&Include/exclude current result", lambda: w.actions_.toggle_row(row()), ("Ctrl+I",))
@@ -87,7 +90,7 @@ def build_menus(w: MainWindow) -> dict[str, QAction]:
     lib = mb.addMenu("L&ibrary")
     lib.setObjectName(LIBRARY_MENU)  # found by name (install_watch adds to it), not by its label
     act(lib, "&Re-index everything (changed files)", w.reindex_all, ("Ctrl+Shift+R",))
-    act(lib, "Re-read &every file", lambda: w.reindex_all(force=True))
+    act(lib, "Re-read every &file", lambda: w.reindex_all(force=True))
     act(lib, "&Embed missing vectors", w.reembed_library)
     cancel = act(lib, "&Cancel indexing", w.cancel_job)
     cancel.setEnabled(w.is_indexing())  # only while something runs or waits (the scheduler's events say when)
@@ -110,6 +113,21 @@ def install_focus_keys(w: MainWindow) -> None:
     set_tab_order([sb.box, sb.recent_btn, sb.backend, sb.filter_btn, sb.kind, sb.path, sb.age, w.results_view,
                    pv.open_btn, pv.reveal_btn, pv.copy_btn, pv.browser, cp.budget, cp.items, cp.block,
                    cp.weak_btn, cp.copy_btn])
+
+
+def copy_path(w: MainWindow) -> None:
+    """Ctrl+Shift+P: the path of what the person is looking at: the Library's current row on the Library tab, the
+    current result elsewhere."""
+    if w.tabs.currentWidget() is w.library:
+        idx = w.library.tree.currentIndex()
+        path = idx.siblingAtColumn(0).data(PathRole) if idx.isValid() else None
+        if path:
+            desktop.copy_text(str(path))
+            w.status.showMessage(f"Path copied: {path}", 3000)
+        else:
+            w.status.showMessage("Select a file or folder in the Library first.", 3000)
+        return
+    w.actions_.copy_path(w.actions_.current_row())
 
 
 def focus_context_list(w: MainWindow) -> None:

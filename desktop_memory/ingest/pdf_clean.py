@@ -12,7 +12,9 @@ What goes (each rule measured on the eval PDFs, see tests/unit/test_pdf_clean.py
 * page numbers and the per-chapter heads that carry them (``“PROPERTY” 109``, ``INTRODUCTION 5``, a bare ``17``):
   a short edge line whose leading or trailing number is the page's printed number, i.e. the PDF page index plus
   an offset that the same kind of line shows on at least PAGE_NUMBER_PAGES pages (so a chapter's head, found on a
-  few pages only, goes as well as the book's title);
+  few pages only, goes as well as the book's title); such a head with the page's own number goes from anywhere
+  on the page (text order can put it mid-page, above a margin number column);
+* a running head glued to the page's last words (``…are “justi128 FREE CULTURE``): cut off, hyphen restored;
 * a word hyphenated across a page break (``more and more im-`` | ``portant to``): joined on the first page
   (``important``), as a reader reads it; the page count and order do not change.
 
@@ -135,7 +137,7 @@ def _printed_number(line: str) -> tuple[str, int] | None:
     return ("arabic", int(number)) if number.isdigit() else ("roman", _roman(number))
 
 
-def _drop_page_numbers(split: list[list[str]]) -> None:
+def _drop_page_numbers(split: list[list[str]], running: set[str]) -> None:
     """Remove edge lines carrying the page's printed number (see the module doc), in place."""
     def offset(line: str, index: int) -> tuple[str, int] | None:
         printed = _printed_number(line)
@@ -147,9 +149,32 @@ def _drop_page_numbers(split: list[list[str]]) -> None:
     numbering = {off for off, pages in offsets.items() if pages >= PAGE_NUMBER_PAGES}
     if not numbering:
         return
-    for index, lines in enumerate(split):
-        edges = set(_edges(lines))
-        split[index] = [line for i, line in enumerate(lines) if i not in edges or offset(line, index) not in numbering]
+    # the words of the heads seen carrying the page number at an edge ("“property”"): the same head with this
+    # page's own number goes wherever the text order put it (p. 133's "“PROPERTY” 121" sits above a margin
+    # number column, mid-page); a bare number has no words and goes only at an edge
+    heads = {_key(lines[i]) for index, lines in enumerate(split) for i in _edges(lines)
+             if offset(lines[i], index) in numbering} - {""} | running
+    for index, page in enumerate(split):
+        edges = set(_edges(page))
+        lines = [_unglued(line, index, heads, numbering) if i in edges else line for i, line in enumerate(page)]
+        split[index] = [line for i, line in enumerate(lines)
+                        if offset(line, index) not in numbering or (i not in edges and _key(line) not in heads)]
+
+
+_GLUED_HEAD = re.compile(r"^(.*[^\W\d_])(\d{1,4}) (\S.{0,58})$")
+
+
+def _unglued(line: str, index: int, heads: set[str], numbering: set[tuple[str, int]]) -> str:
+    """A page's last words with the running head run into them ("…are “justi128 FREE CULTURE": PDFium drops the
+    line break after a word hyphenated at the foot of the page) → the words, hyphen restored ("…are “justi-"),
+    so the page-break join makes "justified" of it. Only this page's number followed by a known head counts."""
+    m = _GLUED_HEAD.match(line.rstrip())
+    if m is None or " ".join(m.group(3).split()).lower() not in heads:
+        return line
+    if ("arabic", int(m.group(2)) - index) not in numbering:
+        return line
+    words = m.group(1)
+    return words + "-" if words[-1].islower() else words
 
 
 def _join_hyphenated_page_breaks(texts: list[str]) -> list[str]:
@@ -181,7 +206,7 @@ def clean_pages(pages: list[str]) -> list[str]:
             for n, lines in enumerate(split):  # anywhere on the page: text order can put a foot mid-page
                 split[n] = [line for line in lines
                             if len(line) > RUNNING_MAX_CHARS or _key(line) not in running]
-        _drop_page_numbers(split)
+        _drop_page_numbers(split, running)
     out = []
     for lines in split:
         text = "\n".join(lines).strip()

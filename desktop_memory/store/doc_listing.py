@@ -32,8 +32,12 @@ _ORDER = {
     "indexed_at": "d.indexed_at",
     "reason": "d.error",
 }
+# a collapsed duplicate has no vector of its own: it is found through its holder's, so it counts as embedded
+# once the holder is (the status bar's "all chunks embedded" and the Library's "Semantic" ✓ agree)
+_HOLDER_EMBEDDED = "(select h.embedded from chunks h where h.id = c.dup_of) = 1"
 _DOC_COLUMNS = ("d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.indexed_at, d.n_chunks, "
-                "(select count(*) from chunks c where c.doc_id = d.id and c.embedded = 1) as vec")
+                "(select count(*) from chunks c where c.doc_id = d.id and (c.embedded = 1 or "
+                f"(c.dup_of is not null and {_HOLDER_EMBEDDED}))) as vec")
 
 
 # Above this many chunks without a vector (a long embedding, e.g. after a model change), the folders' "Semantic"
@@ -76,7 +80,8 @@ def folders(store: Store, query: LibraryQuery) -> list[FolderSummary]:
     waiting += scalar_int(store.conn, "select count(*) from chunks where dup_of is not null")
     known = waiting <= PER_FOLDER_PENDING_LIMIT
     pending = _per_folder(store, "c.embedded = 0 and c.dup_of is null", query) if known else {}
-    dups = _per_folder(store, "c.dup_of is not null and c.embedded = 0", query) if known else {}
+    dups = _per_folder(store, f"c.dup_of is not null and c.embedded = 0 and not {_HOLDER_EMBEDDED}",
+                       query) if known else {}
     out = []
     for key, files, failed, skipped, chunks, size, mtime, indexed_at in rows:
         k = as_str(key)

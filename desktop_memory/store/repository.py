@@ -292,8 +292,9 @@ class Store:
     def list_documents(self) -> list[DocumentInfo]:
         rows = self.conn.execute(
             """select d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.indexed_at, d.n_chunks,
-                      (select count(*) from chunks c where c.doc_id = d.id and c.embedded = 1)
-               from documents d order by d.path"""
+                      (select count(*) from chunks c where c.doc_id = d.id and (c.embedded = 1 or
+                       (c.dup_of is not null and (select h.embedded from chunks h where h.id = c.dup_of) = 1)))
+               from documents d order by d.path"""  # a duplicate shares its holder's vector: doc_listing.py
         )
         return [DocumentInfo(*r) for r in rows]
 

@@ -78,8 +78,9 @@ def test_inconsistent_chunking_is_shown_at_the_field_and_not_rewritten(qtbot):
     dlg.accept()
     assert dlg.result() == 0  # not accepted
     target, overlap = dlg.editor("chunking.target_chars"), dlg.editor("chunking.overlap_chars")
-    assert "must not be larger than max_chars (1100)" in target.error.text() and not target.error.isHidden()
-    assert "at most half of target_chars (3000)" in overlap.error.text()
+    assert "must not be larger than “Longest passage (hard limit)” (1100)" in target.error.text()
+    assert not target.error.isHidden()
+    assert "at most half of “Passage size” (3000)" in overlap.error.text()
     assert dlg.editor("chunking.max_chars").error.isHidden()
     page = dlg.stack.currentWidget()
     assert page.spec.key == "chunking" and "⚠" in dlg.page_list.currentItem().text()

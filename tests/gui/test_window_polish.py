@@ -127,7 +127,7 @@ def test_quick_search_is_in_the_menus_without_a_tray(qtbot, make_window):
     w = make_window(FakeService)
     shell = DesktopShell(QApplication.instance(), w, tray=False)
     assert shell.tray is None
-    action = next(a for a in w.actions() if a.text() == "&Quick search…")
+    action = next(a for a in w.actions() if a.text() == "Q&uick search…")
     file_menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&File")
     assert action in file_menu.actions()
     action.trigger()

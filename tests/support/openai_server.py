@@ -42,6 +42,7 @@ class OpenAIStub(LoopbackStub):
         tei_rerank: as Hugging Face TEI: only /rerank (``/v1/rerank`` is a 404), taking ``{"query", "texts"}`` (422
             otherwise) and answering a bare list.
         no_models_route: GET /v1/models is a 404 (as on some servers).
+        unlisted_models: names embedded like the served ones but not in GET /v1/models (a proxy's wildcard route).
     """
 
     thread_name = "OpenAIStub"
@@ -61,6 +62,7 @@ class OpenAIStub(LoopbackStub):
         self.tei_rerank = False
         self.no_models_route = False
         self.no_key_status = 401  # the answer to a request without a key when api_key is set (LiteLLM: 500)
+        self.unlisted_models: list[str] = []
         self.requests: list[tuple[str, str, Any, dict[str, str]]] = []
         self._lock = threading.Lock()
         # one model call at a time, as a real server's queue does: requests a client gave up on cannot pile up
@@ -94,6 +96,7 @@ class OpenAIStub(LoopbackStub):
         self.fail_next_n, self.fail_status = 0, 500
         self.shuffle = self.tei_rerank = self.no_models_route = False
         self.no_key_status = 401
+        self.unlisted_models = []
         with self._lock:
             self.requests.clear()
 
@@ -161,7 +164,7 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             model = body.get("model")
             if model is None and not required:
                 return True
-            if model not in stub.models:
+            if model not in stub.models and model not in stub.unlisted_models:
                 self._json(404, {"error": {"message": f"The model `{model}` does not exist.",
                                            "type": "invalid_request_error", "code": "model_not_found"}})
                 return False

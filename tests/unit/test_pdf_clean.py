@@ -97,3 +97,36 @@ def test_freeculture_has_no_page_furniture_in_its_passages(eval_dir: Path) -> No
     doc = extract_pdf_in_process(str(PDFS / "freeculture.pdf"))
     assert not re.search(r"\nINTRODUCTION 5\n|\n“PIRACY” 27\n|\nxiv PREFACE\n", doc.text)
     assert "“PROPERTY” 81" in doc.text  # the contents page keeps its page references
+
+
+def _freeculture_pages() -> list[str]:
+    """Every page of freeculture.pdf as the PDF worker extracts it (pypdfium2 + clean_page_text), before
+    clean_pages: tests/data/issue33/freeculture_pages.json.gz (the test copy of the PDF holds 48 pages only)."""
+    import gzip
+    import json
+
+    path = Path(__file__).parents[1] / "data" / "issue33" / "freeculture_pages.json.gz"
+    pages: list[str] = json.loads(gzip.decompress(path.read_bytes()))
+    return pages
+
+
+def test_a_chapter_head_with_its_page_number_goes_from_mid_page_too() -> None:
+    """Issue 33: "“PROPERTY” 121" (p. 133) and "“PROPERTY” 141" (p. 153) sat above a margin number column, mid-page
+    in text order, and survived; so did "“PIRACY” 77" (p. 91)."""
+    raw = _freeculture_pages()
+    assert "“PROPERTY” 121" in raw[132] and "“PROPERTY” 141" in raw[152]
+    pages = clean_pages(raw)
+    assert len(pages) == len(raw) == 352
+    for n, head in ((133, "“PROPERTY” 121"), (153, "“PROPERTY” 141"), (91, "“PIRACY” 77")):
+        assert head not in pages[n - 1], n
+    heads = [(n, line) for n, page in enumerate(pages, start=1) for line in page.split("\n")
+             if re.fullmatch(r"“[A-Z]+” \d+|\d+ FREE CULTURE", line.strip())]
+    assert heads == [(9, "“PIRACY” 15"), (10, "“PROPERTY” 81")]  # only the contents' page references stay
+
+
+def test_a_running_head_glued_to_the_last_words_of_a_page_is_cut_off() -> None:
+    pages = clean_pages(_freeculture_pages())
+    assert not [n for n, page in enumerate(pages, start=1) if re.search(r"\w\d+ FREE CULTURE", page)]
+    assert pages[139].endswith("are “justified.”") and pages[140].startswith("My argument is about")
+    assert pages[23].endswith("commercial creativity.")
+    assert pages[117].endswith("Myers and Dream-")  # "DreamWorks": a capital after the break is not joined

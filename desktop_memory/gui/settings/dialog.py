@@ -10,6 +10,7 @@ the background and offering to re-embed when the model changed).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import msgspec
@@ -25,12 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...config import EmbedderSettings, Settings
+from ...config import EmbedderSettings, Settings, default_db_path
 from ...errors import SettingsError
 from ...settings_file import settings_problems, validate_settings
 from ...settings_schema import pages
 from ..tasks import TaskRunner
-from .editors import ComboTextEditor, FieldEditor
+from .editors import ComboTextEditor, FieldEditor, TextEditor
 from .ollama import OllamaTester, ProbeFn, probe_ollama
 from .page import SettingsPage
 from .servers import ServerRows
@@ -81,8 +82,17 @@ class SettingsDialog(QDialog):
         self._timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
         self._timer.timeout.connect(self.check)
         self.load(settings)
+        self._show_database(settings)
         self.page_list.setCurrentRow(0)
         self.resize(780, 540)
+
+    def _show_database(self, settings: Settings) -> None:
+        """An empty "Database file" means the default location: the empty field says which file that is (and
+        whether it is the library open now)."""
+        db = self.editors.get("db_path")
+        if isinstance(db, TextEditor):
+            now = " (open now)" if not settings.db_path else ""
+            db.edit.setPlaceholderText(f"Default{now}: {default_db_path()}")
 
     @property
     def restore_btn(self) -> QPushButton:
@@ -142,8 +152,8 @@ class SettingsDialog(QDialog):
     def check(self) -> bool:
         """Show every problem under its field and mark its page; True when there is none."""
         found = self.problems()
-        by_field = {".".join(p.keys): p.detail for p in found}
-        unplaced = [p.detail for p in found if ".".join(p.keys) not in self.editors]
+        by_field = {".".join(p.keys): self.in_labels(p) for p in found}
+        unplaced = [self.in_labels(p) for p in found if ".".join(p.keys) not in self.editors]
         for i, page in enumerate(self.pages):
             n = page.show_problems(by_field)
             item = self.page_list.item(i)
@@ -152,6 +162,20 @@ class SettingsDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setToolTip(
             "; ".join(unplaced) if unplaced else "")
         return not found
+
+    def in_labels(self, problem: SettingsError) -> str:
+        """The problem as the person sees the fields: "Passage size (3000) must not be larger than Longest passage
+        (hard limit) (1100)", not the file's keys ("target_chars", "max_chars"); a key of the problem's own section
+        first (two sections may share a key name)."""
+        section = tuple(problem.keys[:-1])
+        names: dict[str, str] = {}
+        for ed in sorted(self.editors.values(), key=lambda e: tuple(e.spec.keys[:-1]) == section):
+            names[ed.spec.keys[-1]] = ed.spec.title  # the own section's editors come last and win
+        keys = sorted((k for k in names if "_" in k), key=len, reverse=True)  # file keys, not plain words
+        if not keys:
+            return problem.detail
+        return re.sub(r"\b(" + "|".join(map(re.escape, keys)) + r")\b", lambda m: f"“{names[m.group(1)]}”",
+                      problem.detail)
 
     def accept(self) -> None:
         self._timer.stop()

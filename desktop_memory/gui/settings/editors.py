@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -73,11 +74,23 @@ class FieldEditor(QObject):
 
     # -- shared ---------------------------------------------------------------------------------------------
     def show_problem(self, text: str) -> None:
+        """The problem under the field, and the field tinted through its palette. Not a style sheet border: a
+        style-sheeted spin box loses its arrows (and, polished back, its frame after Restore Defaults)."""
         self.error.setText(f"✗ {text}" if text else "")
         self.error.setVisible(bool(text))
+        if bool(text) == bool(self.input.property("invalid")):
+            return
         self.input.setProperty("invalid", bool(text))
-        self.input.style().unpolish(self.input)
-        self.input.style().polish(self.input)
+        for w in (self.input, *self.input.findChildren(QLineEdit)):
+            if text:
+                from ..style import colors
+
+                pal = QPalette(w.palette())
+                pal.setColor(QPalette.ColorRole.Base, colors()["error_bg"])
+                w.setPalette(pal)
+            else:
+                w.setPalette(QPalette())  # back to the application's (theme) palette
+                w.setAttribute(Qt.WidgetAttribute.WA_SetPalette, False)
 
     def problem(self) -> str:
         return self.error.text()[2:] if not self.error.isHidden() else ""

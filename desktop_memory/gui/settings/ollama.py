@@ -78,6 +78,10 @@ class OllamaTester(QWidget):
         self.test_result.setText(text)
         self.test_result.setVisible(bool(text))
         self._fit_result()
+        if text:
+            from .servers import bring_into_view
+
+            bring_into_view(self.test_result)
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)

@@ -33,11 +33,17 @@ def plain(exc: BaseException | str) -> str:
     return text.strip()
 
 
+WARN = "⚠ "  # a status that starts with it is a warning, not a ✓
+
+
 def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str, list[str]]:
     """(status, the server's models) for Test connection; raises EmbedderError with the fix. Worker thread. A server
-    that is up without the chosen model still gives its list, so the person can pick one."""
+    that is up without the chosen model still gives its list, so the person can pick one; with no model chosen yet
+    the list is the answer (the Model box offers it); a model the server does not list is warned about even when
+    the server embeds with it (a proxy's wildcard route may answer for a misspelt name)."""
     from ...embed.openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
     from ...embed.openai_http import ServerError
+    from ...errors import EmbedderError
 
     emb = OpenAICompatEmbedder(es, api_key=api_key or None, retries=0)
     try:
@@ -47,13 +53,27 @@ def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str,
             if exc.kind not in ("no_route", "rejected", "bad_reply"):  # down, or the key refused: say so
                 raise
             models = []  # no /v1/models on this server: the embedding probe still tells
+        if not es.openai_model.strip():
+            if not models:
+                raise EmbedderError("The server lists no models: type the name of its embedding model in the "
+                                    "Model box above.")
+            return (f"{WARN}Connected; no model chosen yet: the server lists {_listing(models)}. Pick one in the "
+                    "Model box above, then Test connection again."), models
         try:
             status = emb.check_connection()
         except OpenAIModelMissing as exc:
-            status = f"Server reachable, but: {exc}"
+            return f"{WARN}Server reachable, but: {exc}", models
+        if models and es.openai_model not in models:
+            status = (f"{WARN}{status}. But the server does not list the model {es.openai_model} (it lists "
+                      f"{_listing(models)}): check its name; another model may be answering for it.")
         return status, models
     finally:
         emb.close()
+
+
+def _listing(models: list[str]) -> str:
+    shown = ", ".join(models[:8]) + (" …" if len(models) > 8 else "")
+    return f"{len(models)} model{'s' if len(models) != 1 else ''}: {shown}"
 
 
 def probe_rerank(ss: SearchSettings, api_key: str | None = None) -> tuple[str, list[str]]:
@@ -75,6 +95,22 @@ def prefixes_for(model: str, query_prefix: str, document_prefix: str) -> tuple[s
         return None
     ours = {p for _, p in KNOWN_PREFIXES} | {("", "")}
     return known if (query_prefix, document_prefix) in ours else None
+
+
+def bring_into_view(w: QWidget) -> None:
+    """Scroll the page holding ``w`` so it shows (the answer of Test connection lands under the fold of the
+    780×540 dialog otherwise); after the layout has made room for it."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QScrollArea
+
+    def scroll() -> None:
+        p = w.parentWidget()
+        while p is not None and not isinstance(p, QScrollArea):
+            p = p.parentWidget()
+        if p is not None and w.isVisible():
+            p.ensureWidgetVisible(w, 0, 8)
+
+    QTimer.singleShot(0, w, scroll)  # with w as context: never after the dialog is gone
 
 
 class ApiKeyRow(QWidget):
@@ -168,6 +204,8 @@ class ServerTester(QWidget):
     def say(self, text: str) -> None:
         self.result.setText(text)
         self.result.setVisible(bool(text))
+        if text:
+            bring_into_view(self.result)
 
     def test_connection(self) -> None:
         if self._probing:
@@ -184,7 +222,7 @@ class ServerTester(QWidget):
             status, models = res
             if models and self._on_models is not None:
                 self._on_models(models)
-            self.say(f"✓ {plain(status)}")
+            self.say(plain(status) if status.startswith(WARN) else f"✓ {plain(status)}")
 
         def finished() -> None:
             self._probing = False
