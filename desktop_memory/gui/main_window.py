@@ -38,8 +38,8 @@ from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
-from .pause_banner import install_pause_banner
 from .messages import error_text, search_error_text, show_open_notices
+from .pause_banner import install_pause_banner
 from .progress_panel import ProgressPanel
 from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
