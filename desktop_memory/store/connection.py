@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,8 +65,11 @@ class WaitTurn:
         self.notice_s = BUSY_NOTICE_S if notice_s is None else notice_s
         self._started = 0.0
         self._told = False
+        self.abandoned = False  # the library is closing (quit, another database): a waiting write gives up now
 
     def __call__(self, prior_calls: int) -> bool:
+        if self.abandoned:
+            return False
         now = time.monotonic()
         if prior_calls == 0:
             self._started, self._told = now, False
@@ -87,9 +91,22 @@ class WaitTurn:
         return True
 
 
+_handlers: weakref.WeakKeyDictionary[apsw.Connection, WaitTurn] = weakref.WeakKeyDictionary()
+
+
 def wait_turn(conn: apsw.Connection, path: Path | str) -> None:
     """Make ``conn`` wait its turn on another process's lock (see BUSY_WAIT_S)."""
-    conn.set_busy_handler(WaitTurn(path))
+    handler = WaitTurn(path)
+    conn.set_busy_handler(handler)
+    _handlers[conn] = handler
+
+
+def stop_waiting(conn: apsw.Connection) -> None:
+    """Closing: a write of ``conn`` waiting for another process's lock gives up at its next poll (within 50 ms), so
+    quitting or switching the database never waits out the long bound."""
+    handler = _handlers.get(conn)
+    if handler is not None:
+        handler.abandoned = True
 
 
 def vec_library_path() -> str:

@@ -107,3 +107,34 @@ def test_a_writer_waits_its_turn_says_so_and_gives_up_only_after_the_upper_bound
             holder.execute("rollback")
         holder.close()
         svc.close()
+
+
+def test_closing_the_library_ends_a_write_waiting_for_another_process(tmp_path: Path) -> None:
+    """Quit or a database switch while another process holds the lock: the waiting write gives up at once (it does
+    not hold the close for the long bound)."""
+    import threading
+    import time
+
+    from desktop_memory.config import Settings
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("medlar tart\n", encoding="utf-8")
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
+    holder = apsw.Connection(str(tmp_path / "m.db"))
+    holder.execute("begin immediate")
+    job = svc.scheduler.read([str(notes)])
+    try:
+        time.sleep(1.0)  # the read waits for the holder's lock
+        assert not job.finished
+        started = time.monotonic()
+        closer = threading.Thread(target=svc.close)
+        closer.start()
+        closer.join(20)
+        assert not closer.is_alive() and time.monotonic() - started < 10
+        assert job.finished and isinstance(job.error, StoreBusy)
+    finally:
+        holder.execute("rollback")
+        holder.close()
