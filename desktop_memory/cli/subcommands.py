@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
 def _with_library(settings: Settings, args: argparse.Namespace) -> int:
     from ..store.connection import on_busy_wait
 
-    stop_telling = on_busy_wait(lambda message: print(f"note: {message}", file=sys.stderr, flush=True))
+    stop_telling = on_busy_wait(lambda message: print(f"note: {message} (it goes on when it is its turn; Ctrl+C "
+                                                      "stops)", file=sys.stderr, flush=True))
     try:
         return _open_and_run(settings, args)
     finally:
@@ -178,7 +179,7 @@ def _embedding_stopped(error: str) -> int:
         return 0
     sys.stdout.flush()  # the summary first, then why it is not complete
     print(f"error: embedding stopped: {error}\n  the text is indexed and keyword search finds it; run "
-          "`desktop-memory embed` when the model answers", file=sys.stderr)
+          "`desktop-memory embed` once the model is available", file=sys.stderr)
     return EXIT_NOT_EMBEDDED
 
 

@@ -28,6 +28,7 @@ from ..errors import Cancelled, UserError
 from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
+from ..store.connection import on_busy_wait
 from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,10 @@ class IndexJobController(QObject):
     removing = Signal(str)  # a removal's progress, one line for the status bar ("Removing 300 of 1,000 documents…")
     error = Signal(object, str)  # a removal failed
     paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
+    waiting = Signal(str)  # a write waits for another desktop-memory process's lock (after a few seconds)
 
     _arrived = Signal(object, object)  # (scheduler, Event): writer thread → UI thread
+    _waited = Signal(str)  # the store's busy-wait notice: writer thread → UI thread
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -74,6 +77,8 @@ class IndexJobController(QObject):
         self._promoted: set[int] = set()  # watched embeddings shown with Cancel (see the module doc)
         self.closing = False
         self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._waited.connect(self.waiting, Qt.ConnectionType.QueuedConnection)
+        self._stop_telling: Callable[[], None] | None = on_busy_wait(self._waited.emit)  # any thread → UI thread
 
     # -- the service -------------------------------------------------------------------------------------
     def set_service(self, service: MemoryApi | None) -> None:
@@ -190,6 +195,9 @@ class IndexJobController(QObject):
     def shutdown(self) -> str:
         """Quit: stop the running job within one slice and forget the queue. Returns what was stopped."""
         self.closing = True
+        if self._stop_telling is not None:
+            self._stop_telling()
+            self._stop_telling = None
         self._waiting.clear()
         sched, self._sched = self._sched, None
         if self._unsubscribe is not None:
@@ -202,6 +210,7 @@ class IndexJobController(QObject):
         stopped = self.shutdown()
         self.closing = False
         self._busy, self.current = False, None
+        self._stop_telling = on_busy_wait(self._waited.emit)  # the next library's writes are told about too
         return stopped
 
     # -- events from the scheduler (UI thread) -----------------------------------------------------------

@@ -201,6 +201,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         j.finished.connect(self._job_finished)
         j.removed.connect(self._removed)
         j.removing.connect(lambda text: self.status.showMessage(text, 4000))  # a big removal, slice by slice
+        j.waiting.connect(lambda text: self.status.showMessage(text[:1].upper() + text[1:], 10000))  # its turn
         self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)

@@ -51,8 +51,7 @@ def on_busy_wait(fn: Callable[[str], None]) -> Callable[[], None]:
 
 
 def waiting_message(path: Path | str) -> str:
-    return (f"waiting for another desktop-memory process to finish writing to {path}… "
-            "(this one goes on when it is its turn; Ctrl+C stops)")
+    return f"waiting for another desktop-memory process to finish writing to {path}…"
 
 
 class WaitTurn:

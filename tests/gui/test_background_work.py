@@ -126,3 +126,33 @@ def test_a_database_round_trip_offers_resume_and_a_switch_shows_a_pause(make_win
     assert w.progress.isVisible() and w.progress.cancel_btn.isEnabled()
     w.cancel_job()
     wait_job(qtbot, w)
+
+
+def test_a_drop_waits_its_turn_while_another_process_writes_and_says_so(make_window, paced_factory, qtbot,
+                                                                         tmp_path):
+    """Issue 30 item 6 in the window: another desktop-memory process holds the write lock (longer than the notice
+    delay): the status bar says the drop is waiting for it, and the drop is indexed once the lock is free."""
+    import threading
+
+    import apsw
+
+    db = tmp_path / "db" / "lib.db"
+    _library(db, write_folder(tmp_path / "notes", files=2), embed=True)
+    w = make_window(paced_factory, _settings(db))
+    said: list[str] = []
+    w.status.messageChanged.connect(said.append)
+    holder = apsw.Connection(str(db))
+    holder.execute("begin immediate")
+    threading.Timer(4.5, lambda: holder.execute("commit")).start()
+    try:
+        from .helpers import drop
+
+        drop(w, [write_folder(tmp_path / "more", files=2, word="feijoa")])
+        qtbot.waitUntil(lambda: any(t.startswith("Waiting for another desktop-memory process to finish writing to")
+                                    for t in said), timeout=10000)
+        qtbot.waitUntil(lambda: bool(w.svc.search("feijoa", backend="keyword")), timeout=20000)
+        wait_job(qtbot, w)
+    finally:
+        qtbot.waitUntil(lambda: not holder.in_transaction, timeout=10000)
+        holder.close()
+    assert not [t for t in w.banners.texts() if "busy" in t], w.banners.texts()

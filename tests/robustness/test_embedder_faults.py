@@ -109,7 +109,7 @@ def test_ollama_down_through_the_cli(library, tmp_path, ledger):
     # issue 30 item 6: the embedding could not finish, so the command failed (exit 3, the reason on stderr)
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     assert f"error: embedding stopped: Cannot reach Ollama at {url}" in proc.stderr
-    assert "keyword search finds it; run `desktop-memory embed` when the model answers" in proc.stderr
+    assert "keyword search finds it; run `desktop-memory embed` once the model is available" in proc.stderr
     assert "embedding stopped" not in proc.stdout and proc.stdout.startswith("indexed 10,")
     embed = run_cli(db, "embed", config=config, timeout=120)
     assert embed.returncode == 3 and f"error: embedding stopped: Cannot reach Ollama at {url}" in embed.stderr
