@@ -296,6 +296,8 @@ class IndexJobController(QObject):
         if job.id in self._promoted:
             return
         self._promoted.add(job.id)
+        if job.id in self._shown:
+            return  # part of a burst the person started: shown already
         self._busy = True
         self.current = job
         self._shown.add(job.id)
