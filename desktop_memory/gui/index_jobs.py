@@ -28,7 +28,6 @@ from ..errors import Cancelled, UserError
 from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
-from ..store.connection import on_busy_wait
 from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -78,7 +77,7 @@ class IndexJobController(QObject):
         self.closing = False
         self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._waited.connect(self.waiting, Qt.ConnectionType.QueuedConnection)
-        self._stop_telling: Callable[[], None] | None = on_busy_wait(self._waited.emit)  # any thread → UI thread
+        self._stop_telling: Callable[[], None] | None = None  # the store's busy-wait notices (set_service)
 
     # -- the service -------------------------------------------------------------------------------------
     def set_service(self, service: MemoryApi | None) -> None:
@@ -90,6 +89,10 @@ class IndexJobController(QObject):
         self._watched_embed, self._promoted = None, set()
         if service is None:
             return
+        if self._stop_telling is None:  # imported here: the store is loaded by now (never before the first paint)
+            from ..store.connection import on_busy_wait
+
+            self._stop_telling = on_busy_wait(self._waited.emit)  # any thread → the UI thread (queued)
         sched = self._sched = service.scheduler
         self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
         waiting, self._waiting = self._waiting, []
@@ -210,7 +213,6 @@ class IndexJobController(QObject):
         stopped = self.shutdown()
         self.closing = False
         self._busy, self.current = False, None
-        self._stop_telling = on_busy_wait(self._waited.emit)  # the next library's writes are told about too
         return stopped
 
     # -- events from the scheduler (UI thread) -----------------------------------------------------------
