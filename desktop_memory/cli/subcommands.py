@@ -69,8 +69,14 @@ def run(args: argparse.Namespace) -> int:
 def _with_library(settings: Settings, args: argparse.Namespace) -> int:
     from ..store.connection import on_busy_wait
 
-    stop_telling = on_busy_wait(lambda message: print(f"note: {message} (it goes on when it is its turn; Ctrl+C "
-                                                      "stops)", file=sys.stderr, flush=True))
+    told: list[str] = []
+
+    def tell(message: str) -> None:  # once per command: a long run may wait its turn many times
+        if not told:
+            told.append(message)
+            print(f"note: {message} (it goes on when it is its turn; Ctrl+C stops)", file=sys.stderr, flush=True)
+
+    stop_telling = on_busy_wait(tell)
     try:
         return _open_and_run(settings, args)
     finally:
