@@ -18,7 +18,7 @@ cp -r "$SRC/hugo" "$OUT/in0/"; cp -r "$SRC/fastapi" "$OUT/in1/"; cp -r "$SRC/hug
 cp -r "$SRC/fastapi/advanced" "$OUT/w/"
 cd "$CODE"
 cli index "$OUT/w" -q >/dev/null 2>&1
-cli watch > "$OUT/watch.out" 2>&1 &
+"$PYTHON" -m desktop_memory.cli --db "$OUT/x.db" watch > "$OUT/watch.out" 2>&1 &
 WATCH=$!
 ( while kill -0 $WATCH 2>/dev/null; do cli search "path parameters" --backend keyword >/dev/null 2>&1; done ) &
 SEARCH=$!

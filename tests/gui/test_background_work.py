@@ -68,7 +68,7 @@ def test_the_catch_up_after_a_restart_shows_the_panel_with_cancel(make_window, p
     qtbot.waitUntil(lambda: not w.is_busy(), timeout=5000)
     assert w.index_jobs.paused and w.last_summary is not None and w.last_summary.cancelled
     # the panel says the pause (with its Resume); once it is closed, the banner says it instead
-    qtbot.waitUntil(lambda: w.progress.resume_btn.isVisible(), timeout=10000)
+    qtbot.waitUntil(w.progress.resume_btn.isVisible, timeout=10000)
     assert _pause_banner(w) is None
     w.progress.close_btn.click()
     qtbot.waitUntil(lambda: _pause_banner(w) is not None, timeout=10000)
