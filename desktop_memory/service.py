@@ -258,6 +258,9 @@ class MemoryService:
         """Stop the scheduler, then close every connection (idempotent). Other workers must be done first."""
         with self._scheduler_lock:
             scheduler = self._scheduler
+        writer = self._writer
+        if writer is not None:
+            writer.stop_waiting()  # a write waiting for another process's lock does not hold up the close
         if scheduler is not None:
             scheduler.stop()
         if self.searcher.reranker is not None:  # its HTTP connections (retrieve/rerank.py)

@@ -106,9 +106,7 @@ def print_summary(summary: IndexSummary, out: SupportsWrite[str] = sys.stdout) -
               "(`desktop-memory list --status excluded`; `desktop-memory include PATH` brings one back)", file=out)
     if summary.cancelled:
         print("cancelled: everything committed so far is kept; run again to finish.", file=out)
-    if summary.embed_error:
-        print(f"embedding stopped: {summary.embed_error}\n  keyword search works; run `desktop-memory embed` later.",
-              file=out)
+    # an embed_error is said by the command on stderr, with exit code 3 (subcommands._embedding_stopped)
     for o in summary.outcomes:
         if o.status == "failed":
             print(f"  failed  {o.path}: {o.reason}", file=out)

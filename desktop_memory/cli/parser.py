@@ -3,7 +3,8 @@
 Each subparser sets ``func`` (the command, in subcommands.py) and ``library``: what it needs before it runs —
 ``None``: nothing (``func(args)``); ``"settings"``: the settings (``func(args, settings)``); ``"existing"``: a library
 that exists (``func(svc, args)``; a missing one is an error and nothing is created); ``"create"``: a library it may
-create (``func(svc, args)``).
+create (``func(svc, args)``; with ``creates_only_with=NAME`` only when that argument names something, as
+``watch FOLDER`` indexes the folder first, while a bare ``watch`` needs an existing library).
 Numbers and dates are checked here with messages that say what is allowed.
 """
 
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 MAX_AGE_DAYS = 100 * 366  # relative dates reach back a century at most
 SEARCH_EPILOG = "A query that starts with '-' goes after --, e.g.: desktop-memory search -- -hugo"
 JSON_HELP = "machine-readable output (JSON on stdout)"
+EXIT_CODES = ("exit codes: 0 ok · 1 a problem you can fix (said on stderr) · 2 bad usage · 3 indexed, but the "
+              "embedding could not finish (model server down, model missing: keyword search finds the text; "
+              "`embed` finishes it) · 130 interrupted")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,7 +124,8 @@ def _add_json(p: argparse.ArgumentParser, plain: Callable[..., int], as_json: Ca
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=APP_NAME, description="A private, searchable memory of your files.", epilog=SEARCH_EPILOG,
+    parser = _Parser(prog=APP_NAME, description="A private, searchable memory of your files.",
+                     epilog=f"{SEARCH_EPILOG}\n\n{EXIT_CODES}",
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}",
                         help="print the version and exit")
@@ -188,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "watch", c.watch, "create",
                  "keep folders in sync: index changes as they happen (Ctrl+C stops)")
+    p.set_defaults(creates_only_with="folders")  # bare `watch` on a missing library: "no library at", none made
     p.add_argument("folders", nargs="*", help="folders to watch (default: every folder in the library); "
                                                 "one not in the library yet is indexed first")
     p.add_argument("--no-embed", action="store_true", help="keyword index only; embed later with `embed`")

@@ -32,6 +32,10 @@ def json_or(plain: Callable[..., int], as_json: Callable[..., int]) -> Callable[
 
     def pick(*call: Any) -> int:
         args = next(a for a in call if isinstance(a, argparse.Namespace))
+        extra = getattr(args, "extra", None)  # `api-key status rerank --json`: a REMAINDER swallows options after it
+        if isinstance(extra, list) and "--json" in extra:
+            args.extra = [a for a in extra if a != "--json"]
+            args.json = True
         return as_json(*call) if getattr(args, "json", False) else plain(*call)
 
     pick.__name__ = getattr(plain, "__name__", "command")

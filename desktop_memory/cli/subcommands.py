@@ -2,7 +2,8 @@
 settings or the library it asked for.
 
 Exit codes: 0 ok, 1 a problem the user can fix (message on stderr), 2 bad usage (or a path that does not exist),
-130 interrupted.
+3 the text was indexed but its embedding could not finish (model server down, model missing: the reason is on
+stderr; keyword search finds the text, `desktop-memory embed` finishes it later), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ..service import MemoryService
 
 _T = TypeVar("_T")
+EXIT_NOT_EMBEDDED = 3  # indexed, but vectors could not be made (see the module doc)
 WRITING = ("index", "embed", "reembed", "remove", "watch", "compact", "include")  # these say why a write is refused
 # a removal a kill interrupted is finished before these write anything (`remove` finishes it itself; the window and
 # `watch` through their scheduler): its intent is recorded in the library (issue 30 item 4)
@@ -58,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
                                                                              path_style=args.path_style))
     db = Path(args.db).expanduser() if args.db else settings.resolved_db_path()
     undecodable = any("\ud800" <= ch <= "\udfff" for ch in str(db))  # the store names that problem itself
+    creates_only_with = getattr(args, "creates_only_with", None)
+    if creates_only_with is not None and not getattr(args, creates_only_with):
+        needs = "existing"  # nothing named to add: a missing library is said, never made empty
     if needs == "existing" and not db.exists() and not undecodable:  # nothing to read: say so, create nothing
         raise UserError(f"no library at {db}: index a folder first (desktop-memory index FOLDER)"
                         + ("" if args.db else ", or name another library with --db PATH"))
@@ -65,6 +70,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_library(settings: Settings, args: argparse.Namespace) -> int:
+    from ..store.connection import on_busy_wait
+
+    told: list[str] = []
+
+    def tell(message: str) -> None:  # once per command: a long run may wait its turn many times
+        if not told:
+            told.append(message)
+            print(f"note: {message} (it goes on when it is its turn; Ctrl+C stops)", file=sys.stderr, flush=True)
+
+    stop_telling = on_busy_wait(tell)
+    try:
+        return _open_and_run(settings, args)
+    finally:
+        stop_telling()
+
+
+def _open_and_run(settings: Settings, args: argparse.Namespace) -> int:
     from ..service import MemoryService
     from ..store.migrations import DatabaseDamaged
 
@@ -168,7 +190,20 @@ def index(svc: MemoryService, args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     else:
         print_summary(summary)
-    return 130 if summary.cancelled else 0
+    if summary.cancelled:
+        return 130
+    return _embedding_stopped(summary.embed_error)
+
+
+def _embedding_stopped(error: str) -> int:
+    """An embedding that could not finish is a failure, said on stderr (exit 3), never a quiet success: the text
+    is keyword-searchable already, and `embed` finishes the vectors once the model answers."""
+    if not error:
+        return 0
+    sys.stdout.flush()  # the summary first, then why it is not complete
+    print(f"error: embedding stopped: {error}\n  the text is indexed and keyword search finds it; run "
+          "`desktop-memory embed` once the model is available", file=sys.stderr)
+    return EXIT_NOT_EMBEDDED
 
 
 def embed(svc: MemoryService, args: argparse.Namespace) -> int:
@@ -179,10 +214,7 @@ def embed(svc: MemoryService, args: argparse.Namespace) -> int:
     summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))
     bar.finish()
     print(f"embedded {summary.chunks_embedded} chunks")
-    if summary.embed_error:
-        print(f"error: {summary.embed_error}", file=sys.stderr)
-        return 1
-    return 0
+    return 130 if summary.cancelled else _embedding_stopped(summary.embed_error)
 
 
 def search(svc: MemoryService, args: argparse.Namespace) -> int:
@@ -318,6 +350,24 @@ def compact(svc: MemoryService, args: argparse.Namespace) -> int:
     return 0
 
 
+PAUSED_HINT = "resume with `desktop-memory embed` or Resume in the app"
+
+
+def _start_embedding(svc: MemoryService, no_embed: bool) -> None:
+    """Passages read earlier (--no-embed, an interrupted run) are embedded in the background, unless the person
+    paused embedding (Cancel in the app, kept in the library): then the watch says so, and how to resume."""
+    if no_embed:
+        return
+    pending = svc.stats().pending_vectors
+    now = time.strftime("%H:%M:%S")
+    if svc.scheduler.paused:  # nothing is embedded, by this watch either, until the person resumes
+        waiting = f": {pending} passages without vectors (keyword search finds them)" if pending else ""
+        print(f"{now} embedding is paused (Cancel in the app){waiting}; {PAUSED_HINT}", flush=True)
+        return
+    if pending and svc.scheduler.embed(source="auto") is not None:
+        print(f"{now} embedding {pending} passages without vectors", flush=True)
+
+
 def watch(svc: MemoryService, args: argparse.Namespace) -> int:
     """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
     from ..watch import Watcher, WatchUpdate
@@ -340,10 +390,7 @@ def watch(svc: MemoryService, args: argparse.Namespace) -> int:
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.start()
-        pending = svc.stats().pending_vectors if not args.no_embed else 0
-        if pending:  # read earlier with --no-embed, or interrupted: the vectors are made in the background
-            print(f"{time.strftime('%H:%M:%S')} embedding {pending} passages without vectors", flush=True)
-            svc.scheduler.embed(source="auto")
+        _start_embedding(svc, args.no_embed)
         while not stop.wait(5.0) and watcher.running:  # a wake-up every 5 s: no measurable CPU
             pass
     finally:

@@ -6,9 +6,12 @@ its own thread and takes the writer only to commit each slice). This controller 
 Re-index, Remove, Resume, Cancel) and turns its events, re-posted to the UI thread, into the signals the progress
 panel and the window listen to. Rules:
 * the person's work, and embedding resumed for them, is shown; a watch batch's own small jobs are not (they have
-  their status-bar line), unless they join a burst the person started;
+  their status-bar line), unless they join a burst the person started. An embedding the app started by itself
+  after a watch batch (the catch-up after a restart: minutes at full CPU) is shown with Cancel as soon as it is
+  more than a saved edit's few passages (``SHOW_EMBED_AT``) or runs longer than ``SHOW_EMBED_AFTER_S``;
 * an interrupted embedding (vectors missing at start) resumes once by itself, never after the person cancelled and
-  never after a model change (the banner offers it): Cancel pauses embedding until the person asks again;
+  never after a model change (the banner offers it): Cancel pauses embedding until the person asks again (a drop,
+  Resume; a re-read of the library, F5, reads what changed and keeps the pause);
 * drops made before the library is open wait here, merged, and go to the scheduler when it opens.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -28,7 +32,10 @@ from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
-__all__ = ["IndexJobController", "Job"]
+__all__ = ["SHOW_EMBED_AFTER_S", "SHOW_EMBED_AT", "IndexJobController", "Job"]
+
+SHOW_EMBED_AT = 64  # passages: a watched embedding this big is shown (a saved note adds a few)
+SHOW_EMBED_AFTER_S = 2.0  # ... or one running this long (a slow model, a remote server)
 
 
 class IndexJobController(QObject):
@@ -43,8 +50,10 @@ class IndexJobController(QObject):
     removing = Signal(str)  # a removal's progress, one line for the status bar ("Removing 300 of 1,000 documents…")
     error = Signal(object, str)  # a removal failed
     paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
+    waiting = Signal(str)  # a write waits for another desktop-memory process's lock (after a few seconds)
 
     _arrived = Signal(object, object)  # (scheduler, Event): writer thread → UI thread
+    _waited = Signal(str)  # the store's busy-wait notice: writer thread → UI thread
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -63,8 +72,12 @@ class IndexJobController(QObject):
         self.outcomes: dict[str, FileOutcome] = {}
         self.last_summary: IndexSummary | None = None
         self.auto_resume = True  # one resume of an interrupted embedding per session (see the module doc)
+        self._watched_embed: tuple[Job, float] | None = None  # a watch batch's embedding running now, since when
+        self._promoted: set[int] = set()  # watched embeddings shown with Cancel (see the module doc)
         self.closing = False
         self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._waited.connect(self.waiting, Qt.ConnectionType.QueuedConnection)
+        self._stop_telling: Callable[[], None] | None = None  # the store's busy-wait notices (set_service)
 
     # -- the service -------------------------------------------------------------------------------------
     def set_service(self, service: MemoryApi | None) -> None:
@@ -73,8 +86,13 @@ class IndexJobController(QObject):
             self._unsubscribe = None
         self._svc, self._sched = service, None
         self._busy, self.current, self._shown, self._awaiting = False, None, set(), set()
+        self._watched_embed, self._promoted = None, set()
         if service is None:
             return
+        if self._stop_telling is None:  # imported here: the store is loaded by now (never before the first paint)
+            from ..store.connection import on_busy_wait
+
+            self._stop_telling = on_busy_wait(self._waited.emit)  # any thread → the UI thread (queued)
         sched = self._sched = service.scheduler
         self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
         waiting, self._waiting = self._waiting, []
@@ -96,7 +114,7 @@ class IndexJobController(QObject):
         sched = self._sched
         if self._busy or self._awaiting or sched is None:
             return self._busy or bool(self._awaiting)
-        return any(job.source != WATCHED for job in sched.active())
+        return any(job.source != WATCHED or job.id in self._promoted for job in sched.active())
 
     @property
     def paused(self) -> bool:
@@ -111,8 +129,9 @@ class IndexJobController(QObject):
         return [p for j in jobs for p in j.paths if os.path.isdir(p)]
 
     # -- requests ----------------------------------------------------------------------------------------
-    def add_paths(self, paths: list[str], force: bool = False) -> None:
-        """Read files/folders in the background (keyword-searchable at once); their embedding follows."""
+    def add_paths(self, paths: list[str], force: bool = False, resume: bool = True) -> None:
+        """Read files/folders in the background (keyword-searchable at once); their embedding follows. A drop ends
+        a pause (new work); ``resume=False`` (a re-read of the library, F5) keeps it."""
         paths = [os.path.abspath(p) for p in paths if p]
         if not paths:
             return
@@ -123,9 +142,10 @@ class IndexJobController(QObject):
                     return
             self._waiting.append(Job(READ, paths, force=force))
             return
-        self._awaiting.add(self._sched.read(paths, force).id)
+        self._awaiting.add(self._sched.read(paths, force, resume=resume).id)
         self.accepted.emit(len(paths))
-        self.paused_changed.emit(False)
+        if resume:
+            self.paused_changed.emit(False)
         self.queue_changed.emit(self.queued_reads())
 
     def reembed(self, auto: bool = False) -> None:
@@ -156,6 +176,9 @@ class IndexJobController(QObject):
                 or sched.paused):  # (queued behind whatever runs: at most one embedding is ever queued)
             return False
         self.auto_resume = False
+        watched = self._watched_embed
+        if watched is not None and not watched[0].finished:
+            self._promote(watched[0])  # the catch-up's embedding does this work already: show it, with Cancel
         self.reembed(auto=True)
         return True
 
@@ -170,11 +193,14 @@ class IndexJobController(QObject):
         if svc is None:
             return
         self._runner.submit(svc.roots, name="roots", on_error=self.error.emit,
-                            on_done=lambda roots: self.add_paths(list(roots) or fallback, force=force))
+                            on_done=lambda roots: self.add_paths(list(roots) or fallback, force=force, resume=False))
 
     def shutdown(self) -> str:
         """Quit: stop the running job within one slice and forget the queue. Returns what was stopped."""
         self.closing = True
+        if self._stop_telling is not None:
+            self._stop_telling()
+            self._stop_telling = None
         self._waiting.clear()
         sched, self._sched = self._sched, None
         if self._unsubscribe is not None:
@@ -231,6 +257,8 @@ class IndexJobController(QObject):
         if ev.kind == "dropped" and not self._busy and not self._awaiting:
             self.finished.emit()  # dropped before it ran (its folder was removed): nothing is shown running
             return
+        if job is not None and job.kind == EMBED and job.source == WATCHED:
+            self._watch_embedding(ev.kind, job, ev.payload)
         if job is None or (job.source == WATCHED and not self._busy):
             return
         if ev.kind == "started" and job.kind in (READ, EMBED):
@@ -253,6 +281,31 @@ class IndexJobController(QObject):
                 log.error("%s failed:\n%s", describe(job), ev.payload)
             self.failed.emit(exc, str(ev.payload))
 
+    def _watch_embedding(self, kind: str, job: Job, payload: object) -> None:
+        """A watch batch's embedding: remembered while it runs, shown once it is more than a saved edit's."""
+        if kind == "started":
+            self._watched_embed = (job, time.monotonic())
+        elif kind in ("done", "failed", "yielded"):
+            if self._watched_embed is not None and self._watched_embed[0] is job:
+                self._watched_embed = None
+        elif kind == "progress" and isinstance(payload, IndexProgress) and job.id not in self._promoted:
+            since = self._watched_embed[1] if self._watched_embed is not None else time.monotonic()
+            if payload.chunks_to_embed >= SHOW_EMBED_AT or time.monotonic() - since >= SHOW_EMBED_AFTER_S:
+                self._promote(job)
+
+    def _promote(self, job: Job) -> None:
+        """Show a watched embedding as the window's own job: the panel with Cancel, "Cancel indexing" enabled."""
+        if job.id in self._promoted:
+            return
+        self._promoted.add(job.id)
+        if job.id in self._shown:
+            return  # part of a burst the person started: shown already
+        self._busy = True
+        self.current = job
+        self._shown.add(job.id)
+        self.started.emit(job)
+        self.queue_changed.emit(self.queued_reads())
+
     def _progress(self, p: IndexProgress) -> None:
         if p.last_outcome is not None:
             self.outcomes[p.last_outcome.path] = p.last_outcome
@@ -260,6 +313,8 @@ class IndexJobController(QObject):
 
     def _burst_ended(self, summary: IndexSummary, visible: bool) -> None:
         shown = self._busy
+        visible = visible or bool(self._promoted)  # a watched embedding shown with Cancel ends with its summary
+        self._promoted = set()
         self._busy = False
         self.burst_read = None
         failed, self._failed_in_burst = self._failed_in_burst, False

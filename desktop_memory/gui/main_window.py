@@ -39,6 +39,7 @@ from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
 from .messages import error_text, search_error_text, show_open_notices
+from .pause_banner import install_pause_banner
 from .progress_panel import ProgressPanel
 from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
@@ -100,6 +101,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.theme_actions = build_menus(self)
         self._wire()
         self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
+        self.pause_banner = install_pause_banner(self)  # embedding paused or unfinished: a banner with Resume
         restore_window_state(self)
         route_drops_to(self)
         QTimer.singleShot(0, self.open_service)
@@ -172,7 +174,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context_panel.budget_changed.connect(self.context.set_budget)
         self.context_panel.copy_requested.connect(self.copy_context)
         self.context_panel.include_weak_requested.connect(self.actions_.include_weak)
-        lib.reindex_requested.connect(self.add_paths)  # F5: reads only what changed
+        lib.reindex_requested.connect(lambda paths: self.add_paths(paths, resume=False))  # F5: what changed; a
+        # paused embedding stays paused (the banner offers Resume)
         lib.remove_requested.connect(self.remove_paths)
         lib.include_requested.connect(self.add_paths)  # Include again: named explicitly, read like a drop
         lib.reveal_requested.connect(a.reveal_file)
@@ -199,6 +202,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         j.finished.connect(self._job_finished)
         j.removed.connect(self._removed)
         j.removing.connect(lambda text: self.status.showMessage(text, 4000))  # a big removal, slice by slice
+        j.waiting.connect(lambda text: self.status.showMessage(text[:1].upper() + text[1:], 10000))  # its turn
         self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
@@ -253,8 +257,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host.reopen()
 
     # -------------------------------------------------------------------------------------- index jobs
-    def add_paths(self, paths: list[str], force: bool = False) -> None:
-        self.index_jobs.add_paths(paths, force)
+    def add_paths(self, paths: list[str], force: bool = False, resume: bool = True) -> None:
+        self.index_jobs.add_paths(paths, force, resume=resume)
         self._show_state()
 
     def reembed_library(self) -> None:

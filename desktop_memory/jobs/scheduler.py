@@ -172,10 +172,11 @@ class Scheduler:
                 log.exception("scheduler listener failed")
 
     # ---------- asking for work (any thread) ----------
-    def read(self, paths: list[str], force: bool = False, source: str = PERSON) -> Job:
+    def read(self, paths: list[str], force: bool = False, source: str = PERSON, resume: bool = True) -> Job:
         """Read files/folders (keyword-searchable at once); embedding follows by itself. A person's read ends a
-        pause: they asked for new work."""
-        if source == PERSON:
+        pause (they asked for new work), except a re-read of the library (F5, ``resume=False``): it reads what
+        changed, and the pause stays until the person resumes."""
+        if source == PERSON and resume:
             self._set_paused(False)
         return self._submit(Job(READ, list(paths), force=force, source=source))
 

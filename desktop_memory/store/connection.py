@@ -7,7 +7,12 @@ on every open, with an error that says what to do if it cannot load.
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
@@ -20,7 +25,87 @@ from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read
 from .rows import as_str, scalar
 
 MIN_VEC_VERSION = (0, 1, 6)
-BUSY_TIMEOUT_MS = 10_000
+# Writers wait their turn: another process (the app, `watch`, another `index`, MCP) holds the write lock for one
+# document or one slice of vectors at a time, but three writers taking turns can keep a fourth waiting for longer
+# than any short timeout (SQLite's busy wait is not a queue). So a write waits up to BUSY_WAIT_S, says so after
+# BUSY_NOTICE_S (on_busy_wait listeners: the CLI prints it), and only then fails with "busy". Ctrl+C stops it.
+BUSY_WAIT_S = 600.0
+BUSY_NOTICE_S = 3.0
+
+log = logging.getLogger(__name__)
+_notice_lock = threading.Lock()
+_notice_listeners: list[Callable[[str], None]] = []
+
+
+def on_busy_wait(fn: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``fn(message)`` once per wait that lasts ``BUSY_NOTICE_S``; returns the function that stops it."""
+    with _notice_lock:
+        _notice_listeners.append(fn)
+
+    def stop() -> None:
+        with _notice_lock:
+            if fn in _notice_listeners:
+                _notice_listeners.remove(fn)
+
+    return stop
+
+
+def waiting_message(path: Path | str) -> str:
+    return f"waiting for another desktop-memory process to finish writing to {path}…"
+
+
+class WaitTurn:
+    """The busy handler of every connection: poll with a short back-off (0.5 → 50 ms, so a waiter gets its turn
+    among several quick writers), tell the listeners once after ``notice_s``, give up after ``limit_s``."""
+
+    def __init__(self, path: Path | str, limit_s: float | None = None, notice_s: float | None = None) -> None:
+        self.path = path
+        self.limit_s = BUSY_WAIT_S if limit_s is None else limit_s
+        self.notice_s = BUSY_NOTICE_S if notice_s is None else notice_s
+        self._started = 0.0
+        self._told = False
+        self.abandoned = False  # the library is closing (quit, another database): a waiting write gives up now
+
+    def __call__(self, prior_calls: int) -> bool:
+        if self.abandoned:
+            return False
+        now = time.monotonic()
+        if prior_calls == 0:
+            self._started, self._told = now, False
+        waited = now - self._started
+        if waited >= self.limit_s:
+            return False  # SQLite answers "busy": translate_error says so in words
+        if waited >= self.notice_s and not self._told:
+            self._told = True
+            message = waiting_message(self.path)
+            log.info("%s", message)
+            with _notice_lock:
+                listeners = list(_notice_listeners)
+            for fn in listeners:
+                try:
+                    fn(message)
+                except Exception:  # a front end's printing problem must not end the wait
+                    log.exception("busy-wait listener failed")
+        time.sleep(min(0.05, 0.0005 * (2 ** min(prior_calls, 7))))
+        return True
+
+
+_handlers: weakref.WeakKeyDictionary[apsw.Connection, WaitTurn] = weakref.WeakKeyDictionary()
+
+
+def wait_turn(conn: apsw.Connection, path: Path | str) -> None:
+    """Make ``conn`` wait its turn on another process's lock (see BUSY_WAIT_S)."""
+    handler = WaitTurn(path)
+    conn.set_busy_handler(handler)
+    _handlers[conn] = handler
+
+
+def stop_waiting(conn: apsw.Connection) -> None:
+    """Closing: a write of ``conn`` waiting for another process's lock gives up at its next poll (within 50 ms), so
+    quitting or switching the database never waits out the long bound."""
+    handler = _handlers.get(conn)
+    if handler is not None:
+        handler.abandoned = True
 
 
 def vec_library_path() -> str:
@@ -58,7 +143,8 @@ def load_vec(conn: apsw.Connection) -> str:
 
 
 def _busy_handler_message(path: Path) -> str:
-    return f"The database {path} is busy (another desktop-memory is writing to it). Try again in a moment."
+    return (f"The database {path} is busy (another desktop-memory kept it locked longer than this one waits). "
+            "Try again in a moment.")
 
 
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
@@ -82,7 +168,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
     try:
         try:
             conn = apsw.Connection(str(path), flags=flags)
-            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            wait_turn(conn, path)
             conn.execute("pragma schema_version").fetchone()  # opens the file now: errors say what they are
         except apsw.CantOpenError:
             if not _on_read_only_media(path):
@@ -90,12 +176,12 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             # A WAL database on read-only media (a mount, a share) whose -shm file cannot be created: still
             # readable (see store/readonly.py); writes are then refused with a clear "read-only".
             conn = open_fallback(path, READ_ONLY)
-            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            wait_turn(conn, path)
         except (apsw.IOError, apsw.FullError):
             if readonly or not path.is_file() or not disk_is_full(path):
                 raise
             conn = open_fallback(path, DISK_FULL)  # reading needs no space: search works, writes say "disk full"
-            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            wait_turn(conn, path)
         try:
             load_vec(conn)
             preflight(conn, path)  # a foreign, newer or damaged file is refused before anything is written

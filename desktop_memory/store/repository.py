@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import StoreError, StoreFull, StoreReadOnly
 from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, is_inside, path_separator
 from . import migrations as _migrations
-from .connection import open_connection, secure_store_files, translate_error
+from .connection import open_connection, secure_store_files, stop_waiting, translate_error
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .exclusions import Exclusions
@@ -112,6 +112,10 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    def stop_waiting(self) -> None:
+        """Closing: a write waiting for another process's lock gives up now (store/connection.py)."""
+        stop_waiting(self.conn)
 
     def set_busy_timeout(self, ms: int) -> None:
         """How long a statement waits for another process's lock before failing with "busy"."""

@@ -35,6 +35,11 @@ def summary_update(kind: str, summary: IndexSummary, library: Sequence[str], *, 
     for o in summary.outcomes:
         if o.status == "failed":
             message += f"\n  failed {display(o.path, library)}: {o.reason}"
+    skipped = [o for o in summary.outcomes if o.status == "skipped" and o.reason]  # each says why (a few of them)
+    for o in skipped[:SHOWN_PATHS]:
+        message += f"\n  skipped {display(o.path, library)}: {o.reason}"
+    if len(skipped) > SHOWN_PATHS:
+        message += f"\n  (+{len(skipped) - SHOWN_PATHS} more skipped)"
     return WatchUpdate(kind, message, indexed=summary.indexed, removed=summary.removed,
                        unchanged=summary.unchanged, skipped=summary.skipped, failed=summary.failed,
                        events=events, paths=tuple(touched), elapsed_s=elapsed, watching=watching)

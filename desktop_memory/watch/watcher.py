@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..jobs import EMBED, Event
 from ..models import IndexSummary, is_inside
+from .batch import index_batch
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
 from .plan import Plan, catch_up_plan, outermost, plan_changes
@@ -416,7 +417,7 @@ class Watcher:
         their vectors over (duplicate promotion), so a rename costs no embedding."""
         summary = IndexSummary()
         if plan.index:
-            summary = self._service.index_paths(plan.index, cancel=self._job_cancel, embed=False)
+            summary = index_batch(self._service, plan.index, self._job_cancel)  # one bad entry skips itself
             self._job_summary.chunks_added += summary.chunks_added
         if plan.remove and not self._job_cancel.is_set():
             removed = self._service.remove_paths(plan.remove)

@@ -141,3 +141,19 @@ def test_a_cancelled_embedding_stays_paused_after_a_restart_until_the_person_res
         wait_for(lambda: not again.embedding_paused(), what="the resume to be written")
     finally:
         again.close()
+
+
+def test_a_re_read_keeps_the_pause_and_a_drop_ends_it(svc, paced, tmp_path):
+    """Issue 30 item 5: F5 (a re-read of the library) reads what changed and embeds nothing while embedding is
+    paused; a drop (new work) ends the pause."""
+    notes = write_folder(tmp_path / "notes", files=3)
+    sched = svc.scheduler
+    sched.cancel()  # the person's Cancel: paused (kept in the library)
+    wait_for(svc.embedding_paused, what="the pause stored")
+    sched.read([str(notes)], resume=False).wait(30)
+    assert sched.wait_idle(30)
+    assert sched.paused and svc.embedding_paused() and svc.stats().vectors == 0
+    assert svc.stats().pending_vectors > 0 and svc.search("lorem", backend="keyword")
+    sched.read([str(write_folder(tmp_path / "more", files=1))]).wait(30)  # a drop
+    assert sched.wait_idle(60)
+    assert not sched.paused and svc.stats().pending_vectors == 0

@@ -106,11 +106,13 @@ def test_ollama_down_through_the_cli(library, tmp_path, ledger):
     config = write_settings(tmp_path / "cfg", embedder={"kind": "ollama", "ollama_url": url, "ollama_model": MODEL})
     db = tmp_path / "cli.db"
     proc = run_cli(db, "index", library, config=config, timeout=120)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    assert f"embedding stopped: Cannot reach Ollama at {url}" in proc.stdout
-    assert "keyword search works; run `desktop-memory embed` later." in proc.stdout
+    # issue 30 item 6: the embedding could not finish, so the command failed (exit 3, the reason on stderr)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert f"error: embedding stopped: Cannot reach Ollama at {url}" in proc.stderr
+    assert "keyword search finds it; run `desktop-memory embed` once the model is available" in proc.stderr
+    assert "embedding stopped" not in proc.stdout and proc.stdout.startswith("indexed 10,")
     embed = run_cli(db, "embed", config=config, timeout=120)
-    assert embed.returncode == 1 and f"error: Cannot reach Ollama at {url}" in embed.stderr
+    assert embed.returncode == 3 and f"error: embedding stopped: Cannot reach Ollama at {url}" in embed.stderr
     assert "Traceback" not in embed.stderr
     hits = json.loads(run_cli(db, "search", "FastAPI", "--json", config=config).stdout)
     assert hits, "keyword results while the embedder is down"
@@ -220,3 +222,25 @@ def test_wrong_dimension_is_refused(library, ollama, make, ledger, tmp_path):
     vec = np.frombuffer(next(iter(state.vectors.values())), dtype="<f4")
     assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-4
     assert PROBE_TEXT not in {t for batch in ollama.embed_requests() for t in batch}
+
+
+@pytest.mark.parametrize("fault", ["server died mid-run", "model missing"])
+def test_an_index_whose_embedding_could_not_finish_fails_with_exit_3(library, ollama, tmp_path, ledger, fault):
+    """Issue 30 item 6: `index` whose embedding server died (or whose model is not there) exited 0 and said
+    "embedding stopped" on stdout. Now: exit 3, the reason on stderr, the JSON summary still on stdout, and keyword
+    search has the text."""
+    ledger.fault(f"index whose embedding could not finish: {fault}")
+    model = MODEL if fault == "server died mid-run" else "not-pulled-model"
+    if fault == "server died mid-run":
+        ollama.fault, ollama.fail_after = "drop", 2  # two requests answer, then every connection drops
+    config = write_settings(tmp_path / "cfg", embedder={"kind": "ollama", "ollama_url": ollama.url,
+                                                         "ollama_model": model, "batch_size": BATCH})
+    db = tmp_path / "cli.db"
+    proc = run_cli(db, "index", library, "--json", config=config, timeout=180)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "error: embedding stopped: " in proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["indexed"] == 10 and summary["embed_error"]
+    assert summary["embed_error"] in proc.stderr
+    hits = json.loads(run_cli(db, "search", "FastAPI", "--backend", "keyword", "--json", config=config).stdout)
+    assert hits, "keyword search has the text"
