@@ -220,6 +220,18 @@ def _migration_bit_codes(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_bit_codes)  # dense (issue 26)
 
+
+def _migration_model_sets(conn: apsw.Connection) -> None:
+    """Vectors of several models side by side (issue 30, "a model switch that loses nothing"): the
+    ``vector_models`` registry; the recorded model's vectors stay where they are, as its active set
+    (``store/model_sets.py``)."""
+    from .model_sets import migrate_model_sets
+
+    migrate_model_sets(conn)
+
+
+MIGRATIONS.append(_migration_model_sets)  # switch (issue 30): appended after the removal migration at merge
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
@@ -237,6 +249,7 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     2: {"chunk_vectors": ("id", "embedding"), "chunk_vector_bits": ("id", "bits")},
     MIGRATIONS.index(_migration_cjk) + 1: {"chunks_cjk": ()},
     MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
+    MIGRATIONS.index(_migration_model_sets) + 1: {"vector_models": ("model_id", "dim", "slot", "settings")},
 }
 
 

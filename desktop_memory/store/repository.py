@@ -4,7 +4,8 @@ Invariants kept by every write (and checked by tests after kill -9):
 - every canonical chunk (``dup_of IS NULL``) has exactly one FTS row; collapsed duplicates have none;
 - a vector exists for a chunk iff ``embedded = 1``, and only for live canonical chunks; it is written in the same
   transaction as that flag, as a float32 BLOB (``chunk_vectors``) plus its sign bits (``chunk_vector_bits``);
-- the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed;
+- the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed: another
+  model's vectors live in their own tables beside them (``store/model_sets.py``) until they become the active set;
 - ``meta.content_version`` / ``catalog_version`` count document changes (see :meth:`Store.change_stamp`);
 - ``meta.vec_epoch`` / ``vec_seq`` / ``vec_deleted`` count vector changes so in-memory search structures built
   from the stored bits (``retrieve/dense.py``) know when to refresh: ``vec_seq`` grows when vectors are appended
@@ -32,6 +33,7 @@ from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
+from .model_sets import ModelSets
 from .migrations import current_version, migrate
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
@@ -78,6 +80,7 @@ class Store:
         # the Store's parts, each given exactly what it uses
         self.meta = MetaTable(self.conn)
         self.vectors = VectorRows(self.conn, self.meta)
+        self.models = ModelSets(self.conn, self.meta)  # other models' vectors kept beside the active set
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
 
