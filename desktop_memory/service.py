@@ -413,6 +413,13 @@ class MemoryService:
             self._remember_model()
         return not switched
 
+    def choose_configured_model(self) -> bool:
+        """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the
+        one this library's vectors come from, its set is built beside them (set_embedder_settings). Returns
+        True when such a build is needed. A library is never switched to another model behind the person's
+        back: a global setting changed while another library was open only shows a note here until then."""
+        return self.set_embedder_settings(self.settings.embedder)
+
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Embed the whole library again with the configured embedder: its own vectors are dropped first (when it
         is the model search uses, semantic search waits for them; otherwise the active set answers meanwhile)."""
