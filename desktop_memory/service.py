@@ -311,7 +311,8 @@ class MemoryService:
         model's set being built beside it (issue 30): that one becomes the active set when complete."""
         with self.reading() as store:
             view = self._view(store)
-        if view.search_embedder is not None:
+            waiting = store.pending_count() if store.model_info()[0] is not None else 1
+        if view.search_embedder is not None and waiting:  # (a model server is not contacted for nothing)
             embed_pending_shared(self.reading, self.writing, view.search_embedder, self.settings,
                                  progress=progress, cancel=cancel, summary=summary)
             self._remember_model()
@@ -470,15 +471,18 @@ class MemoryService:
         filters = clean_filters(filters)
         semantic = (backend or self.settings.search.backend) in ("hybrid", "dense")
         searcher = self.searcher
-        with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
+        # a hybrid search may also lease a free reader for its keyword lane; one read snapshot, so a model switch
+        # committed meanwhile never pairs the old model's query with the new model's vectors
+        with self.reading() as store, store.read_snapshot():
             # queries are embedded with the model of the vectors this library has (issue 30), said in a note
             view = self._view(store) if semantic else None
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
         if view is not None and view.note:
-            out.notes = [n for n in out.notes if not n.startswith("semantic lane off: index holds")]
-            out.notes.insert(0, view.note)
+            off = [n.removeprefix("semantic lane off: ") for n in out.notes if n.startswith("semantic lane off: ")]
+            out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
+            out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,

@@ -34,6 +34,13 @@ class ModelView:
     search_embedder: Embedder | None  # embeds queries (and new passages) for the active set; None: unavailable
     building: bool  # the configured model's set is being built beside the active one
     note: str  # the mismatch in one plain sentence ("" when none)
+    off_note: str = ""  # what to say instead when the library's own model does not answer
+
+    def search_note(self, lane_off: str | None) -> str:
+        """The note for one search: ``lane_off`` is why the semantic lane did not run (None: it ran)."""
+        if lane_off is None or not self.off_note:
+            return self.note
+        return self.off_note.replace("not available here", f"not available here ({lane_off.rstrip('.')})", 1)
 
     @property
     def search_model(self) -> str | None:
@@ -53,12 +60,12 @@ def model_view(store: Store, configured: Embedder, embedder_of: EmbedderOf) -> M
     then = (f"the configured {wanted}'s vectors are being built beside them; search switches to them when they "
             "are complete" if building else
             f"the configured {wanted} has no vectors here yet — `desktop-memory embed` builds them")
+    off = (f"semantic search is off: this library's vectors are from {active}, which is not available here, and "
+           f"{then} (keyword search works meanwhile)")
     if own is not None:
         return ModelView(active, wanted, own, building, f"semantic search uses {active} (this library's vectors); "
-                         + then)
-    return ModelView(active, wanted, None, building,
-                     f"semantic search is off: this library's vectors are from {active}, which is not available "
-                     f"here, and {then} (keyword search works meanwhile)")
+                         + then, off)
+    return ModelView(active, wanted, None, building, off, off)
 
 
 def build_beside(read: StoreLease, write: StoreLease, embedder: Embedder, settings_json: str | None, *,

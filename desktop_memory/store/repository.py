@@ -144,6 +144,14 @@ class Store:
         finally:
             conn.transaction_mode = previous
 
+    @contextmanager
+    def read_snapshot(self) -> Iterator[Store]:
+        """One read transaction for the block: every read in it sees the same committed state. A search reads the
+        model record, the codes and the float vectors in turn; a model switch (``ModelSets.activate``) committed
+        between two of those reads would otherwise pair one model's query with another model's vectors."""
+        with self.conn:
+            yield self
+
     # ---------- meta ----------
     def get_meta(self, key: str) -> str | None:
         return self.meta.get(key)
