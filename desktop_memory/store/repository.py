@@ -33,8 +33,8 @@ from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
-from .model_sets import ModelSets
 from .migrations import current_version, migrate
+from .model_sets import ModelSets
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
 from .rows import as_int, as_str, scalar, scalar_int

@@ -50,8 +50,8 @@ def notes(folder: Path, n: int = 24) -> Path:
     folder.mkdir(parents=True)
     words = ["cats", "rockets", "bread", "tea", "rivers", "chess", "violins", "ferries"]
     for i in range(n):
-        (folder / f"n{i:03d}.md").write_text(f"# Note {i}\n\nNote {i} is about {words[i % 8]} and the {words[(i + 3) % 8]}"
-                                             f" seen on day {i}.\n", encoding="utf-8")
+        text = f"# Note {i}\n\nNote {i} is about {words[i % 8]} and the {words[(i + 3) % 8]} seen on day {i}.\n"
+        (folder / f"n{i:03d}.md").write_text(text, encoding="utf-8")
     return folder
 
 
