@@ -269,6 +269,27 @@ class ModelSets:
         return count
 
 
+def side_problems(conn: apsw.Connection) -> list[str]:
+    """``check`` for the side sets: each row the embedding of exactly its own live canonical chunk's text, at the
+    set's dimension, with its code (one join per set; no model needed)."""
+    problems = []
+    for model_id, dim, slot in conn.execute(
+            "select model_id, dim, slot from vector_models where slot is not null").fetchall():
+        vec, bits = _tables(as_int(slot))
+        name, width = as_str(model_id), 4 * as_int(dim)
+        bad = scalar_int(conn, f"select count(*) from {vec} v left join chunks c on c.id = v.id where c.id is null "
+                               "or c.dup_of is not null or c.text_hash is not v.text_hash or length(v.embedding) != ?",
+                         (width,))
+        if bad:
+            problems.append(f"{bad} vectors of {name} do not belong to their passage's text (run `desktop-memory "
+                            f"embedder --drop {name}`)")
+        unpaired = scalar_int(conn, f"select (select count(*) from {vec}) - (select count(*) from {bits} b "
+                                    f"join {vec} v on v.id = b.id)")
+        if unpaired:
+            problems.append(f"{unpaired} vectors of {name} lack their code")
+    return problems
+
+
 def migrate_model_sets(conn: apsw.Connection) -> None:
     """The schema step (store/migrations.py): the ``vector_models`` registry, holding the library's recorded model
     as its active set (its vectors stay where they are, under the model that made them)."""
@@ -287,4 +308,4 @@ def migrate_model_sets(conn: apsw.Connection) -> None:
                      "values(?, ?, null, null, ?)", (as_str(row[0]), int(as_str(row[1])), time.time()))
 
 
-__all__ = ["TARGET", "ModelSet", "ModelSets", "migrate_model_sets"]
+__all__ = ["TARGET", "ModelSet", "ModelSets", "migrate_model_sets", "side_problems"]

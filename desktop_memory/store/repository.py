@@ -34,7 +34,7 @@ from .erase import Eraser
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
-from .model_sets import ModelSets
+from .model_sets import ModelSets, side_problems
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
 from .rows import as_int, as_str, scalar, scalar_int
@@ -351,7 +351,8 @@ class Store:
 
     def check_integrity(self, progress: CheckProgress | None = None, cancel: threading.Event | None = None,
                         full: bool = True) -> list[str]:
-        return IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
+        problems = IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
+        return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints

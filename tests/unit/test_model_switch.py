@@ -269,3 +269,23 @@ def test_an_existing_library_migrates_keeping_its_vectors_under_its_model(tmp_pa
         assert [(s.model_id, s.dim, s.vectors, s.active) for s in sets] == [(OLD, 64, before, True)]
     finally:
         store.close()
+
+
+def test_check_reports_a_side_vector_that_is_not_its_passages(tmp_path: Path, stub: OpenAIStub) -> None:
+    db = library(tmp_path)
+    svc = MemoryService(Settings(embedder=other(stub)), db_path=db)
+    try:
+        svc.choose_configured_model()
+        svc.embed_pending()
+        svc.set_embedder_settings(EmbedderSettings(kind="hash"))  # back: the 48-d set is now the side set
+        assert svc.check() == []
+    finally:
+        svc.close()
+    store = Store(db)
+    try:
+        with store.conn:
+            store.conn.execute("update model_vectors_1 set text_hash = x'00' where id = (select min(id) from "
+                               "model_vectors_1)")
+        assert any(f"vectors of openai:{OTHER} do not belong" in p for p in store.check_integrity(full=False))
+    finally:
+        store.close()
