@@ -67,10 +67,10 @@ class ProjectedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # (http.server's name)
                 self._json(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 texts = body.get("input")
                 texts = [texts] if isinstance(texts, str) else texts
@@ -180,7 +180,7 @@ def _searches(svc: Any, count: int | None, every: float, until: threading.Event 
         t0 = time.perf_counter()
         try:
             out = svc.search_outcome(q)
-        except Exception:  # noqa: BLE001 - counted: the point is that none happen
+        except Exception:  # counted: the point is that none happen
             errors += 1
         else:
             times.append((time.perf_counter() - t0) * 1000)
