@@ -12,8 +12,8 @@
    recording each search's latency and which model answered, until the switch.
 4. Switching back to the local model (its vectors kept) and forth again, timed.
 
-Prints one table (docs/BENCHMARKS.md, "Model switch"). The CLI runs in this process (``desktop_memory.cli.main``),
-with its own settings folder under ``--work``.
+Prints one table (docs/BENCHMARKS.md, "Model switch"). Each CLI command runs in its own process, as typed, and the
+server in another; this process is the app searching. Settings and library live under ``--work``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -102,80 +105,81 @@ def _vectors(db: Path) -> dict[str, int]:
         store.close()
 
 
+def _cli(*args: str) -> tuple[int, float]:
+    """A CLI command as a person runs it, in its own process: (exit code, seconds)."""
+    t0 = time.perf_counter()
+    code = subprocess.run([sys.executable, "-m", "desktop_memory.cli", *args], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, check=False).returncode
+    return code, time.perf_counter() - t0
+
+
 def run(folder: Path, work: Path, every: float) -> list[list[str]]:
-    os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(work / "config")
+    os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(work / "config")  # inherited by every CLI process
     os.environ["DESKTOP_MEMORY_DATA_DIR"] = str(work / "data")
-    from desktop_memory.cli import main
     from desktop_memory.config import Settings, settings_path
     from desktop_memory.service import MemoryService
     from desktop_memory.settings_file import load_settings, save_settings
 
-    db = work / "switch.db"
+    db = str(work / "switch.db")
     rows: list[list[str]] = []
     save_settings(Settings())
-    t0 = time.perf_counter()
-    assert main(["--db", str(db), "index", str(folder), "-q"]) == 0
-    before = _vectors(db)
-    rows.append(["index with the local model", f"{time.perf_counter() - t0:.1f} s",
-                 f"{sum(before.values()):,} vectors of {', '.join(before)}"])
+    code, took = _cli("--db", db, "index", str(folder), "-q")
+    before = _vectors(Path(db))
+    rows.append(["index with the local model", f"{took:.1f} s",
+                 f"exit {code}; {sum(before.values()):,} vectors of {', '.join(before)}"])
 
     saved = settings_path().read_bytes()
-    code = main(["--db", str(db), "embedder", "--kind", "openai", "--url", "http://127.0.0.1:9/v1", "--model", "x",
-                 "--test"])
-    after = _vectors(db)
+    code, took = _cli("--db", db, "embedder", "--kind", "openai", "--url", "http://127.0.0.1:9/v1", "--model", "x",
+                      "--test")
+    after = _vectors(Path(db))
     rows.append(["failed --test (mistyped URL)", f"exit {code}",
                  f"vectors {sum(before.values()):,} -> {sum(after.values()):,}; settings file "
-                 f"{'unchanged' if settings_path().read_bytes() == saved else 'CHANGED'}"])
+                 f"{'unchanged' if settings_path().read_bytes() == saved else 'CHANGED'} ({took:.1f} s)"])
 
-    server = ProjectedServer()
+    server = subprocess.Popen([sys.executable, "-m", "desktop_memory_bench.model_switch", "--serve"],
+                              stdout=subprocess.PIPE, text=True)
     try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        code, took = _cli("--db", db, "embedder", "--kind", "openai", "--url", url, "--model", MODEL, "--test")
+        rows.append(["switch setting (+ --test)", f"{took:.1f} s",
+                     f"exit {code}; vectors {sum(_vectors(Path(db)).values()):,} (nothing cleared)"])
+        svc = MemoryService(load_settings(), db_path=Path(db))  # the app, searching with the new setting
+        idle = _searches(svc, 2 * len(QUERIES), every)
         t0 = time.perf_counter()
-        assert main(["--db", str(db), "embedder", "--kind", "openai", "--url", server.url, "--model", MODEL,
-                     "--test"]) == 0
-        rows.append(["switch setting (+ --test)", f"{time.perf_counter() - t0:.2f} s",
-                     f"vectors {sum(_vectors(db).values()):,} (nothing cleared)"])
-        svc = MemoryService(load_settings(), db_path=db)
-        idle = _searches(svc, 2 * len(QUERIES), 0.0)
-        done = threading.Event()
-        result: dict[str, Any] = {}
-
-        def embed() -> None:
-            t = time.perf_counter()
-            result["code"] = main(["--db", str(db), "embed", "-q"])
-            result["s"] = time.perf_counter() - t
-            done.set()
-
-        job = threading.Thread(target=embed)
-        job.start()
-        during = _searches(svc, None, every, until=done)
-        job.join()
-        rows.append(["build beside + switch (`embed`)", f"{result['s']:.1f} s",
-                     f"exit {result['code']}; vectors now {_vectors(db)}"])
-        rows.append(_latency_row("searches while idle (before)", idle))
+        build = subprocess.Popen([sys.executable, "-m", "desktop_memory.cli", "--db", db, "embed", "-q"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        during = _searches(svc, None, every, until=lambda: build.poll() is not None)
+        rows.append(["build beside + switch (`embed`)", f"{time.perf_counter() - t0:.1f} s",
+                     f"exit {build.returncode}; vectors now {_vectors(Path(db))}"])
+        rows.append(_latency_row("searches before the build", idle))
         rows.append(_latency_row("searches during the build", during))
-        for kind, url_args in (("local", []), ("openai", ["--url", server.url, "--model", MODEL])):
-            t0 = time.perf_counter()
-            assert main(["--db", str(db), "embedder", "--kind", kind, *url_args]) == 0
-            took = time.perf_counter() - t0
+        after_switch = _searches(svc, len(QUERIES), every)
+        rows.append(_latency_row("searches after the switch", after_switch))
+        svc.close()
+        for kind, more in (("local", ()), ("openai", ("--url", url, "--model", MODEL))):
+            code, took = _cli("--db", db, "embedder", "--kind", kind, *more)
+            svc = MemoryService(load_settings(), db_path=Path(db))
+            rows.append([f"switch back to {kind} (set kept)", f"{took:.1f} s",
+                         f"exit {code}; search model {svc.stats().search_model} (process start included)"])
             svc.close()
-            svc = MemoryService(load_settings(), db_path=db)
-            rows.append([f"switch back to {kind} (set kept)", f"{took:.2f} s",
-                         f"search model {svc.stats().search_model}"])
+        svc = MemoryService(load_settings(), db_path=Path(db))
         st = svc.stats()
         rows.append(["stats", f"{len(st.models)} sets",
                      "; ".join(f"{m.model_id}: {m.vectors:,} ({m.bytes / 1e6:.1f} MB)" for m in st.models)])
         svc.close()
     finally:
-        server.close()
+        server.terminate()
+        server.wait(10)
     return rows
 
 
-def _searches(svc: Any, count: int | None, every: float, until: threading.Event | None = None) -> dict[str, Any]:
+def _searches(svc: Any, count: int | None, every: float, until: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Hybrid searches in a loop: latencies, how many had the semantic lane, errors, which models answered."""
     times: list[float] = []
     semantic = errors = old = 0
     i = 0
-    while (count is None or i < count) and not (until is not None and until.is_set()):
+    while (count is None or i < count) and not (until is not None and until()):
         q = QUERIES[i % len(QUERIES)]
         t0 = time.perf_counter()
         try:
@@ -200,6 +204,11 @@ def _latency_row(label: str, s: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:] == ["--serve"]:  # the second model's server, in its own process
+        server = ProjectedServer()
+        print(server.url, flush=True)
+        server.thread.join()
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path)
     ap.add_argument("--work", type=Path, default=None, help="folder for the library and settings (default: temp)")
