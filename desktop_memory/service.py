@@ -44,7 +44,7 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .embed.identity import embedder_for, settings_json
-from .errors import Cancelled, StoreError
+from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView, build_beside, model_view
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
@@ -386,7 +386,16 @@ class MemoryService:
             return bool(store.get_meta("fts_optimize_pending"))
 
     def load_embedder(self) -> None:
-        self.embedder.load()
+        """Load the model search embeds queries with here: the library's own when it is not the configured one
+        (issue 30); the configured one is then tried too, and its failure does not turn semantic search off."""
+        with self.reading() as store:
+            own = self._view(store).search_embedder
+        if own is None or own is self.embedder:
+            self.embedder.load()
+            return
+        own.load()
+        with contextlib.suppress(EmbedderError):
+            self.embedder.load()  # (the build beside reports its own failure)
 
     def set_embedder_settings(self, new: EmbedderSettings) -> bool:
         """Use another embedder for this library. Nothing is deleted (issue 30): the library keeps answering from

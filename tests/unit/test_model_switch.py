@@ -289,3 +289,15 @@ def test_check_reports_a_side_vector_that_is_not_its_passages(tmp_path: Path, st
         assert any(f"vectors of openai:{OTHER} do not belong" in p for p in store.check_integrity(full=False))
     finally:
         store.close()
+
+
+def test_a_dead_configured_server_does_not_turn_off_a_librarys_own_model(tmp_path: Path) -> None:
+    db = library(tmp_path)
+    dead = EmbedderSettings(kind="openai", openai_url="http://127.0.0.1:9/v1", openai_model="x", openai_timeout_s=2)
+    svc = MemoryService(Settings(embedder=dead), db_path=db)
+    try:
+        svc.load_embedder()  # the window's start-up load: the library's own model loads, no error
+        out = svc.search_outcome("rockets")
+        assert "dense" in out.results[0].lanes and out.notes[0].startswith(f"semantic search uses {OLD}")
+    finally:
+        svc.close()
