@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import HashEmbedder
 from desktop_memory.service import MemoryService
@@ -69,4 +71,26 @@ def test_a_new_model_is_built_in_the_background_while_search_answers(qtbot, make
         assert searched and st.vectors == 12 and {m.model_id for m in st.models} == {"openai:other-48",
                                                                                      "hash-test-64"}
         assert load_settings().embedder.kind == "openai"
+        w.close()
+
+
+def test_cancel_during_the_build_keeps_the_old_vectors(qtbot, make_window, tmp_path):
+    settings = indexed(tmp_path, n=40)
+    with OpenAIStub(HashEmbedder(48), models=["other-48"]) as stub:  # type: ignore[arg-type]
+        stub.delay_s = 0.3  # 20 requests of 2 passages: several seconds
+        w = make_window(real_factory, settings)
+        new = EmbedderSettings(kind="openai", openai_url=stub.url, openai_model="other-48", batch_size=2)
+        w.apply_settings(Settings(db_path=settings.db_path, embedder=new))
+        # the switch's progress is in the panel, with Cancel
+        qtbot.waitUntil(lambda: "building openai:other-48 vectors" in w.progress.current.text(), timeout=30000)
+        qtbot.waitUntil(lambda: w.progress.cancel_btn.isVisible() and w.progress.cancel_btn.isEnabled(),
+                        timeout=10000)
+        qtbot.mouseClick(w.progress.cancel_btn, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not w.index_jobs.is_running(), timeout=30000)
+        st = w.svc.stats()
+        assert (st.model_id, st.vectors) == ("hash-test-64", 40)  # Cancel keeps the old set whole
+        side = {m.model_id: m for m in st.models}["openai:other-48"]
+        assert side.vectors < 40 and not side.active  # what was built stays for a later Resume
+        out = w.svc.search_outcome("rockets")
+        assert "dense" in out.results[0].lanes
         w.close()
