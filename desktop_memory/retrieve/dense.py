@@ -182,6 +182,8 @@ def bit_matrix(store: Store) -> BitMatrix:
     with _MATRICES_LOCK:
         m = _MATRICES.get(key)
         if m is None:
+            for stale in [k for k in _MATRICES if k.startswith(f"{path}#")]:
+                del _MATRICES[stale]  # the model switched: its old matrices (~100 MB at 1M vectors) go
             m = _MATRICES[key] = BitMatrix()
             while len(_MATRICES) > _MAX_MATRICES:
                 _MATRICES.popitem(last=False)
