@@ -402,10 +402,11 @@ class MemoryService:
         the vectors it has while the new model's are built beside them (embed_pending(); the switch happens when
         they are complete). Returns True when such a build is needed; False when the library needs none (the same
         model, no vectors yet, or a complete set of the new model kept from before: switched to at once)."""
-        self.settings = dataclasses.replace(self.settings, embedder=new)
-        if not self._embedder_injected:
-            with self._embedder_lock:
-                self._embedder = make_embedder(new)
+        if new != self.settings.embedder or self._embedder is None:
+            self.settings = dataclasses.replace(self.settings, embedder=new)
+            if not self._embedder_injected:
+                with self._embedder_lock:
+                    self._embedder = make_embedder(new)  # (the same settings keep the loaded model)
         wanted = self.embedder.model_id
         with self.writing() as store:
             active, _ = store.model_info()

@@ -301,3 +301,13 @@ def test_a_dead_configured_server_does_not_turn_off_a_librarys_own_model(tmp_pat
         assert "dense" in out.results[0].lanes and out.notes[0].startswith(f"semantic search uses {OLD}")
     finally:
         svc.close()
+
+
+def test_asking_for_vectors_keeps_the_loaded_model(tmp_path: Path) -> None:
+    svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=library(tmp_path))
+    try:
+        loaded = svc.embedder
+        assert svc.choose_configured_model() is False  # the library's model is the configured one
+        assert svc.embedder is loaded  # Resume / Embed missing vectors do not reload the model
+    finally:
+        svc.close()
