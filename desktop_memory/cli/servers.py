@@ -130,7 +130,7 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
         new = dataclasses.replace(new, query_prefix=args.query_prefix)
     if args.document_prefix is not None:
         new = dataclasses.replace(new, document_prefix=args.document_prefix)
-    tested = _test_embedder(make_embedder(new)) if args.test else None  # before anything is saved
+    tested = _test_embedder(lambda: make_embedder(new)) if args.test else None  # before anything is saved
     if new != old:
         _switch_embedder(settings, new, args.db)
     else:
@@ -142,20 +142,21 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _test_embedder(embedder: Any) -> str:
-    """Contact the server (or load the local model) and embed a probe; a failure is one sentence and exit 1,
-    with nothing saved and nothing in any library touched."""
-    from ..errors import EmbedderError
-
+def _test_embedder(make: Any) -> str:
+    """Contact the server (or load the local model) and embed a probe; a failure, whatever it is (a server that
+    is down, a malformed URL, a model that is missing), is one sentence and exit 1, with nothing saved and
+    nothing in any library touched."""
     try:
+        embedder = make()
         check = getattr(embedder, "check_connection", None)
         if check is not None:
             return str(check())
         embedder.load()
         embedder.embed_query("test")
         return f"ok: {embedder.model_id} ({embedder.dim}-d), runs on this computer"
-    except (EmbedderError, OSError) as exc:
-        raise UserError(f"The test failed, so nothing was saved or changed: {str(exc).rstrip('.')}.") from exc
+    except Exception as exc:  # one sentence for any failure: the point of --test is to catch them
+        reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+        raise UserError(f"The test failed, so nothing was saved or changed: {reason}.") from exc
 
 
 def _drop_model(model_id: str, settings: Settings, db: str | None) -> None:
