@@ -58,6 +58,7 @@ class ServiceHost(QObject):
         self._runner = runner
         self.svc: MemoryApi | None = None
         self.state = "loading"
+        self._shown_state: tuple[str, str, str] = ("loading", "Embedder: loading…", "")  # the status pill's now
         self.closing = False
 
     # -- settings ----------------------------------------------------------------------------------------
@@ -145,6 +146,7 @@ class ServiceHost(QObject):
     # -- embedder ------------------------------------------------------------------------------------------
     def _set_state(self, state: str, text: str, tip: str = "") -> None:
         self.state = state
+        self._shown_state = (state, text, tip)
         self.embedder_state.emit(state, text, tip)
 
     def load_embedder(self) -> None:
@@ -180,6 +182,7 @@ class ServiceHost(QObject):
         if svc is None:
             self.replace(dataclasses.replace(self.settings, embedder=es))
             return
+        before = self._shown_state
         self._set_state("loading", "Embedder: testing the new model…")
 
         def switch() -> bool:
@@ -197,8 +200,8 @@ class ServiceHost(QObject):
         def failed(exc: BaseException, tb: str) -> None:
             if not isinstance(exc, UserError):
                 log.error("switching the embedder failed:\n%s", tb)
+            self._set_state(*before)  # the model in use is as it was (first: "ready" clears the embedder banner)
             self.embedder_failed.emit(f"The embedding model was not changed: {error_text(exc)} Nothing was saved; "
                                       "search goes on with the library's vectors.")
-            self.load_embedder()  # the status pill shows the model still in use
 
         self._runner.submit(switch, name="set-embedder", on_done=done, on_error=failed)

@@ -48,6 +48,8 @@ def test_a_model_that_does_not_answer_changes_nothing(qtbot, make_window, tmp_pa
     assert (after.vectors, after.model_id) == (12, "hash-test-64")  # not one vector lost
     assert w.settings.embedder.kind == "hash" and load_settings().embedder.kind == "hash"  # nothing saved
     qtbot.waitUntil(lambda: w.embedder_state == "ready", timeout=30000)
+    qtbot.wait(300)
+    assert any("was not changed" in t for t in w.banners.texts())  # said, and not cleared by the status pill
     out = w.svc.search_outcome("rockets")
     assert "dense" in out.results[0].lanes and not out.notes  # semantic search as before
 
