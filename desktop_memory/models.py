@@ -318,9 +318,26 @@ class Stats:
     dim: int | None
     duplicates: int = 0  # chunks collapsed onto an identical passage: they share its vector and have none of their own
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder (kept out)
+    # the models whose vectors this library holds (store/model_sets.py), the active one first
+    models: list[ModelVectors] = field(default_factory=list)
+    configured_model: str | None = None  # the embedder the settings name (global; vectors are per library)
+    search_model: str | None = None  # the model semantic search embeds queries with here (None: semantic off)
+    model_note: str = ""  # the mismatch between the two, in one plain sentence ("" when they agree)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclass
+class ModelVectors:
+    """One model's vectors in a library, as ``stats`` shows them."""
+
+    model_id: str
+    dim: int
+    vectors: int
+    bytes: int  # about how much of the file they take
+    active: bool  # the set semantic search uses
+    missing: int = 0  # live passages without a vector of this model (a set being built, or kept from before)
 
 
 @dataclass

@@ -43,7 +43,9 @@ from .config import EmbedderSettings, Settings
 from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
-from .errors import Cancelled, StoreError
+from .embed.identity import embedder_for, settings_json
+from .errors import Cancelled, EmbedderError, StoreError
+from .ingest.model_build import ModelView, build_beside, model_view
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
 from .jobs import Job, Scheduler
@@ -54,6 +56,7 @@ from .models import (
     IndexSummary,
     LibraryListing,
     LibraryQuery,
+    ModelVectors,
     SearchFilters,
     SearchResult,
     Stats,
@@ -166,6 +169,7 @@ class MemoryService:
         self._embedder_injected = embedder is not None
         self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
         self._embedder_lock = threading.Lock()
+        self._library_embedders: dict[str, Embedder | None] = {}  # this library's models, by id (see _view)
         self._write_lock = threading.RLock()
         self.searcher = Searcher(self.settings.search)
         self._notices: list[str] = []
@@ -283,25 +287,52 @@ class MemoryService:
             roots = store.roots()
             follow = self.settings.ingest.follow_symlinks
             paths = [checked_path(p, roots, follow_symlinks=follow, may_add=True) for p in paths]
-            return index_paths(store, paths, self.settings, self.embedder if embed else None,
-                               progress=progress, cancel=cancel, force=force, embed=embed,
-                               include_excluded=include_excluded)
+            # new passages get vectors of the set search uses (the library's own model, where it is available)
+            embedder = self._view(store).search_embedder if embed else None
+            summary = index_paths(store, paths, self.settings, embedder, progress=progress, cancel=cancel,
+                                  force=force, embed=embed and embedder is not None,
+                                  include_excluded=include_excluded)
+        if embedder is not None and summary.chunks_embedded:
+            self._remember_model()
+        return summary
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        """Embed what is queued, holding the writer only to commit each slice (other writes take turns)."""
-        return embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
-                                    cancel=cancel)
+        """Embed what is queued, holding the writer only to commit each slice (other writes take turns); then go
+        on building the vectors of a model being switched to (see _embed_all)."""
+        summary = IndexSummary()
+        self._embed_all(progress, cancel, summary)
+        return summary.chunks_embedded
 
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
         summary = IndexSummary()
         try:
-            embed_pending_shared(self.reading, self.writing, self.embedder, self.settings, progress=progress,
-                                 cancel=cancel, summary=summary)
+            self._embed_all(progress, cancel, summary)
         except Cancelled:
             summary.cancelled = True
         return summary
+
+    def _embed_all(self, progress: ProgressFn | None, cancel: threading.Event | None,
+                   summary: IndexSummary) -> None:
+        """The set search uses first (new passages, with its own model where available), then the configured
+        model's set being built beside it (issue 30): that one becomes the active set when complete."""
+        with self.reading() as store:
+            view = self._view(store)
+            waiting = store.pending_count() if store.model_info()[0] is not None else 1
+        if view.search_embedder is not None and waiting:  # (a model server is not contacted for nothing)
+            embed_pending_shared(self.reading, self.writing, view.search_embedder, self.settings,
+                                 progress=progress, cancel=cancel, summary=summary)
+            self._remember_model()
+        if view.building:
+            build = IndexSummary()
+            try:
+                build_beside(self.reading, self.writing, self.embedder, settings_json(self.settings.embedder),
+                             progress=progress, cancel=cancel, summary=build)
+            finally:
+                summary.chunks_embedded += build.chunks_embedded
+                summary.embed_s += build.embed_s
+                summary.embed_error = build.embed_error or summary.embed_error
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int:
@@ -392,48 +423,119 @@ class MemoryService:
             return bool(store.get_meta("fts_optimize_pending"))
 
     def load_embedder(self) -> None:
-        self.embedder.load()
+        """Load the model search embeds queries with here: the library's own when it is not the configured one
+        (issue 30); the configured one is then tried too, and its failure does not turn semantic search off."""
+        with self.reading() as store:
+            own = self._view(store).search_embedder
+        if own is None or own is self.embedder:
+            self.embedder.load()
+            return
+        own.load()
+        with contextlib.suppress(EmbedderError):
+            self.embedder.load()  # (the build beside reports its own failure)
 
     def set_embedder_settings(self, new: EmbedderSettings) -> bool:
-        """Switch embedder. Returns True if the model changed: vectors were cleared; run embed_pending()."""
-        self.settings = dataclasses.replace(self.settings, embedder=new)
-        if not self._embedder_injected:
-            with self._embedder_lock:
-                self._embedder = make_embedder(new)
-        with self.reading() as reader:
-            stored_model, _ = reader.model_info()
-        if stored_model is None or stored_model == self.embedder.model_id:
-            return False
-        scheduler = self._scheduler
-        if scheduler is not None and scheduler.alive and not scheduler.on_worker():
-            scheduler.cancel()  # an embedding with the old model stops within one slice and stays paused
-            scheduler.wait_embedding_stopped(60.0)  # (a late slice of it would be dropped anyway: model check)
+        """Use another embedder for this library. Nothing is deleted (issue 30): the library keeps answering from
+        the vectors it has while the new model's are built beside them (embed_pending(); the switch happens when
+        they are complete). Returns True when such a build is needed; False when the library needs none (the same
+        model, no vectors yet, or a complete set of the new model kept from before: switched to at once)."""
+        if new != self.settings.embedder or self._embedder is None:
+            self.settings = dataclasses.replace(self.settings, embedder=new)
+            if not self._embedder_injected:
+                with self._embedder_lock:
+                    self._embedder = make_embedder(new)  # (the same settings keep the loaded model)
+        wanted = self.embedder.model_id
         with self.writing() as store:
-            store.reset_vectors()
-        return True
+            active, _ = store.model_info()
+            if active is None or active == wanted:
+                store.models.set_target(None)  # a build of another model stops at its next slice (kept)
+                return False
+            kept = {s.model_id: s for s in store.models.sets()}
+            store.models.set_target(wanted)
+            if wanted in kept and not store.models.side_missing(wanted):
+                store.models.activate(wanted)  # its vectors are all still here: switching back is instant
+                switched = True
+            else:
+                switched = False
+        if switched:
+            self._remember_model()
+        return not switched
+
+    def choose_configured_model(self) -> bool:
+        """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the
+        one this library's vectors come from, its set is built beside them (set_embedder_settings). Returns
+        True when such a build is needed. A library is never switched to another model behind the person's
+        back: a global setting changed while another library was open only shows a note here until then."""
+        return self.set_embedder_settings(self.settings.embedder)
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
-        """Drop every vector and embed the whole library again with the current embedder."""
+        """Embed the whole library again with the configured embedder: its own vectors are dropped first (when it
+        is the model search uses, semantic search waits for them; otherwise the active set answers meanwhile)."""
+        wanted = self.embedder.model_id
         with self.writing() as store:
-            store.reset_vectors()
+            active, _ = store.model_info()
+            if active is None or active == wanted:
+                store.reset_vectors()
+            else:
+                if wanted in {s.model_id for s in store.models.sets()}:
+                    store.models.drop(wanted)
+                store.models.set_target(wanted)
         return self.embed_pending_summary(progress=progress, cancel=cancel)
+
+    def drop_model_vectors(self, model_id: str) -> int:
+        """Delete another model's vectors kept in this library (never the set search uses); returns how many went.
+        ``compact`` gives their space back to the disk."""
+        with self.writing() as store:
+            return store.models.drop(model_id)
+
+    def _view(self, store: Store) -> ModelView:
+        """This library's models against the configured one: which embeds the queries, what to say about it."""
+        return model_view(store, self.embedder, self._library_embedder)
+
+    def _library_embedder(self, model_id: str, dim: int, recorded: str | None) -> Embedder | None:
+        """The embedder of one of this library's models (made once; None when not available on this computer)."""
+        with self._embedder_lock:
+            if model_id not in self._library_embedders:
+                self._library_embedders[model_id] = embedder_for(model_id, dim, recorded)
+            return self._library_embedders[model_id]
+
+    def _remember_model(self) -> None:
+        """Record the configured embedder's settings with the library's active set when they made it, so the
+        library can embed its queries with it again under another configured model."""
+        wanted = self.embedder.model_id
+        recorded = settings_json(self.settings.embedder)
+        with self.reading() as store:
+            if store.model_info()[0] != wanted or store.models.settings_of(wanted) == recorded:
+                return
+        with self.writing() as store:
+            if store.model_info()[0] == wanted:
+                store.models.record_active(recorded)
 
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None) -> SearchOutcome:
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
-        embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
+        semantic = (backend or self.settings.search.backend) in ("hybrid", "dense")
         searcher = self.searcher
-        with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
-            outcome = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
-                                      spare_reader=self._spare_reader)
+        # a hybrid search may also lease a free reader for its keyword lane; one read snapshot, so a model switch
+        # committed meanwhile never pairs the old model's query with the new model's vectors
+        with self.reading() as store, store.read_snapshot():
+            # queries are embedded with the model of the vectors this library has (issue 30), said in a note
+            view = self._view(store) if semantic else None
+            embedder = None if view is None else (view.search_embedder or self.embedder)
+            out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
+                                  spare_reader=self._spare_reader)
             pending = store.pending_removals()
+        if view is not None and view.note:
+            off = [n.removeprefix("semantic lane off: ") for n in out.notes if n.startswith("semantic lane off: ")]
+            out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
+            out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes it
-            outcome = dataclasses.replace(
-                outcome, results=[r for r in outcome.results if not _under_any(r.source, pending)],
-                files=[r for r in outcome.files if not _under_any(r.source, pending)])
-        return outcome
+            out = dataclasses.replace(
+                out, results=[r for r in out.results if not _under_any(r.source, pending)],
+                files=[r for r in out.files if not _under_any(r.source, pending)])
+        return out
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
@@ -487,9 +589,14 @@ class MemoryService:
             pending = store.pending_count()
             db_bytes = store.db_bytes()
             excluded = store.excluded()
+            view = self._view(store)
+            models = [ModelVectors(s.model_id, s.dim, s.vectors, s.bytes, s.active,
+                                   pending if s.active else store.models.side_missing(s.model_id))
+                      for s in store.models.sets(active_count=counts["vectors"])]
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
                      pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
-                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded)
+                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded, models=models,
+                     configured_model=view.configured, search_model=view.search_model, model_note=view.note)
 
     def change_stamp(self) -> tuple[int, ...]:
         """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,

@@ -73,6 +73,8 @@ class MemoryApi(Protocol):
 
     def set_embedder_settings(self, new: EmbedderSettings) -> bool: ...
 
+    def choose_configured_model(self) -> bool: ...  # build the configured model's vectors here (issue 30)
+
     def apply_settings(self, settings: Settings) -> None: ...
 
     # -- queries (the queries runner) --

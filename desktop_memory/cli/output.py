@@ -136,7 +136,20 @@ def print_stats(st: Stats) -> None:
     print(f"documents  {docs}")
     print(f"chunks     {st.chunks:,} ({chunk_breakdown(st)})")
     print(f"vectors    {st.vectors:,} ({st.pending_vectors:,} waiting)")
-    print(f"model      {st.model_id or '-'}" + (f" ({st.dim}-d)" if st.dim else ""))
+    print(f"model      {st.model_id or '-'}" + (f" ({st.dim}-d)" if st.dim else "")
+          + (f", configured {st.configured_model}" if st.configured_model and st.configured_model != st.model_id
+             else ""))
+    for m in st.models:  # every model whose vectors the library holds (issue 30: a switch keeps the old ones)
+        role = "search uses these" if m.active and st.search_model == m.model_id else \
+            "search cannot use these here" if m.active else "kept"
+        missing = f", {m.missing:,} passages without" if m.missing and not m.active else ""
+        print(f"  vectors of {m.model_id} ({m.dim}-d): {m.vectors:,}{missing}, about {m.bytes / 1e6:.1f} MB "
+              f"({role})")
+    if st.model_note:
+        print(f"note: {st.model_note}", file=sys.stderr)
+    if any(not m.active for m in st.models):
+        print("note: another model's vectors are kept for switching back at once; `desktop-memory embedder --drop "
+              "MODEL` deletes them and `desktop-memory compact` gives the space back", file=sys.stderr)
     if st.excluded:
         print(f"excluded   {len(st.excluded):,} path(s) removed from inside library folders (kept out of watching and "
               "re-reading; `desktop-memory list --status excluded`, `desktop-memory include PATH`)")

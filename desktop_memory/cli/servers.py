@@ -4,9 +4,10 @@
     desktop-memory rerank [--on | --off] [--url URL] [--model NAME] [--depth N] [--timeout S] [--test]
     desktop-memory api-key set|clear|status embedder|rerank      (set reads the key from stdin, never argv)
 
-Changes are saved to settings.toml (never the key) exactly as the GUI's Settings dialog saves them; a new embedding
-model clears the old vectors through the service, as the GUI does, and says to run ``desktop-memory embed``
-(keyword search keeps working meanwhile).
+Changes are saved to settings.toml (never the key) exactly as the GUI's Settings dialog saves them. ``--test`` runs
+before anything is saved: a failed test changes nothing (exit 1, one sentence). A new embedding model loses nothing:
+the library keeps searching with its vectors while ``desktop-memory embed`` builds the new model's beside them
+(issue 30); ``--drop MODEL`` deletes another model's vectors kept in the library (``compact`` returns the space).
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def add_server_parsers(sub: Any) -> None:
     p.add_argument("--query-prefix", default=None, help="text put before each query (pre-filled for known "
                    "models: e5, nomic, bge ...)")
     p.add_argument("--document-prefix", default=None, help="text put before each passage (changing it re-embeds)")
-    p.add_argument("--test", action="store_true", help="contact the server: list its models, embed a probe")
+    p.add_argument("--test", action="store_true", help="contact the server: list its models, embed a probe "
+                   "(before anything is saved: a failed test changes nothing)")
+    p.add_argument("--drop", metavar="MODEL", default=None, help="delete another model's vectors kept in the "
+                   "library (see `stats`; `compact` then gives the space back)")
 
     p = sub.add_parser("rerank", help="show, change or test the optional reranker (a /v1/rerank server)")
     onoff = p.add_mutually_exclusive_group()
@@ -175,19 +179,45 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
         new = dataclasses.replace(new, query_prefix=args.query_prefix)
     if args.document_prefix is not None:
         new = dataclasses.replace(new, document_prefix=args.document_prefix)
+    tested = _test_embedder(lambda: make_embedder(new)) if args.test else None  # before anything is saved
     if new != old:
         _switch_embedder(settings, new, args.db)
     else:
         print(f"embedder: {_describe_embedder(new)}")
-    if args.test:
-        embedder = make_embedder(new)
-        check = getattr(embedder, "check_connection", None)
-        if check is None:
-            embedder.load()
-            print(f"ok: {embedder.model_id} ({embedder.dim}-d), runs on this computer")
-        else:
-            print(check())
+    if tested is not None:
+        print(tested)
+    if args.drop:
+        _drop_model(args.drop, settings, args.db)
     return 0
+
+
+def _test_embedder(make: Any) -> str:
+    """Contact the server (or load the local model) and embed a probe; a failure, whatever it is (a server that
+    is down, a malformed URL, a model that is missing), is one sentence and exit 1, with nothing saved and
+    nothing in any library touched."""
+    try:
+        embedder = make()
+        check = getattr(embedder, "check_connection", None)
+        if check is not None:
+            return str(check())
+        embedder.load()
+        embedder.embed_query("test")
+        return f"ok: {embedder.model_id} ({embedder.dim}-d), runs on this computer"
+    except Exception as exc:  # one sentence for any failure: the point of --test is to catch them
+        reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+        raise UserError(f"The test failed, so nothing was saved or changed: {reason}.") from exc
+
+
+def _drop_model(model_id: str, settings: Settings, db: str | None) -> None:
+    from ..service import MemoryService
+
+    svc = MemoryService(settings, db_path=Path(db) if db else None)
+    try:
+        gone = svc.drop_model_vectors(model_id)
+    finally:
+        svc.close()
+    print(f"dropped {gone:,} vectors of {model_id} from this library; `desktop-memory compact` gives their space "
+          "back to the disk")
 
 
 def _switch_embedder(settings: Settings, new: EmbedderSettings, db: str | None) -> None:
@@ -198,11 +228,18 @@ def _switch_embedder(settings: Settings, new: EmbedderSettings, db: str | None) 
     print(f"embedder: {_describe_embedder(new)} (saved to {settings_path()})")
     svc = MemoryService(updated, db_path=Path(db) if db else None)
     try:
-        if svc.set_embedder_settings(new):
-            print("the library's vectors came from another model and were cleared: run `desktop-memory embed` to "
-                  "embed with the new one (keyword search works meanwhile)")
+        before = svc.stats().model_id
+        build = svc.set_embedder_settings(new)
+        after = svc.stats()
     finally:
         svc.close()
+    if build:
+        print(f"this library keeps searching with its {before} vectors; run `desktop-memory embed` to build "
+              f"{after.configured_model}'s beside them (search switches when they are complete; Ctrl-C keeps the "
+              "old ones)")
+    elif before is not None and after.model_id != before:
+        print(f"this library switched at once to the {after.model_id} vectors it kept (its {before} vectors are "
+              "kept too)")
 
 
 def _rerank(args: argparse.Namespace, settings: Settings) -> int:

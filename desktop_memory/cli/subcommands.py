@@ -209,6 +209,8 @@ def _embedding_stopped(error: str) -> int:
 def embed(svc: MemoryService, args: argparse.Namespace) -> int:
     if svc.embedding_paused():  # the person asks for vectors: a pause left by the app's Cancel ends here
         svc.set_embedding_paused(False)
+    if args.command == "embed":  # the configured model's vectors are built beside another model's (issue 30)
+        svc.choose_configured_model()
     bar = ProgressBar(not args.quiet)
     fn = svc.embed_pending_summary if args.command == "embed" else svc.reembed
     summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))

@@ -89,12 +89,15 @@ class JobFeedback(QObject):
         progress.cancel_requested.connect(self.cancel)
 
     def model_changed(self) -> None:
+        """Another model was chosen in Settings: its vectors are built beside the library's own in the background
+        (progress and Cancel in the panel); search keeps using the old ones until the new set is complete."""
         self._model_changed = True
-        self.jobs.auto_resume = False  # the banner offers re-embedding; never start it behind the user's back
+        self.jobs.auto_resume = False
         self.banners.show_message(
-            "The embedding model changed, so the old vectors were cleared (two models are never mixed). "
-            "Keyword search works now; semantic search returns after re-embedding.",
-            "info", key="reembed", actions=[("Re-embed now", self._reembed)])
+            "The embedding model changed: its vectors are being built beside the library's own (see the progress "
+            "panel; Cancel keeps the old ones). Search keeps using the old vectors until the new ones are complete.",
+            "info", key="reembed")
+        self._reembed()
 
     def switch_database(self) -> None:
         """The old library's work stops first (within one slice); a banner says what stopped; nothing of it is

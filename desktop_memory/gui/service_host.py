@@ -45,7 +45,7 @@ class ServiceHost(QObject):
     open_failed = Signal(object, str)  # (exception, traceback)
     embedder_state = Signal(str, str, str)  # (state: loading|ready|error, status text, tooltip)
     embedder_failed = Signal(str)  # a sentence for the banner
-    model_changed = Signal()  # the embedding model changed: old vectors were cleared
+    model_changed = Signal()  # another embedding model was chosen: its vectors are to be built beside the old
     settings_saved = Signal()
     save_failed = Signal(str)
 
@@ -58,6 +58,7 @@ class ServiceHost(QObject):
         self._runner = runner
         self.svc: MemoryApi | None = None
         self.state = "loading"
+        self._shown_state: tuple[str, str, str] = ("loading", "Embedder: loading…", "")  # the status pill's now
         self.closing = False
 
     # -- settings ----------------------------------------------------------------------------------------
@@ -145,6 +146,7 @@ class ServiceHost(QObject):
     # -- embedder ------------------------------------------------------------------------------------------
     def _set_state(self, state: str, text: str, tip: str = "") -> None:
         self.state = state
+        self._shown_state = (state, text, tip)
         self.embedder_state.emit(state, text, tip)
 
     def load_embedder(self) -> None:
@@ -180,13 +182,26 @@ class ServiceHost(QObject):
         if svc is None:
             self.replace(dataclasses.replace(self.settings, embedder=es))
             return
-        self._set_state("loading", "Embedder: switching…")
+        before = self._shown_state
+        self._set_state("loading", "Embedder: testing the new model…")
 
-        def done(changed: bool) -> None:
+        def switch() -> bool:
+            from .settings.servers import probe_embedder
+
+            probe_embedder(es)  # first: a model that does not answer changes nothing (issue 30)
+            return svc.set_embedder_settings(es)
+
+        def done(build: bool) -> None:
             self.replace(dataclasses.replace(self.settings, embedder=es))
-            if changed:
+            if build:
                 self.model_changed.emit()
             self.load_embedder()
 
-        self._runner.submit(lambda: svc.set_embedder_settings(es), name="set-embedder", on_done=done,
-                            on_error=self._embedder_error)
+        def failed(exc: BaseException, tb: str) -> None:
+            if not isinstance(exc, UserError):
+                log.error("switching the embedder failed:\n%s", tb)
+            self._set_state(*before)  # the model in use is as it was (first: "ready" clears the embedder banner)
+            self.embedder_failed.emit(f"The embedding model was not changed: {error_text(exc)} Nothing was saved; "
+                                      "search goes on with the library's vectors.")
+
+        self._runner.submit(switch, name="set-embedder", on_done=done, on_error=failed)

@@ -428,6 +428,8 @@ class Scheduler:
             job.summary = add_reads(job.summary if job.slices > 1 else None, part)
             burst.read = add_reads(burst.read, part)
             return job.summary
+        if job.source == PERSON and job.slices <= 1:  # the person asked: the configured model's set is built too
+            svc.choose_configured_model()
         part = svc.embed_pending_summary(progress=progress, cancel=step)
         part.cancelled = part.cancelled and job.cancel.is_set()
         job.summary.chunks_embedded += part.chunks_embedded

@@ -21,9 +21,10 @@ A library (or filtered subset) of at most ``EXACT_BELOW`` vectors skips stages 1
 applied before stage 1 (the candidates are drawn from the allowed ids only), so a filtered search never loses its
 top-k to post-filtering.
 
-The in-memory codes are refreshed from the store's change counters (``Store.vector_state``): appended vectors are
-read incrementally; a reset or an out-of-order insert reloads everything; deleted vectors stay in memory as
-harmless ghosts (their float rows are gone, so re-scoring drops them) until they pass 10 % of the matrix.
+The in-memory codes (one copy per database and model) are refreshed from the store's change counters
+(``Store.vector_state``): appended vectors are read incrementally; a reset or an out-of-order insert reloads
+everything; deleted vectors stay in memory as harmless ghosts (their float rows are gone, so re-scoring drops them)
+until they pass 10 % of the matrix.
 """
 
 from __future__ import annotations
@@ -172,11 +173,17 @@ _MAX_MATRICES = 4
 
 
 def bit_matrix(store: Store) -> BitMatrix:
-    """The shared code matrices of this database file (one per path; a few paths are kept)."""
-    key = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
+    """The shared code matrices of this database file's active model (one per path and model; a few are kept).
+
+    Keyed by the model too (issue 30: a library holds several models' sets and switches between them): matrices
+    of one model are never handed to a query of another, even by a reader that has not seen the switch's counters."""
+    path = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
+    key = f"{path}#{store.model_info()[0]}"
     with _MATRICES_LOCK:
         m = _MATRICES.get(key)
         if m is None:
+            for stale in [k for k in _MATRICES if k.startswith(f"{path}#")]:
+                del _MATRICES[stale]  # the model switched: its old matrices (~100 MB at 1M vectors) go
             m = _MATRICES[key] = BitMatrix()
             while len(_MATRICES) > _MAX_MATRICES:
                 _MATRICES.popitem(last=False)

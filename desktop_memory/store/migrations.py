@@ -233,6 +233,17 @@ _MIGRATION_EXCLUSIONS = """
 """
 MIGRATIONS.append(_MIGRATION_EXCLUSIONS)  # removal (issue 30); the switch's migration is appended after this one
 
+def _migration_model_sets(conn: apsw.Connection) -> None:
+    """Vectors of several models side by side (issue 30, "a model switch that loses nothing"): the
+    ``vector_models`` registry; the recorded model's vectors stay where they are, as its active set
+    (``store/model_sets.py``)."""
+    from .model_sets import migrate_model_sets
+
+    migrate_model_sets(conn)
+
+
+MIGRATIONS.append(_migration_model_sets)  # switch (issue 30): appended after the removal migration at merge
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
@@ -251,6 +262,7 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     MIGRATIONS.index(_migration_cjk) + 1: {"chunks_cjk": ()},
     MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
     MIGRATIONS.index(_MIGRATION_EXCLUSIONS) + 1: {"exclusions": ("path", "root", "added_at")},
+    MIGRATIONS.index(_migration_model_sets) + 1: {"vector_models": ("model_id", "dim", "slot", "settings")},
 }
 
 

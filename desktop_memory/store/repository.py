@@ -4,7 +4,8 @@ Invariants kept by every write (and checked by tests after kill -9):
 - every canonical chunk (``dup_of IS NULL``) has exactly one FTS row; collapsed duplicates have none;
 - a vector exists for a chunk iff ``embedded = 1``, and only for live canonical chunks; it is written in the same
   transaction as that flag, as a float32 BLOB (``chunk_vectors``) plus its sign bits (``chunk_vector_bits``);
-- the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed;
+- the vectors' dimension and the model id are recorded in ``meta``; vectors of two models are never mixed: another
+  model's vectors live in their own tables beside them (``store/model_sets.py``) until they become the active set;
 - ``meta.content_version`` / ``catalog_version`` count document changes (see :meth:`Store.change_stamp`);
 - ``meta.vec_epoch`` / ``vec_seq`` / ``vec_deleted`` count vector changes so in-memory search structures built
   from the stored bits (``retrieve/dense.py``) know when to refresh: ``vec_seq`` grows when vectors are appended
@@ -34,6 +35,7 @@ from .exclusions import Exclusions
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
+from .model_sets import ModelSets, side_problems
 from .readonly import DISK_FULL, mode_of
 from .records import DocRow, WriteResult
 from .rows import as_int, as_str, scalar, scalar_int
@@ -79,6 +81,7 @@ class Store:
         # the Store's parts, each given exactly what it uses
         self.meta = MetaTable(self.conn)
         self.vectors = VectorRows(self.conn, self.meta)
+        self.models = ModelSets(self.conn, self.meta)  # other models' vectors kept beside the active set
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
         self.exclusions = Exclusions(self.conn)  # what the person removed from inside a library folder
@@ -146,6 +149,14 @@ class Store:
             yield self
         finally:
             conn.transaction_mode = previous
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[Store]:
+        """One read transaction for the block: every read in it sees the same committed state. A search reads the
+        model record, the codes and the float vectors in turn; a model switch (``ModelSets.activate``) committed
+        between two of those reads would otherwise pair one model's query with another model's vectors."""
+        with self.conn:
+            yield self
 
     # ---------- meta ----------
     def get_meta(self, key: str) -> str | None:
@@ -375,7 +386,8 @@ class Store:
 
     def check_integrity(self, progress: CheckProgress | None = None, cancel: threading.Event | None = None,
                         full: bool = True) -> list[str]:
-        return IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
+        problems = IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
+        return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints

@@ -34,13 +34,15 @@ class VectorRows:
         return self.meta.get("model_id") is not None
 
     def ensure_model(self, model_id: str, dim: int) -> None:
-        """Record the model on first use; refuse a different model (never mix two models in one index)."""
+        """Record the model on first use; refuse a different model (never mix two models in one set: another
+        model's vectors are built beside these, in a side set of store/model_sets.py)."""
         stored_model, stored_dim = self.model_info()
         if stored_model is None:
             with self.conn:
                 self._create_vec_table(dim)
                 self.meta.set("model_id", model_id)
                 self.meta.set("dim", str(dim))
+                self._register(model_id, dim)
             return
         if stored_model != model_id or stored_dim != dim:
             raise EmbedderError(
@@ -51,13 +53,20 @@ class VectorRows:
             with self.conn:
                 self._create_vec_table(dim)
 
+    def _register(self, model_id: str, dim: int) -> None:
+        """The active model in the registry of model sets (store/model_sets.py)."""
+        self.conn.execute("insert into vector_models(model_id, dim, slot, settings, added_at) "
+                          "values(?, ?, null, null, strftime('%s', 'now')) "
+                          "on conflict(model_id) do update set slot = null, dim = excluded.dim", (model_id, dim))
+
     def _create_vec_table(self, dim: int) -> None:
         # The tables come from migration 2 and hold any dimension; this only guards against a hand-edited file.
         self.conn.execute("create table if not exists chunk_vectors (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
         self.conn.execute("create table if not exists chunk_vector_bits (id INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
 
     def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
-        """Forget all vectors (model change): keyword search keeps working; everything is queued for embedding."""
+        """Forget the active set's vectors (``reembed``): keyword search keeps working; everything is queued for
+        embedding. Other models' sets (store/model_sets.py) are kept."""
         with self.conn:
             self.conn.execute("delete from chunk_vectors")
             self.conn.execute("delete from chunk_vector_bits")
@@ -67,6 +76,7 @@ class VectorRows:
                 self._create_vec_table(dim)
                 self.meta.set("model_id", model_id)
                 self.meta.set("dim", str(dim))
+                self._register(model_id, dim)
             self.meta.bump("vec_epoch")
             self.meta.bump_content_version()
 

@@ -156,6 +156,9 @@ class FakeService:
         self.settings = dataclasses.replace(self.settings, embedder=new)
         return new.kind != old.kind or new.ollama_model != old.ollama_model
 
+    def choose_configured_model(self) -> bool:
+        return False
+
     def apply_settings(self, settings: Settings) -> None:
         self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
 

@@ -193,8 +193,8 @@ def test_what_shapes_a_vector_is_part_of_the_model_id(tmp_path: Path) -> None:
         assert svc.index_paths([notes]).chunks_embedded == 1
         assert svc.set_embedder_settings(EmbedderSettings(query_prefix="query: ")) is False  # vectors still valid
         assert svc.stats().vectors == 1
-        assert svc.set_embedder_settings(EmbedderSettings(document_prefix="passage: ")) is True  # cleared
-        assert svc.stats().vectors == 0
+        assert svc.set_embedder_settings(EmbedderSettings(document_prefix="passage: ")) is True  # a new set
+        assert svc.stats().vectors == 1 and svc.stats().model_id == DEFAULT_MODEL_ID  # kept until it is built
         assert svc.embed_pending_summary().chunks_embedded == 1 and svc.stats().model_id == prefixed
     finally:
         svc.close()

@@ -49,18 +49,19 @@ def openai_settings(stub: OpenAIStub, **kw: object) -> EmbedderSettings:
     return EmbedderSettings(kind="openai", openai_url=stub.url, openai_model=MODEL, **kw)  # type: ignore[arg-type]
 
 
-def test_switching_to_the_server_reembeds_and_keyword_search_works_meanwhile(tmp_path: Path,
-                                                                             stub: OpenAIStub) -> None:
+def test_switching_to_the_server_builds_beside_and_semantic_search_works_meanwhile(tmp_path: Path,
+                                                                                   stub: OpenAIStub) -> None:
     folder = notes(tmp_path, 14)
     svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=tmp_path / "m.db")
     try:
         svc.index_paths([folder])
         assert svc.stats().vectors == 14
-        assert svc.set_embedder_settings(openai_settings(stub, batch_size=5)) is True  # another model: cleared
+        assert svc.set_embedder_settings(openai_settings(stub, batch_size=5)) is True  # another model: to build
         st = svc.stats()
-        assert st.vectors == 0 and st.pending_vectors == 14
-        out = svc.search_outcome("rockets")  # keyword lane still answers, with a note about the semantic lane
-        assert out.results and any("semantic lane off" in n for n in out.notes)
+        assert st.vectors == 14 and st.pending_vectors == 0 and st.model_id == "hash-test-64"  # nothing lost
+        out = svc.search_outcome("rockets")  # the old vectors still answer, and a note says so
+        assert out.results and "dense" in out.results[0].lanes
+        assert any("semantic search uses hash-test-64" in n for n in out.notes)
         assert svc.embed_pending() == 14
         st = svc.stats()
         assert st.vectors == 14 and st.model_id == f"openai:{MODEL}" and st.dim == 384

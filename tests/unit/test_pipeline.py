@@ -177,12 +177,15 @@ def test_remove_folder_and_stats(svc, notes):
     assert svc.check() == []
 
 
-def test_model_change_requires_reembed(svc, notes, tmp_path):
+def test_model_change_keeps_the_librarys_own_model_until_reembedded(svc, notes, tmp_path):
     svc.index_paths([notes])
     other = MemoryService(Settings(), db_path=tmp_path / "idx.db", embedder=HashEmbedder(32))
     summary = other.index_paths([notes / "todo.txt"], force=True)
-    assert "re-embed" in summary.embed_error.lower()
-    assert other.search("plumber", backend="hybrid")  # keyword still works
+    # issue 30: the library's own model (available here) embeds the new passage; nothing is mixed or refused
+    assert not summary.embed_error
+    st = other.stats()
+    assert st.model_id == "hash-test-64" and st.pending_vectors == 0 and st.configured_model == "hash-test-32"
+    assert other.search("plumber", backend="hybrid")
     re = other.reembed()
     assert re.chunks_embedded == other.stats().vectors > 0 and other.stats().model_id == "hash-test-32"
     other.close()

@@ -76,6 +76,25 @@ def _listing(models: list[str]) -> str:
     return f"{len(models)} model{'s' if len(models) != 1 else ''}: {shown}"
 
 
+def probe_embedder(es: EmbedderSettings) -> str:
+    """Test an embedder before the window switches to it (worker thread): load the local model or contact the
+    server and embed one word. Raises EmbedderError with the fix; then nothing is saved or switched (issue 30)."""
+    from ...embed import make_embedder
+
+    emb = make_embedder(es)
+    try:
+        check = getattr(emb, "check_connection", None)
+        if check is not None:
+            return str(check())
+        emb.load()
+        emb.embed_query("test")
+        return f"{emb.model_id} ({emb.dim}-d) runs on this computer"
+    finally:
+        close = getattr(emb, "close", None)
+        if close is not None:
+            close()
+
+
 def probe_rerank(ss: SearchSettings, api_key: str | None = None) -> tuple[str, list[str]]:
     """(status, no models) for the reranker's Test button; raises EmbedderError with the fix. Worker thread."""
     from ...retrieve.rerank import HttpReranker
