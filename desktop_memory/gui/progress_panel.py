@@ -139,6 +139,7 @@ class ProgressPanel(QFrame):
         self.current.setObjectName("Muted")
         lay.addWidget(self.current)
         self.detail = QLabel("")
+        self.detail.setWordWrap(True)  # a long reason ("This index holds vectors from …") must not widen the window
         lay.addWidget(self.detail)
         self.problems = QTreeWidget()
         self.problems.setHeaderLabels(["File", "Status", "Reason"])

@@ -72,3 +72,15 @@ def test_the_cancel_summary_leaves_out_a_folder_removed_meanwhile(make_window, p
     texts = w.progress.problem_texts()
     assert not any("fuzzed" in t for t in texts), texts
     assert " failed" not in w.progress.current.text() or "0 failed" in w.progress.current.text()
+
+
+def test_a_long_detail_line_wraps_instead_of_widening_the_window(qtbot):
+    """A reason of 300 characters in the panel's detail line once made the window wider than a 1280 screen."""
+    from desktop_memory.gui.progress_panel import ProgressPanel
+
+    panel = ProgressPanel()
+    qtbot.addWidget(panel)
+    panel.detail.setText("This index holds vectors from all-MiniLM-L6-v2 but the configured model is another one; "
+                         * 4)
+    panel.detail.show()
+    assert panel.minimumSizeHint().width() < 800
