@@ -10,6 +10,8 @@
 #        re-launched as a multiprocessing "spawn" child) into a temp database and finds it by search;
 #      - the same for a Word document (.docx, read by the same helper), found with its heading path;
 #      - the bundled `watch` command picks up a file written into a watched folder (watchdog inside the bundle);
+#      - removal is final: a file removed from inside a library folder stays out of a re-index until `include`;
+#        `paths --json` and `stats --json` answer;
 #      - the bundle's `desktop-memory mcp` answers a real MCP client (the SDK's stdio client): tools listed, the PDF
 #        found by `search`, a bad passage id reported as a tool error;
 #      - if the evaluation PDFs are present (../shared/eval/pdfs), every one of them gets the same outcome
@@ -184,6 +186,28 @@ print(f"watch: the new file is result #1: {bool(results) and results[0]['source'
 sys.exit(0 if results and results[0]["source"] == sys.argv[2] else 1)
 EOF
 
+echo "== removal is final from the bundle: a removed file stays out of a re-index until include; paths; stats"
+run "$APP/$NAME" --db "$WORK/watch.db" remove "$WORK/watched/new.md" > "$WORK/remove.log" || fail "remove"
+grep -q "excluded" "$WORK/remove.log" || { cat "$WORK/remove.log"; fail "remove did not say the file is excluded"; }
+run "$APP/$NAME" --db "$WORK/watch.db" index "$WORK/watched" --no-embed -q > /dev/null || fail "index after remove"
+run "$APP/$NAME" --db "$WORK/watch.db" search tulgey --backend keyword --json > "$WORK/removed.json" \
+  || fail "search after remove"
+run "$APP/$NAME" --db "$WORK/watch.db" include "$WORK/watched/new.md" --json > "$WORK/include.json" || fail "include"
+run "$APP/$NAME" --db "$WORK/watch.db" search tulgey --backend keyword --json > "$WORK/included.json" \
+  || fail "search after include"
+run "$APP/$NAME" --db "$WORK/watch.db" paths --json > "$WORK/paths.json" || fail "paths"
+run "$APP/$NAME" --db "$WORK/watch.db" stats --json > "$WORK/stats.json" || fail "stats"
+"$PY" - "$WORK" <<'EOF' || fail "removal, include, paths or stats from the bundle"
+import json, sys
+w = sys.argv[1]
+removed, included = json.load(open(f"{w}/removed.json")), json.load(open(f"{w}/included.json"))
+paths, stats = json.load(open(f"{w}/paths.json")), json.load(open(f"{w}/stats.json"))
+ok = (removed == [] and bool(included) and included[0]["source"].endswith("new.md")
+      and paths["database"]["path"].endswith("watch.db") and not stats["excluded"])
+print(f"removed stays out: {removed == []}; include brings it back: {bool(included)}; paths and stats: {ok}")
+sys.exit(0 if ok else 1)
+EOF
+
 echo "== MCP server: a real MCP client lists the bundle's tools and searches the PDF"
 # The client is the SDK's own (mcp.client.stdio) from the build venv; the server is the bundle's executable,
 # started with the same empty environment as everything above.
@@ -204,12 +228,16 @@ async def main() -> int:
         tools = sorted(t.name for t in (await s.list_tools()).tools)
         found = await s.call_tool("search", {"query": "the crazy ones, the misfits", "top_k": 3})
         missing = await s.call_tool("get_passage", {"id": 10**9})
+        strict = await s.call_tool("search", {"query": "misfits", "top_k": "2", "colour": "red"})
     hits = (found.structured_content or {}).get("results", [])
     print(f"server {info.server_info.name} {info.server_info.version}; tools {tools}; search: {len(hits)} hit(s), "
           f"#1 {hits[0]['source'] if hits else '-'} ({hits[0]['why'] if hits else '-'}); bad id: "
-          f"{missing.content[0].text if missing.content else '-'}")
+          f"{missing.content[0].text if missing.content else '-'}; strict arguments: "
+          f"{strict.content[0].text if strict.content else '-'}")
+    strict_text = strict.content[0].text if strict.content else ""
     ok = (tools == ["get_context", "get_passage", "list_sources", "search"] and not found.is_error and hits
-          and hits[0]["source"] == pdf.rsplit("/", 1)[-1] and missing.is_error)
+          and hits[0]["source"] == pdf.rsplit("/", 1)[-1] and missing.is_error
+          and strict.is_error and "colour" in strict_text)
     return 0 if ok else 1
 
 sys.exit(anyio.run(main))
