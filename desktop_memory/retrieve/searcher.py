@@ -24,7 +24,8 @@ from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
 from .rerank import HttpReranker, rerank_fused
-from .strength import classify, lane_scale, strong_only
+from .strength import judge, lane_scale, strong_only
+from .wording import Wording
 
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
@@ -193,11 +194,14 @@ class Searcher:
         # result would otherwise be "weak" for want of a cosine, and the context would stay empty; a passage the
         # embedding has not reached is judged by its keywords (strength.py)
         semantic, keyword = bool(lanes.get("dense")), "fts" in lanes or "bm25" in lanes
-        strengths = {cid: classify(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored)
-                     for cid, _, hits in fused}
+        ranked_kw = lanes.get("fts") or lanes.get("bm25")
+        wording = Wording(store, query, ranked_kw) if ranked_kw and semantic else None
+        verdicts = {cid: judge(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored,
+                               wording=wording, chunk_id=cid) for cid, _, hits in fused}
+        strengths = {cid: v[0] for cid, v in verdicts.items()}
         if not reranked:  # a reranker's order stands: the person chose it as the better judge (docs/RETRIEVAL.md)
             fused = strong_first(fused, strengths)
-        out.results, out.files = _hydrate(store, fused, top_k, filters, strengths)
+        out.results, out.files = _hydrate(store, fused, top_k, filters, verdicts)
         waiting = sum(cid in unvectored for cid, _, _ in fused[:len(out.results)])
         if waiting:
             out.notes.append(f"{waiting} of these passages {'is' if waiting == 1 else 'are'} not embedded yet: "
@@ -270,7 +274,7 @@ def strong_first(fused: Fused, strengths: dict[int, str]) -> Fused:
 
 
 def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
-             strengths: dict[int, str]) -> tuple[list[SearchResult], list[SearchResult]]:
+             verdicts: dict[int, tuple[str, str]]) -> tuple[list[SearchResult], list[SearchResult]]:
     """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
 
     Each passage is shown in its own file, or, when a filter leaves that file out, in the first collapsed copy
@@ -297,7 +301,8 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             pos += 1
             res = SearchResult(rank=pos, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=row.location(), lanes=hits, mtime=mtime,
-                               strength=strengths.get(cid, STRONG), also_in=h.also_in())
+                               strength=verdicts.get(cid, (STRONG, ""))[0], also_in=h.also_in(),
+                               strength_reason=verdicts.get(cid, (STRONG, ""))[1])
             if len(out) < top_k:
                 out.append(res)
             best = files.get(doc_id)

@@ -145,6 +145,32 @@ class SearchReads:
         ).fetchall()
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
 
+    # ---------- which passages and files hold a query word (match strength) ----------
+    def matching_among(self, match: str, ids: Sequence[int]) -> set[int]:
+        """The chunk ids among ``ids`` whose chunks_fts row matches ``match`` (one statement, by rowid)."""
+        if not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"select rowid from chunks_fts where chunks_fts match ? and rowid in ({marks})",
+                                 (match, *ids)).fetchall()
+        return {as_int(r[0]) for r in rows}
+
+    def held_elsewhere(self, match: str, doc_id: int) -> bool:
+        """Whether a canonical chunk of any file other than ``doc_id`` matches ``match`` (stops at the first).
+        Reads the word's whole doclist at worst: callers ask only for words held by few chunks."""
+        row = self.conn.execute(
+            "select 1 from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? and c.doc_id != ? "
+            "limit 1", (match, int(doc_id))).fetchone()
+        return row is not None
+
+    def chunk_docs(self, ids: Sequence[int]) -> dict[int, int]:
+        """{chunk id: its file's id} for the given chunks (one statement)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {as_int(cid): as_int(doc) for cid, doc in
+                self.conn.execute(f"select id, doc_id from chunks where id in ({marks})", list(ids))}
+
     # ---------- document frequencies and the index's tokens ----------
     def window_doc_freq(self, match: str, first: int, last: int, cap: int) -> tuple[int, int]:
         """(rows of chunks_fts matching ``match`` with ids in [first, last], at most ``cap``; the id of the last one

@@ -1,0 +1,99 @@
+"""How much of a query's distinctive wording a passage holds, measured in *this* library (match strength's
+keyword evidence for short questions; strength.py says how it is used).
+
+A query's words weigh what they say about this library: a word held by few passages weighs much, a word held by
+most weighs almost nothing, and a word no passage holds weighs most of all (nothing answers that part of the
+question). The weight is BM25's smoothed IDF, log(1 + (N - df + 0.5) / (df + 0.5)), always positive. A passage's
+*coverage* is the share of the query's weight it holds: 1.0 when it holds every word, whatever the question's length
+or the library's size. Its *margin* is how far its coverage is ahead of the best passage of any other file among
+the keyword lane's first ``CANDIDATES``: a word salad of common words ("patients results") is held whole by many
+files (margin 0); "tyre pressure" by the car log alone.
+
+Only the keyword lane's first ``CANDIDATES`` chunks are measured (a passage outside them holds little of the
+query's weight, or the lane would have ranked it higher), and only when a result's strength asks: one statement
+per query word over at most ``CANDIDATES`` rowids, plus one per word for *only here* (is the word held by any other
+file?), asked only for words held by at most ``UNIQUE_DF`` chunks. All of it depends only on the index.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..store import Store
+from .keyword import doc_freqs, fts_rows, index_tokens
+from .query_text import quote_fts, term_counts
+
+CANDIDATES = 20  # the keyword lane's first chunks whose wording is measured
+MAX_WORDS = 64  # a longer query keeps its first 64 distinct words here (short questions are the point)
+UNIQUE_DF = 64  # "found only here" is asked only of words held by at most this many chunks
+
+
+class Wording:
+    """One query's words, their weights in this library, and what the keyword lane's first chunks hold of them.
+    Computed on first use (most results are decided by the lanes' scores alone)."""
+
+    def __init__(self, store: Store, query: str, keyword_ranked: list[tuple[int, float]]) -> None:
+        self._store = store
+        self._query = query
+        self._ids = [cid for cid, _ in keyword_ranked[:CANDIDATES]]
+        self._loaded = False
+        self._weights: dict[str, float] = {}
+        self._dfs: dict[str, int] = {}
+        self._held: dict[str, set[int]] = {}
+        self._docs: dict[int, int] = {}
+        self._cover: dict[int, float] = {}
+        self._only: dict[int, bool] = {}
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        store = self._store
+        terms = list(term_counts(self._query))[:MAX_WORDS]
+        stems = dict(zip(terms, index_tokens(store, terms)))
+        terms = [t for t in terms if stems.get(t)]  # a word the index tokenizer drops is not a word of the query
+        if not terms:
+            return
+        dfs = doc_freqs(store, sorted({s for t in terms for s in stems[t]}))
+        n = fts_rows(store)
+        for t in terms:
+            df = min(dfs.get(s, 0) for s in stems[t])  # a phrase of several tokens: at most its rarest one's
+            self._dfs[t] = df
+            self._weights[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            self._held[t] = store.reads.matching_among(quote_fts(t), self._ids) if df > 0 and self._ids else set()
+        self._docs = store.reads.chunk_docs(self._ids)
+        total = sum(self._weights.values())
+        for cid in self._ids:
+            self._cover[cid] = sum(w for t, w in self._weights.items() if cid in self._held[t]) / total
+
+    def coverage(self, chunk_id: int) -> float:
+        """The share of the query's weight this chunk holds (0 when it is not among the measured chunks)."""
+        self._load()
+        return self._cover.get(chunk_id, 0.0)
+
+    def margin(self, chunk_id: int) -> float:
+        """This chunk's coverage minus the best coverage of a measured chunk of another file (its coverage when
+        no other file holds any of the words among the measured chunks)."""
+        self._load()
+        doc = self._docs.get(chunk_id)
+        if doc is None:
+            return 0.0
+        others = [c for cid, c in self._cover.items() if self._docs.get(cid) != doc]
+        return self._cover.get(chunk_id, 0.0) - max(others, default=0.0)
+
+    def only_here(self, chunk_id: int) -> bool:
+        """Every word of the query is in this chunk and in no other file."""
+        self._load()
+        if chunk_id in self._only:
+            return self._only[chunk_id]
+        doc = self._docs.get(chunk_id)
+        found = (doc is not None and bool(self._weights)
+                 and all(chunk_id in self._held[t] and self._dfs[t] <= UNIQUE_DF for t in self._weights)
+                 and not any(self._store.reads.held_elsewhere(quote_fts(t), doc) for t in self._weights))
+        self._only[chunk_id] = found
+        return found
+
+    def words(self) -> int:
+        """How many distinct words of the query the index knows how to tokenize."""
+        self._load()
+        return len(self._weights)
