@@ -32,7 +32,7 @@ def test_copy_after_a_short_question_holds_the_answer(qtbot, make_window, tmp_pa
         search(qtbot, w, query, timeout=60000)
         first = w.results_model.result(0)
         assert first is not None and Path(first.source).name == name and first.strength == "strong"
-        qtbot.waitUntil(lambda: w.context_panel.report is not None and not w.context.pending  # noqa: B023
+        qtbot.waitUntil(lambda: w.context_panel.report is not None and not w.context.pending
                         and any(i.source.endswith(name) for i in w.context_panel.report.items),  # noqa: B023
                         timeout=10000)
         QApplication.clipboard().clear()

@@ -45,7 +45,7 @@ def _library(tmp_path, filler: int = 0) -> Store:
 
 
 def _chunk(store: Store, name: str) -> int:
-    return next(cid for cid, _ in fts_lane(store, name.split(".")[0], 50)
+    return next(cid for cid, _ in fts_lane(store, name.split(".", maxsplit=1)[0], 50)
                 if store.reads.chunk_rows([cid])[cid].path.endswith(name))
 
 
