@@ -33,6 +33,7 @@ from .wording import Wording
 # dense lane re-scores >= 1,000 candidates either way) and ranks slightly better (docs/BENCHMARKS.md, "Chunk size").
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
 GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
+STRONG_FIRST_DEPTH = 3  # strong before weak among the fused list's first three (strong_first)
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -198,9 +199,8 @@ class Searcher:
         wording = Wording(store, query, ranked_kw) if ranked_kw and semantic else None
         verdicts = {cid: judge(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored,
                                wording=wording, chunk_id=cid) for cid, _, hits in fused}
-        strengths = {cid: v[0] for cid, v in verdicts.items()}
         if not reranked:  # a reranker's order stands: the person chose it as the better judge (docs/RETRIEVAL.md)
-            fused = strong_first(fused, strengths)
+            fused = strong_first(fused, verdicts)
         out.results, out.files = _hydrate(store, fused, top_k, filters, verdicts)
         waiting = sum(cid in unvectored for cid, _, _ in fused[:len(out.results)])
         if waiting:
@@ -264,13 +264,22 @@ def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -
     return without_vectors(store, others) if others else set()
 
 
-def strong_first(fused: Fused, strengths: dict[int, str]) -> Fused:
-    """The fused (or reranked) list with every strong result before every weak one, each group in its order.
+def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]], depth: int = STRONG_FIRST_DEPTH) -> Fused:
+    """The fused (or reranked) list with the strong results that strength can place before the weak ones.
 
-    The first screen never shows a weak match above a strong one (a weak #1 at semantic #13, cos 0.40, above the
-    strong page that answers): strength is the first sort key, the fused score the second. The whole list is
-    ordered, not only the top_k asked for, so "show 10" stays the head of "show 40"."""
-    return sorted(fused, key=lambda entry: strengths.get(entry[0]) != STRONG)
+    Lifted, in fused order, before everything else: a strong result among the first ``depth`` (a weak #1 is not
+    shown above the strong page that answers, issue 23), and a result strong by the question's wording wherever it
+    is (its reason is evidence fusion does not have: the question's distinctive words, in this passage ahead of
+    every other file). A strong result lower down keeps its fused place: a cosine above a threshold is already in
+    the fused score, and sorting the whole list by it cost SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md,
+    "Strong before weak"). The rule depends on the fused order only, never on how many results were asked for,
+    so "show 10" stays the head of "show 40"."""
+    def lifted(pos: int, cid: int) -> bool:
+        strength, reason = verdicts.get(cid, (STRONG, ""))
+        return strength == STRONG and (pos < depth or bool(reason))
+
+    up = [lifted(pos, entry[0]) for pos, entry in enumerate(fused)]
+    return [e for e, u in zip(fused, up) if u] + [e for e, u in zip(fused, up) if not u]
 
 
 def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
