@@ -16,7 +16,7 @@ import numpy as np
 from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
-from ..models import STRONG, SearchFilters, SearchResult
+from ..models import STRONG, LaneHit, SearchFilters, SearchResult
 from ..store import Store
 from ..store.coverage import without_vectors
 from .copies import resolve_holders
@@ -33,7 +33,8 @@ from .wording import Wording
 # dense lane re-scores >= 1,000 candidates either way) and ranks slightly better (docs/BENCHMARKS.md, "Chunk size").
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
 GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
-STRONG_FIRST_DEPTH = 3  # strong before weak among the fused list's first three (strong_first)
+STRONG_FIRST_DEPTH = 3  # strong before weak among the fused list's first three (strong_first), ...
+COS_CLOSE = 0.68  # ... and from anywhere at this cosine (chosen on SciFact train, checked on Cranfield)
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -267,18 +268,20 @@ def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -
 def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]], depth: int = STRONG_FIRST_DEPTH) -> Fused:
     """The fused (or reranked) list with the strong results that strength can place before the weak ones.
 
-    Lifted, in fused order, before everything else: a strong result among the first ``depth`` (a weak #1 is not
-    shown above the strong page that answers, issue 23), and a result strong by the question's wording wherever it
-    is (its reason is evidence fusion does not have: the question's distinctive words, in this passage ahead of
-    every other file). A strong result lower down keeps its fused place: a cosine above a threshold is already in
-    the fused score, and sorting the whole list by it cost SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md,
-    "Strong before weak"). The rule depends on the fused order only, never on how many results were asked for,
-    so "show 10" stays the head of "show 40"."""
-    def lifted(pos: int, cid: int) -> bool:
+    Lifted, in fused order, before everything else: a strong result among the first ``depth``; one strong by the
+    question's wording (its reason is evidence fusion does not have: the question's distinctive words, in this
+    passage ahead of every other file); one as close in meaning as cosine ``COS_CLOSE`` (a weak #1 at semantic
+    #13, cos 0.40, is not shown above the page that answers at cos 0.70, issue 23). Any other strong result keeps
+    its fused place: a cosine just over a threshold is already in the fused score, and sorting the whole list by
+    it cost SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md, "Strong before weak"). The rule depends on the
+    fused order only, never on how many results were asked for, so "show 10" stays the head of "show 40"."""
+    def lifted(pos: int, cid: int, hits: dict[str, LaneHit]) -> bool:
         strength, reason = verdicts.get(cid, (STRONG, ""))
-        return strength == STRONG and (pos < depth or bool(reason))
+        dense = hits.get("dense")
+        return strength == STRONG and (pos < depth or bool(reason) or (dense is not None
+                                                                        and dense.score >= COS_CLOSE))
 
-    up = [lifted(pos, entry[0]) for pos, entry in enumerate(fused)]
+    up = [lifted(pos, cid, hits) for pos, (cid, _, hits) in enumerate(fused)]
     return [e for e, u in zip(fused, up) if u] + [e for e, u in zip(fused, up) if not u]
 
 
