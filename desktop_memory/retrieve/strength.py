@@ -61,6 +61,7 @@ WORDING_KEYWORD_RANK = 3  # ... this many and the semantic lane's first ...
 WORDING_DENSE_RANK = 20  # ... this many, and holds ...
 COVER_MIN = 0.6  # ... at least this share of the query's weight in this library, ...
 MARGIN_MIN = 0.3  # ... this much more than the best passage of any other file
+SCATTERED_COVER = 0.5  # the question's words each in a different passage: weak below this share, whatever the cosine
 
 ONLY_HERE = "every word of the question is found only here"
 ONLY_HERE_ONE = "the question's word is found only here"
@@ -117,6 +118,8 @@ def judge(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword
     if not keyword:
         return (STRONG if dense.score >= COS_STRONG else WEAK), ""
     if dense.score >= COS_AGREE and dense.score + AGREE_WEIGHT * normalised_bm25(kw, scale) >= AGREE_TARGET:
+        if wording is not None and wording.scattered() and wording.coverage(chunk_id) < SCATTERED_COVER:
+            return WEAK, ""  # words of different notes run together, and this one holds less than half: a salad
         return STRONG, _wording_reason(wording, chunk_id, kw, dense)
     reason = _wording_reason(wording, chunk_id, kw, dense)
     return (STRONG, reason) if reason else (WEAK, "")

@@ -93,6 +93,16 @@ class Wording:
         self._only[chunk_id] = found
         return found
 
+    def scattered(self) -> bool:
+        """Words of different passages run together: two or more of the query's words are held among the measured
+        chunks, but no chunk holds more than one of them ("risotto brownies kimchi" in a recipe folder). A real
+        question's words meet in its answer; a salad's do not."""
+        self._load()
+        found = [t for t in self._weights if self._held[t]]
+        if len(found) < 2:
+            return False
+        return all(sum(cid in self._held[t] for t in found) <= 1 for cid in self._ids)
+
     def words(self) -> int:
         """How many distinct words of the query the index knows how to tokenize."""
         self._load()

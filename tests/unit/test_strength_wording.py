@@ -139,3 +139,17 @@ def test_strong_first_lifts_only_within_the_first_three_or_by_wording():
     assert [cid for cid, _, _ in strong_first(fused, verdicts)] == [3, 8, 9, 1, 2, 4, 5, 6, 7, 10]
     # no strong result: the fused order exactly
     assert strong_first(fused, {cid: (WEAK, "") for cid in range(1, 11)}) == fused
+
+
+def test_words_of_different_notes_run_together_are_weak_even_at_a_high_cosine(tmp_path):
+    """A salad of the library's own words ("risotto brownies kimchi" in a recipe folder) can reach cosine 0.6 on
+    the note about one of them; each word is in a different note and none holds more than one: weak."""
+    store = _library(tmp_path)
+    skye, car = _chunk(store, "skye.md"), _chunk(store, "car.txt")
+    salad = "midges sourdough tyre"
+    assert _wording(store, salad).scattered()
+    assert _judge(store, salad, skye, cos=0.65) == (WEAK, "")
+    assert not _wording(store, "tyre pressure").scattered()  # both words meet in the car log
+    assert _judge(store, "tyre pressure", car, cos=0.65)[0] == STRONG
+    assert not _wording(store, "ferry xqzvblorft").scattered()  # one word known: a paraphrase may still be close
+    assert _judge(store, "ferry xqzvblorft", skye, cos=0.65) == (STRONG, "")
