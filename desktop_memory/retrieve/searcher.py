@@ -33,8 +33,8 @@ from .wording import Wording
 # dense lane re-scores >= 1,000 candidates either way) and ranks slightly better (docs/BENCHMARKS.md, "Chunk size").
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
 GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
-STRONG_FIRST_DEPTH = 3  # strong before weak among the fused list's first three (strong_first), ...
-COS_CLOSE = 0.68  # ... and from anywhere at this cosine (chosen on SciFact train, checked on Cranfield)
+# strong_first lifts a strong result from anywhere at this cosine (SciFact train, within Cranfield's check)
+COS_CLOSE = 0.75
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -265,23 +265,22 @@ def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -
     return without_vectors(store, others) if others else set()
 
 
-def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]], depth: int = STRONG_FIRST_DEPTH) -> Fused:
-    """The fused (or reranked) list with the strong results that strength can place before the weak ones.
+def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]]) -> Fused:
+    """The fused (or reranked) list with the results whose strength earns a place before the others.
 
-    Lifted, in fused order, before everything else: a strong result among the first ``depth``; one strong by the
-    question's wording (its reason is evidence fusion does not have: the question's distinctive words, in this
-    passage ahead of every other file); one as close in meaning as cosine ``COS_CLOSE`` (a weak #1 at semantic
-    #13, cos 0.40, is not shown above the page that answers at cos 0.70, issue 23). Any other strong result keeps
-    its fused place: a cosine just over a threshold is already in the fused score, and sorting the whole list by
-    it cost SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md, "Strong before weak"). The rule depends on the
-    fused order only, never on how many results were asked for, so "show 10" stays the head of "show 40"."""
-    def lifted(pos: int, cid: int, hits: dict[str, LaneHit]) -> bool:
+    Lifted, in fused order, before everything else: a result strong by the question's wording (its reason is
+    evidence fusion does not have: the question's distinctive words, in this passage ahead of every other file),
+    and a strong one as close in meaning as cosine ``COS_CLOSE`` (a weak #1 at semantic #13, cos 0.40, is not shown
+    above the page that answers at semantic #1, cos 0.8; issue 23). Every other result keeps its fused place: a
+    cosine just over a threshold is already in the fused score, and sorting the whole list strong-first cost
+    SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md, "Strong before weak"). The rule looks at each result
+    alone, never at how many were asked for, so "show 10" stays the head of "show 40"."""
+    def lifted(cid: int, hits: dict[str, LaneHit]) -> bool:
         strength, reason = verdicts.get(cid, (STRONG, ""))
         dense = hits.get("dense")
-        return strength == STRONG and (pos < depth or bool(reason) or (dense is not None
-                                                                        and dense.score >= COS_CLOSE))
+        return strength == STRONG and (bool(reason) or (dense is not None and dense.score >= COS_CLOSE))
 
-    up = [lifted(pos, cid, hits) for pos, (cid, _, hits) in enumerate(fused)]
+    up = [lifted(cid, hits) for cid, _, hits in fused]
     return [e for e, u in zip(fused, up) if u] + [e for e, u in zip(fused, up) if not u]
 
 

@@ -118,25 +118,22 @@ def test_the_old_agreement_rule_still_holds_and_no_semantic_rank_is_weak(tmp_pat
                  chunk_id=skye) == (WEAK, "")
 
 
-def test_strong_first_lifts_only_within_the_first_three_or_by_wording():
-    """Issue 30: sorting the whole fused list strong-first cost SciFact test 0.0046 nDCG@10. A strong result among
-    the first three goes before the weak ones there; a strong result lower down keeps its fused place unless the
-    question's wording made it strong (evidence fusion does not have)."""
-    from desktop_memory.retrieve.searcher import COS_CLOSE, STRONG_FIRST_DEPTH, strong_first
+def test_strong_first_lifts_only_what_strength_earns():
+    """Issue 30: sorting the whole fused list strong-first cost SciFact test 0.0046 nDCG@10. A strong result keeps
+    its fused place unless the question's wording made it strong (evidence fusion does not have) or it is as close
+    in meaning as COS_CLOSE; those go first, in fused order."""
+    from desktop_memory.retrieve.searcher import COS_CLOSE, strong_first
 
     fused = [(cid, 1.0 / cid, {"dense": LaneHit(cid, COS_CLOSE - 0.01)}) for cid in range(1, 11)]
     verdicts = {cid: (WEAK, "") for cid in range(1, 11)}
-    verdicts[3] = (STRONG, "")  # in the head: lifted to #1
-    verdicts[6] = (STRONG, "")  # lower down, strong by its cosine: stays
-    verdicts[9] = (STRONG, HOLDS_ALL)  # lower down, strong by the question's wording: lifted
-    order = [cid for cid, _, _ in strong_first(fused, verdicts)]
-    assert STRONG_FIRST_DEPTH == 3
-    assert order == [3, 9, 1, 2, 4, 5, 6, 7, 8, 10]
-    assert [cid for cid, _, _ in strong_first(fused[:5], verdicts)] == order[:1] + [1, 2, 4, 5]
+    verdicts[3] = (STRONG, "")  # strong by its cosine, below a weak #1: stays
+    verdicts[9] = (STRONG, HOLDS_ALL)  # strong by the question's wording: lifted
+    assert [cid for cid, _, _ in strong_first(fused, verdicts)] == [9, 1, 2, 3, 4, 5, 6, 7, 8, 10]
     # as close in meaning as COS_CLOSE: lifted from anywhere (issue 23's weak #1 above the page that answers)
     fused[7] = (8, fused[7][1], {"dense": LaneHit(1, COS_CLOSE)})
     verdicts[8] = (STRONG, "")
-    assert [cid for cid, _, _ in strong_first(fused, verdicts)] == [3, 8, 9, 1, 2, 4, 5, 6, 7, 10]
+    assert [cid for cid, _, _ in strong_first(fused, verdicts)] == [8, 9, 1, 2, 3, 4, 5, 6, 7, 10]
+    assert [cid for cid, _, _ in strong_first(fused[:5], verdicts)] == [1, 2, 3, 4, 5]  # the head of the longer
     # no strong result: the fused order exactly
     assert strong_first(fused, {cid: (WEAK, "") for cid in range(1, 11)}) == fused
 
