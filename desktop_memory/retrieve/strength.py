@@ -3,6 +3,21 @@
 A result is *strong* when what the lanes measured says it answers the query; the outcome is *weak* when no
 result is strong ("no strong matches"), and the prompt context leaves weak results out by default.
 
+- **The question's wording** (hybrid, issue 30): strong when the passage is among the keyword lane's first
+  ``WORDING_KEYWORD_RANK`` and the semantic lane's first ``WORDING_DENSE_RANK``, and holds at least ``COVER_MIN``
+  of the question's weight *in this library* (each word weighs its IDF here; a word no passage holds weighs most),
+  ``MARGIN_MIN`` more than any other file's passage (wording.py). Both are shares, so the rule does not depend on
+  the library's size or the question's length: "tyre pressure" in a six-file notes folder (car log #1 in both
+  lanes, cosine 0.34) is strong; nonsense holds little of its own weight (unknown words), or spreads it over
+  several files (margin 0). The result says why (``strength_reason``: "every word of the question is found only
+  here", ...). Chosen on the personal-library train folders (``python -m desktop_memory_bench.personal --split
+  train``: right answers coverage 1.0 and margin >= 0.46 but one (0.56, strong by its cosine), nonsense coverage <=
+  0.42); on SciFact train it makes 1 of 1,500 nonsense queries strong and no relevant result changes.
+- **Words of different notes run together** (hybrid): when two or more of the question's words are held among
+  the keyword lane's first chunks but no chunk holds more than one ("risotto brownies kimchi" in a recipe
+  folder: cosine 0.61 on the kimchi note), a result holding less than ``SCATTERED_COVER`` of the weight is weak
+  whatever its cosine. (A veto on every result holding less than half the weight with no margin would have cost
+  Cranfield's relevant top-3 strong share 97 % -> 57 %: long questions are rarely held whole.)
 - **Both lanes ran** (hybrid): strong ⇔ cosine ≥ ``COS_AGREE`` and cosine + ``AGREE_WEIGHT`` × *share* ≥
   ``AGREE_TARGET``, where *share* is the chunk's BM25 as a share of the query's ceiling (below). A cosine of 0.58
   is strong on its own; below it the keyword lane must agree, more so the lower the cosine (0.50 needs a share of
