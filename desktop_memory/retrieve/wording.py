@@ -10,9 +10,11 @@ the keyword lane's first ``CANDIDATES``: a word salad of common words ("patients
 files (margin 0); "tyre pressure" by the car log alone.
 
 Only the keyword lane's first ``CANDIDATES`` chunks are measured (a passage outside them holds little of the
-query's weight, or the lane would have ranked it higher), and only when a result's strength asks: one statement
-per query word over at most ``CANDIDATES`` rowids, plus one per word for *only here* (is the word held by any other
-file?), asked only for words held by at most ``UNIQUE_DF`` chunks. All of it depends only on the index.
+query's weight, or the lane would have ranked it higher), and only when a result's strength asks: their texts are
+read by id and run through the index's own tokenizer (so the cost does not grow with the library), the words'
+document frequencies come from the keyword ceiling's cache, and *only here* (is the word held by any other file?)
+costs one statement per word, asked only for words held by at most ``UNIQUE_DF`` chunks. All of it depends only on
+the index.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..store import Store
 from .keyword import doc_freqs, fts_rows, index_tokens
 from .query_text import quote_fts, term_counts
 
-CANDIDATES = 20  # the keyword lane's first chunks whose wording is measured
+CANDIDATES = 10  # the keyword lane's first chunks whose wording is measured
 MAX_WORDS = 64  # a longer query keeps its first 64 distinct words here (short questions are the point)
 UNIQUE_DF = 64  # "found only here" is asked only of words held by at most this many chunks
 
@@ -56,14 +58,20 @@ class Wording:
             return
         dfs = doc_freqs(store, sorted({s for t in terms for s in stems[t]}))
         n = fts_rows(store)
+        rows = store.reads.chunk_rows(self._ids)
+        ids = [cid for cid in self._ids if cid in rows]
+        # each measured chunk's tokens, from its text through the index's own tokenizer: a cost that does not grow
+        # with the library (a MATCH restricted to a few rowids still reads the word's whole doclist)
+        asked = sorted({s for t in terms for s in stems[t]})
+        tokens = dict(zip(ids, store.reads.tokens_held([rows[cid].text for cid in ids], asked)))
+        self._docs = {cid: rows[cid].doc_id for cid in ids}
         for t in terms:
             df = min(dfs.get(s, 0) for s in stems[t])  # a phrase of several tokens: at most its rarest one's
             self._dfs[t] = df
             self._weights[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            self._held[t] = store.reads.matching_among(quote_fts(t), self._ids) if df > 0 and self._ids else set()
-        self._docs = store.reads.chunk_docs(self._ids)
+            self._held[t] = {cid for cid in ids if df > 0 and set(stems[t]) <= tokens[cid]}
         total = sum(self._weights.values())
-        for cid in self._ids:
+        for cid in ids:
             self._cover[cid] = sum(w for t, w in self._weights.items() if cid in self._held[t]) / total
 
     def coverage(self, chunk_id: int) -> float:
