@@ -4,10 +4,11 @@ keyword evidence for short questions; strength.py says how it is used).
 A query's words weigh what they say about this library: a word held by few passages weighs much, a word held by
 most weighs almost nothing, and a word no passage holds weighs most of all (nothing answers that part of the
 question). The weight is BM25's smoothed IDF, log(1 + (N - df + 0.5) / (df + 0.5)), always positive. A passage's
-*coverage* is the share of the query's weight it holds: 1.0 when it holds every word, whatever the question's length
-or the library's size. Its *margin* is how far its coverage is ahead of the best passage of any other file among
-the keyword lane's first ``CANDIDATES``: a word salad of common words ("patients results") is held whole by many
-files (margin 0); "tyre pressure" by the car log alone.
+*coverage* is the share of the query's weight its file holds in the measured passages (this one and the file's
+others among them: a car log that says "Car log" in its first passage and "Next service due" in its second answers
+"next car service"): 1.0 when every word is there, whatever the question's length or the library's size. Its
+*margin* is how far that is ahead of the best other file: a word salad of common words ("patients results") is held
+whole by many files (margin 0); "tyre pressure" by the car log alone.
 
 Only the keyword lane's first ``CANDIDATES`` chunks are measured (a passage outside them holds little of the
 query's weight, or the lane would have ranked it higher), and only when a result's strength asks: their texts are
@@ -69,47 +70,49 @@ class Wording:
             df = min(dfs.get(s, 0) for s in stems[t])  # a phrase of several tokens: at most its rarest one's
             self._dfs[t] = df
             self._weights[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            self._held[t] = {cid for cid in ids if df > 0 and set(stems[t]) <= tokens[cid]}
+            # the files whose measured passages hold the word
+            self._held[t] = {self._docs[cid] for cid in ids if df > 0 and set(stems[t]) <= tokens[cid]}
         total = sum(self._weights.values())
-        for cid in ids:
-            self._cover[cid] = sum(w for t, w in self._weights.items() if cid in self._held[t]) / total
+        for doc in set(self._docs.values()):
+            self._cover[doc] = sum(w for t, w in self._weights.items() if doc in self._held[t]) / total
 
     def coverage(self, chunk_id: int) -> float:
-        """The share of the query's weight this chunk holds (0 when it is not among the measured chunks)."""
+        """The share of the query's weight this chunk's file holds in the measured passages (0 when the chunk is
+        not among them)."""
         self._load()
-        return self._cover.get(chunk_id, 0.0)
+        doc = self._docs.get(chunk_id)
+        return 0.0 if doc is None else self._cover.get(doc, 0.0)
 
     def margin(self, chunk_id: int) -> float:
-        """This chunk's coverage minus the best coverage of a measured chunk of another file (its coverage when
-        no other file holds any of the words among the measured chunks)."""
+        """This chunk's coverage minus the best coverage of another file (its coverage when no other file holds
+        any of the words among the measured passages)."""
         self._load()
         doc = self._docs.get(chunk_id)
         if doc is None:
             return 0.0
-        others = [c for cid, c in self._cover.items() if self._docs.get(cid) != doc]
-        return self._cover.get(chunk_id, 0.0) - max(others, default=0.0)
+        return self._cover.get(doc, 0.0) - max((c for d, c in self._cover.items() if d != doc), default=0.0)
 
     def only_here(self, chunk_id: int) -> bool:
-        """Every word of the query is in this chunk and in no other file."""
+        """Every word of the query is in this chunk's file and in no other file."""
         self._load()
         if chunk_id in self._only:
             return self._only[chunk_id]
         doc = self._docs.get(chunk_id)
         found = (doc is not None and bool(self._weights)
-                 and all(chunk_id in self._held[t] and self._dfs[t] <= UNIQUE_DF for t in self._weights)
+                 and all(doc in self._held[t] and self._dfs[t] <= UNIQUE_DF for t in self._weights)
                  and not any(self._store.reads.held_elsewhere(quote_fts(t), doc) for t in self._weights))
         self._only[chunk_id] = found
         return found
 
     def scattered(self) -> bool:
-        """Words of different passages run together: two or more of the query's words are held among the measured
-        chunks, but no chunk holds more than one of them ("risotto brownies kimchi" in a recipe folder). A real
+        """Words of different notes run together: two or more of the query's words are held among the measured
+        passages, but no file holds more than one of them ("risotto brownies kimchi" in a recipe folder). A real
         question's words meet in its answer; a salad's do not."""
         self._load()
         found = [t for t in self._weights if self._held[t]]
         if len(found) < 2:
             return False
-        return all(sum(cid in self._held[t] for t in found) <= 1 for cid in self._ids)
+        return all(sum(doc in self._held[t] for t in found) <= 1 for doc in self._cover)
 
     def words(self) -> int:
         """How many distinct words of the query the index knows how to tokenize."""
