@@ -14,7 +14,7 @@ result is strong ("no strong matches"), and the prompt context leaves weak resul
   train``: right answers coverage 1.0 and margin >= 0.46 but one (0.56, strong by its cosine), nonsense coverage <=
   0.42); on SciFact train it makes 1 of 1,500 nonsense queries strong and no relevant result changes.
 - **Words of different notes run together** (hybrid): when two or more of the question's words are held among
-  the keyword lane's first chunks but no chunk holds more than one ("risotto brownies kimchi" in a recipe
+  the keyword lane's first chunks but no file holds more than one ("risotto brownies kimchi" in a recipe
   folder: cosine 0.61 on the kimchi note), a result holding less than ``SCATTERED_COVER`` of the weight is weak
   whatever its cosine. (A veto on every result holding less than half the weight with no margin would have cost
   Cranfield's relevant top-3 strong share 97 % -> 57 %: long questions are rarely held whole.)
