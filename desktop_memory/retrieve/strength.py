@@ -12,12 +12,13 @@ result is strong ("no strong matches"), and the prompt context leaves weak resul
   several files (margin 0). The result says why (``strength_reason``: "every word of the question is found only
   here", ...). Chosen on the personal-library train folders (``python -m desktop_memory_bench.personal --split
   train``: right answers coverage 1.0 and margin >= 0.46 but one (0.56, strong by its cosine), nonsense coverage <=
-  0.42); on SciFact train it makes 1 of 1,500 nonsense queries strong and no relevant result changes.
+  0.42); on SciFact train it makes 1 of 1,500 nonsense queries (seeds 13-17) strong, and 3 relevant passages.
 - **Words of different notes run together** (hybrid): when two or more of the question's words are held among
   the keyword lane's first chunks but no file holds more than one ("risotto brownies kimchi" in a recipe
   folder: cosine 0.61 on the kimchi note), a result holding less than ``SCATTERED_COVER`` of the weight is weak
-  whatever its cosine. (A veto on every result holding less than half the weight with no margin would have cost
-  Cranfield's relevant top-3 strong share 97 % -> 57 %: long questions are rarely held whole.)
+  whatever its cosine (8 of SciFact train's 1,500 nonsense queries; no relevant result). A veto on every result
+  holding less than half the weight with no margin would have cost Cranfield's relevant top-3 strong share
+  97 % -> 57 %: long questions are rarely held whole.
 - **Both lanes ran** (hybrid): strong ⇔ cosine ≥ ``COS_AGREE`` and cosine + ``AGREE_WEIGHT`` × *share* ≥
   ``AGREE_TARGET``, where *share* is the chunk's BM25 as a share of the query's ceiling (below). A cosine of 0.58
   is strong on its own; below it the keyword lane must agree, more so the lower the cosine (0.50 needs a share of
