@@ -181,6 +181,9 @@ class SearchResult:
     # match strength, calibrated from what the lanes measured (retrieve/): "strong" or "weak"; weak results are
     # left out of the prompt context by default
     strength: str = STRONG
+    # why a result is strong when the question's wording decided it (retrieve/strength.py), e.g. "every word of
+    # the question is found only here"; empty otherwise
+    strength_reason: str = ""
     # other files holding this same passage (collapsed duplicates), absolute paths
     also_in: list[str] = field(default_factory=list)
     # in SearchOutcome.files (the first screen, one entry per file): chunk ids of this file's other passages that
@@ -202,8 +205,10 @@ class SearchResult:
         return out
 
     def explain(self) -> str:
-        """Short badge text, e.g. ``keyword #3 · semantic #1, cos 0.71``."""
-        return " · ".join(label for _, label in self.badges())
+        """Short badge text, e.g. ``keyword #3 · semantic #1, cos 0.71``, and why the match is strong when the
+        question's wording decided it (``… · every word of the question is found only here``)."""
+        labels = [label for _, label in self.badges()]
+        return " · ".join([*labels, self.strength_reason] if self.strength_reason else labels)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +223,7 @@ class SearchResult:
             "lanes": {k: {"rank": v.rank, "score": v.score} for k, v in sorted(self.lanes.items())},
             "why": self.explain(),
             "strength": self.strength,
+            "strength_reason": self.strength_reason,
             "also_in": list(self.also_in),
             "more_in_file": list(self.more_in_file),
         }

@@ -233,7 +233,8 @@ def search(svc: MemoryService, args: argparse.Namespace) -> int:
     for r in outcome.results:
         where = r.location.describe()
         print(f"{r.rank:>2}. {r.source}" + (f"  ({where})" if where else ""))
-        print(f"    score {r.score:.4f} · {r.explain()}")
+        # the strength first: a strong result may be lifted above weak ones with higher fused scores (searcher.py)
+        print(f"    {r.strength} match · score {r.score:.4f} · {r.explain()}")
         snippet = " ".join(r.text.split())
         print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
     return 0

@@ -16,7 +16,7 @@ import numpy as np
 from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
-from ..models import STRONG, SearchFilters, SearchResult
+from ..models import STRONG, LaneHit, SearchFilters, SearchResult
 from ..store import Store
 from ..store.coverage import without_vectors
 from .copies import resolve_holders
@@ -24,7 +24,8 @@ from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
 from .rerank import HttpReranker, rerank_fused
-from .strength import classify, lane_scale, strong_only
+from .strength import judge, lane_scale, strong_only
+from .wording import Wording
 
 # Every lane ranks at least this many chunks, whatever top_k is: a fusion's top 10 then does not depend on how
 # many results were asked for (up to top_k = LANE_DEPTH / overfetch), and a chunk ranked 60th by one lane still
@@ -32,6 +33,8 @@ from .strength import classify, lane_scale, strong_only
 # dense lane re-scores >= 1,000 candidates either way) and ranks slightly better (docs/BENCHMARKS.md, "Chunk size").
 LANE_DEPTH = max(200, ZSCORE_DEPTH)
 GROUP_HORIZON = 5  # the first screen looks this many top_k deep for distinct files
+# strong_first lifts a strong result from anywhere at this cosine (SciFact train, within Cranfield's check)
+COS_CLOSE = 0.75
 BACKEND_LANES: dict[str, tuple[str, ...]] = {
     "hybrid": ("fts", "dense"),
     "keyword": ("fts",),
@@ -197,11 +200,13 @@ class Searcher:
         # result would otherwise be "weak" for want of a cosine, and the context would stay empty; a passage the
         # embedding has not reached is judged by its keywords (strength.py)
         semantic, keyword = bool(lanes.get("dense")), "fts" in lanes or "bm25" in lanes
-        strengths = {cid: classify(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored)
-                     for cid, _, hits in fused}
+        ranked_kw = lanes.get("fts") or lanes.get("bm25")
+        wording = Wording(store, query, ranked_kw) if ranked_kw and semantic else None
+        verdicts = {cid: judge(hits, scale, semantic=semantic, keyword=keyword, vector=cid not in unvectored,
+                               wording=wording, chunk_id=cid) for cid, _, hits in fused}
         if not reranked:  # a reranker's order stands: the person chose it as the better judge (docs/RETRIEVAL.md)
-            fused = strong_first(fused, strengths)
-        out.results, out.files = _hydrate(store, fused, top_k, filters, strengths)
+            fused = strong_first(fused, verdicts)
+        out.results, out.files = _hydrate(store, fused, top_k, filters, verdicts)
         waiting = sum(cid in unvectored for cid, _, _ in fused[:len(out.results)])
         if waiting:
             out.notes.append(f"{waiting} of these passages {'is' if waiting == 1 else 'are'} not embedded yet: "
@@ -275,17 +280,27 @@ def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -
     return without_vectors(store, others) if others else set()
 
 
-def strong_first(fused: Fused, strengths: dict[int, str]) -> Fused:
-    """The fused (or reranked) list with every strong result before every weak one, each group in its order.
+def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]]) -> Fused:
+    """The fused (or reranked) list with the results whose strength earns a place before the others.
 
-    The first screen never shows a weak match above a strong one (a weak #1 at semantic #13, cos 0.40, above the
-    strong page that answers): strength is the first sort key, the fused score the second. The whole list is
-    ordered, not only the top_k asked for, so "show 10" stays the head of "show 40"."""
-    return sorted(fused, key=lambda entry: strengths.get(entry[0]) != STRONG)
+    Lifted, in fused order, before everything else: a result strong by the question's wording (its reason is
+    evidence fusion does not have: the question's distinctive words, in this passage ahead of every other file),
+    and a strong one as close in meaning as cosine ``COS_CLOSE`` (a weak #1 at semantic #13, cos 0.40, is not shown
+    above the page that answers at semantic #1, cos 0.8; issue 23). Every other result keeps its fused place: a
+    cosine just over a threshold is already in the fused score, and sorting the whole list strong-first cost
+    SciFact test 0.0046 nDCG@10 (issue 30; RETRIEVAL.md, "Strong before weak"). The rule looks at each result
+    alone, never at how many were asked for, so "show 10" stays the head of "show 40"."""
+    def lifted(cid: int, hits: dict[str, LaneHit]) -> bool:
+        strength, reason = verdicts.get(cid, (STRONG, ""))
+        dense = hits.get("dense")
+        return strength == STRONG and (bool(reason) or (dense is not None and dense.score >= COS_CLOSE))
+
+    up = [lifted(cid, hits) for cid, _, hits in fused]
+    return [e for e, u in zip(fused, up) if u] + [e for e, u in zip(fused, up) if not u]
 
 
 def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
-             strengths: dict[int, str]) -> tuple[list[SearchResult], list[SearchResult]]:
+             verdicts: dict[int, tuple[str, str]]) -> tuple[list[SearchResult], list[SearchResult]]:
     """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
 
     Each passage is shown in its own file, or, when a filter leaves that file out, in the first collapsed copy
@@ -312,7 +327,8 @@ def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | No
             pos += 1
             res = SearchResult(rank=pos, score=score, chunk_id=shown_id, doc_id=doc_id, source=path,
                                kind=kind, text=text, location=row.location(), lanes=hits, mtime=mtime,
-                               strength=strengths.get(cid, STRONG), also_in=h.also_in())
+                               strength=verdicts.get(cid, (STRONG, ""))[0], also_in=h.also_in(),
+                               strength_reason=verdicts.get(cid, (STRONG, ""))[1])
             if len(out) < top_k:
                 out.append(res)
             best = files.get(doc_id)

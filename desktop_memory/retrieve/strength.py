@@ -3,6 +3,22 @@
 A result is *strong* when what the lanes measured says it answers the query; the outcome is *weak* when no
 result is strong ("no strong matches"), and the prompt context leaves weak results out by default.
 
+- **The question's wording** (hybrid, issue 30): strong when the passage is among the keyword lane's first
+  ``WORDING_KEYWORD_RANK`` and the semantic lane's first ``WORDING_DENSE_RANK``, and holds at least ``COVER_MIN``
+  of the question's weight *in this library* (each word weighs its IDF here; a word no passage holds weighs most),
+  ``MARGIN_MIN`` more than any other file's passage (wording.py). Both are shares, so the rule does not depend on
+  the library's size or the question's length: "tyre pressure" in a six-file notes folder (car log #1 in both
+  lanes, cosine 0.34) is strong; nonsense holds little of its own weight (unknown words), or spreads it over
+  several files (margin 0). The result says why (``strength_reason``: "every word of the question is found only
+  here", ...). Chosen on the personal-library train folders (``python -m desktop_memory_bench.personal --split
+  train``: right answers coverage 1.0 and margin >= 0.46 but one (0.56, strong by its cosine), nonsense coverage <=
+  0.42); on SciFact train it makes 1 of 1,500 nonsense queries (seeds 13-17) strong, and 3 relevant passages.
+- **Words of different notes run together** (hybrid): when two or more of the question's words are held among
+  the keyword lane's first chunks but no file holds more than one ("risotto brownies kimchi" in a recipe
+  folder: cosine 0.61 on the kimchi note), a result holding less than ``SCATTERED_COVER`` of the weight is weak
+  whatever its cosine (8 of SciFact train's 1,500 nonsense queries; no relevant result). A veto on every result
+  holding less than half the weight with no margin would have cost Cranfield's relevant top-3 strong share
+  97 % -> 57 %: long questions are rarely held whole.
 - **Both lanes ran** (hybrid): strong ⇔ cosine ≥ ``COS_AGREE`` and cosine + ``AGREE_WEIGHT`` × *share* ≥
   ``AGREE_TARGET``, where *share* is the chunk's BM25 as a share of the query's ceiling (below). A cosine of 0.58
   is strong on its own; below it the keyword lane must agree, more so the lower the cosine (0.50 needs a share of
@@ -46,6 +62,7 @@ from ..models import STRONG, WEAK, LaneHit, SearchResult
 from ..store import Store
 from .keyword import doc_freqs, fts_rows, index_tokens, weightiest_terms
 from .query_text import term_counts, weighted_terms
+from .wording import Wording
 
 K1 = 1.2  # FTS5 bm25()'s k1: a term's contribution never reaches idf * (k1 + 1)
 
@@ -55,6 +72,17 @@ COS_AGREE = 0.44  # both lanes ran: below this cosine a result is weak; from it 
 AGREE_WEIGHT = 0.4  # cosine + AGREE_WEIGHT x (BM25 share of the query's ceiling) ...
 AGREE_TARGET = 0.58  # ... reaches this (so a cosine of 0.58 is strong on its own)
 BM25_STRONG = 0.25  # keyword lane alone: ... when its BM25 reaches this share of the query's ceiling
+# both lanes ran, the question's wording (wording.py): strong when the passage is among the keyword lane's first
+WORDING_KEYWORD_RANK = 3  # ... this many and the semantic lane's first ...
+WORDING_DENSE_RANK = 20  # ... this many, and holds ...
+COVER_MIN = 0.6  # ... at least this share of the query's weight in this library, ...
+MARGIN_MIN = 0.3  # ... this much more than the best passage of any other file
+SCATTERED_COVER = 0.5  # the question's words each in a different passage: weak below this share, whatever the cosine
+
+ONLY_HERE = "every word of the question is found only here"
+ONLY_HERE_ONE = "the question's word is found only here"
+HOLDS_ALL = "holds every word of the question, more than any other file"
+HOLDS_MOST = "holds most of the question's distinctive words, more than any other file"
 
 
 class LaneScale:
@@ -83,24 +111,50 @@ def normalised_bm25(hit: LaneHit | None, scale: LaneScale) -> float:
 
 
 def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False,
-             vector: bool = True) -> str:
-    """STRONG or WEAK for one result. ``semantic``: the dense lane ran for this query (hybrid or dense backend
-    with vectors); then a result it did not rank in its top 200 is weak whatever its keyword score. ``keyword``:
-    a keyword lane ran too (hybrid), so a middling cosine needs the keyword lane's agreement. ``vector``: the
+             vector: bool = True, wording: Wording | None = None, chunk_id: int = 0) -> str:
+    """STRONG or WEAK for one result (``judge`` without the reason)."""
+    return judge(hits, scale, semantic=semantic, keyword=keyword, vector=vector, wording=wording,
+                 chunk_id=chunk_id)[0]
+
+
+def judge(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False,
+          vector: bool = True, wording: Wording | None = None, chunk_id: int = 0) -> tuple[str, str]:
+    """(STRONG or WEAK, why: empty unless the question's wording decided it) for one result. ``semantic``: the
+    dense lane ran for this query (hybrid or dense backend with vectors); then a result it did not rank in its top
+    200 is weak whatever its keyword score. ``keyword``: a keyword lane ran too (hybrid), so a middling cosine
+    needs the keyword lane's agreement, and ``wording`` (the query's words in this library, wording.py) may call a
+    passage strong that holds the question's distinctive words ahead of every other file. ``vector``: the
     passage has a vector; one without (not embedded yet) is judged by the keyword rule when a keyword lane ran."""
     kw = hits.get("fts") or hits.get("bm25")
     if not semantic or (keyword and not vector):
-        return STRONG if normalised_bm25(kw, scale) >= BM25_STRONG else WEAK
+        return (STRONG if normalised_bm25(kw, scale) >= BM25_STRONG else WEAK), ""
     dense = hits.get("dense")
     if dense is None:
-        return WEAK
+        return WEAK, ""
     if not keyword:
-        return STRONG if dense.score >= COS_STRONG else WEAK
-    if dense.score < COS_AGREE:
-        return WEAK
-    if dense.score >= AGREE_TARGET:  # strong whatever the keyword lane says (its share is never negative)
-        return STRONG
-    return STRONG if dense.score + AGREE_WEIGHT * normalised_bm25(kw, scale) >= AGREE_TARGET else WEAK
+        return (STRONG if dense.score >= COS_STRONG else WEAK), ""
+    if dense.score >= COS_AGREE and dense.score + AGREE_WEIGHT * normalised_bm25(kw, scale) >= AGREE_TARGET:
+        if wording is not None and wording.scattered() and wording.coverage(chunk_id) < SCATTERED_COVER:
+            return WEAK, ""  # words of different notes run together, and this one holds less than half: a salad
+        return STRONG, _wording_reason(wording, chunk_id, kw, dense)
+    reason = _wording_reason(wording, chunk_id, kw, dense)
+    return (STRONG, reason) if reason else (WEAK, "")
+
+
+def _wording_reason(wording: Wording | None, chunk_id: int, kw: LaneHit | None, dense: LaneHit) -> str:
+    """Why the question's wording makes this passage a strong match, or "" when it does not: the passage is among
+    the keyword lane's first ``WORDING_KEYWORD_RANK`` and the semantic lane's first ``WORDING_DENSE_RANK``, holds
+    at least ``COVER_MIN`` of the query's weight in this library, ``MARGIN_MIN`` more than any other file."""
+    if wording is None or kw is None or kw.rank > WORDING_KEYWORD_RANK or dense.rank > WORDING_DENSE_RANK:
+        return ""
+    cover = wording.coverage(chunk_id)
+    if cover < COVER_MIN or wording.margin(chunk_id) < MARGIN_MIN:
+        return ""
+    if cover >= 1.0 - 1e-9:
+        if wording.only_here(chunk_id):
+            return ONLY_HERE if wording.words() > 1 else ONLY_HERE_ONE
+        return HOLDS_ALL
+    return HOLDS_MOST
 
 
 def strong_only(results: Sequence[SearchResult]) -> list[SearchResult]:

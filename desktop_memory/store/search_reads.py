@@ -145,6 +145,15 @@ class SearchReads:
         ).fetchall()
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
 
+    # ---------- which passages and files hold a query word (match strength) ----------
+    def held_elsewhere(self, match: str, doc_id: int) -> bool:
+        """Whether a canonical chunk of any file other than ``doc_id`` matches ``match`` (stops at the first).
+        Reads the word's whole doclist at worst: callers ask only for words held by few chunks."""
+        row = self.conn.execute(
+            "select 1 from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? and c.doc_id != ? "
+            "limit 1", (match, int(doc_id))).fetchone()
+        return row is not None
+
     # ---------- document frequencies and the index's tokens ----------
     def window_doc_freq(self, match: str, first: int, last: int, cap: int) -> tuple[int, int]:
         """(rows of chunks_fts matching ``match`` with ids in [first, last], at most ``cap``; the id of the last one
@@ -210,6 +219,25 @@ class SearchReads:
         out: list[list[str]] = [[] for _ in texts]
         for doc, term in rows:
             out[as_int(doc) - 1].append(as_str(term))
+        return out
+
+    def tokens_held(self, texts: list[str], stems: list[str]) -> list[set[str]]:
+        """For each text, which of ``stems`` the index tokenizer finds in it (match strength's coverage: only the
+        asked stems are read back, so a long passage costs its tokenizing, not a Python loop over its tokens)."""
+        if not texts or not stems:
+            return [set() for _ in texts]
+        self._ensure_stemmer()
+        conn = self.conn
+        marks = ",".join("?" * len(stems))
+        with conn:
+            conn.executemany("insert into temp.dm_stem(rowid, t) values(?, ?)",
+                             [(i + 1, t) for i, t in enumerate(texts)])
+            rows = conn.execute(f"select distinct doc, term from temp.dm_stem_i where term in ({marks})",
+                                stems).fetchall()
+            conn.execute("delete from temp.dm_stem")
+        out: list[set[str]] = [set() for _ in texts]
+        for doc, term in rows:
+            out[as_int(doc) - 1].add(as_str(term))
         return out
 
     def chunk_tokens(self) -> dict[int, list[str]]:

@@ -171,10 +171,11 @@ def test_unjudged_chunks_count_their_other_lanes_fully():
     assert fuse(lanes, {"fts": 1.0, "dense": 3.0}, unjudged={"dense": {1}})[0][1] == pytest.approx(4 / 61)
 
 
-def test_strong_results_are_never_below_weak_ones(tmp_path, monkeypatch):
-    """The issue's case: a weak #1 (keyword #2, semantic #13 at cosine 0.40) above the strong page (semantic #1
-    at cosine 0.70, no keyword match). Strength is the first sort key, in the passages and in the by-file list, and
-    "show 10" stays the head of "show 40"."""
+def test_a_very_close_page_is_not_below_a_weak_one(tmp_path, monkeypatch):
+    """Issue 23's case: a weak #1 (keyword #2, semantic #13 at cosine 0.40) above the strong page (semantic #1
+    at cosine 0.80, no keyword match). A strong page as close as COS_CLOSE goes first, in the passages and in the
+    by-file list, and "show 10" stays the head of "show 40". (Since issue 30 only such pages, and those strong by
+    the question's wording, are lifted: sorting every strong result first cost SciFact test 0.0046 nDCG@10.)"""
     store = Store(tmp_path / "s.db")
     emb = HashEmbedder(64)
     ids = []
@@ -195,7 +196,7 @@ def test_strong_results_are_never_below_weak_ones(tmp_path, monkeypatch):
         return [(c, 1.0 / (r + 1)) for r, c in enumerate(keyword[:limit])]
 
     def fake_dense(store_, qvec, limit, filters=None):
-        cos = {strong_page: 0.70, weak_page: 0.40}
+        cos = {strong_page: 0.80, weak_page: 0.40}
         return [(c, cos.get(c, 0.30)) for c in dense[:limit]]
 
     monkeypatch.setattr(searcher_mod, "fts_lane", fake_fts)
