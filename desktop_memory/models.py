@@ -232,9 +232,13 @@ class SearchFilters:
     kinds: tuple[str, ...] = ()  # subset of DOC_KINDS; empty = all
     modified_since: float | None = None  # unix seconds
     modified_until: float | None = None
+    # files and folders left out: an interrupted removal's paths (service.search_outcome), so what it still holds
+    # neither takes a result's place in the top-k nor adds to a note about results nobody is shown
+    exclude_paths: tuple[str, ...] = ()
 
     def is_empty(self) -> bool:
-        return not (self.path_prefix or self.path_glob or self.kinds or self.modified_since or self.modified_until)
+        return not (self.path_prefix or self.path_glob or self.kinds or self.modified_since or self.modified_until
+                    or self.exclude_paths)
 
 
 @dataclass

@@ -423,13 +423,13 @@ class MemoryService:
         embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
         searcher = self.searcher
         with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
+            pending = store.pending_removals()
+            if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes
+                # it, and is left out inside the lanes, so it takes no place in the top-k and no note counts it
+                filters = dataclasses.replace(filters or SearchFilters(),
+                                              exclude_paths=(*(filters.exclude_paths if filters else ()), *pending))
             outcome = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                       spare_reader=self._spare_reader)
-            pending = store.pending_removals()
-        if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes it
-            outcome = dataclasses.replace(
-                outcome, results=[r for r in outcome.results if not _under_any(r.source, pending)],
-                files=[r for r in outcome.files if not _under_any(r.source, pending)])
         return outcome
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
