@@ -322,6 +322,10 @@ class Stats:
     dim: int | None
     duplicates: int = 0  # chunks collapsed onto an identical passage: they share its vector and have none of their own
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder (kept out)
+    # an interrupted removal (its paths, and its documents still in the file, counted above): not searchable or
+    # listed, finished by the next command that writes
+    removing: list[str] = field(default_factory=list)
+    removing_documents: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

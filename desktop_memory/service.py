@@ -484,9 +484,12 @@ class MemoryService:
             pending = store.pending_count()
             db_bytes = store.db_bytes()
             excluded = store.excluded()
+            removing = store.pending_removals()
+            left = store.count_under(removing) if removing else 0
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
                      pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
-                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded)
+                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded,
+                     removing=removing if left else [], removing_documents=left)
 
     def change_stamp(self) -> tuple[int, ...]:
         """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,

@@ -58,3 +58,31 @@ def test_notes_count_only_what_is_shown(tmp_path):
         assert not [n for n in out.notes if "not embedded" in n], out.notes
     finally:
         svc.close()
+
+
+def test_stats_and_list_sources_say_a_removal_is_in_progress(tmp_path, hash_config):
+    """`stats` counted the interrupted removal's documents and chunks (300 documents, "300 waiting for a vector":
+    `embed` would embed them) with no word of the removal; MCP list_sources' header too, above folders that add
+    up to less."""
+    from desktop_memory.mcp_server.library import Library
+    from desktop_memory.mcp_server.tools import list_sources
+
+    from .conftest import run_cli
+
+    svc, gone, _kept = _interrupted(tmp_path)
+    try:
+        st = svc.stats()
+        assert st.removing == [str(gone)] and st.removing_documents == 300
+        lib = Library(svc.settings, db_path=tmp_path / "m.db")
+        text, _out = list_sources(lib, svc, None, None, 50)
+        assert "A removal is in progress: 300 file(s) counted above" in text and "gone" not in text, text
+    finally:
+        svc.close()
+    res = run_cli(tmp_path / "m.db", "stats", config=hash_config)
+    assert res.returncode == 0 and f"removing   300 document(s) of {gone} still to remove" in res.stdout, res.stdout
+    svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=tmp_path / "m.db")
+    try:
+        svc.finish_interrupted_removal()  # what every writer does first: nothing left to say
+        assert svc.stats().removing_documents == 0 and svc.stats().removing == []
+    finally:
+        svc.close()
