@@ -24,6 +24,7 @@ from ..config import Settings, settings_path
 from ..errors import UserError
 from ..models import IndexProgress, SearchFilters
 from ..settings_file import load_settings, reset_settings
+from ..settings_keys import unknown_settings
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
 
 if TYPE_CHECKING:
@@ -144,6 +145,8 @@ def settings_command(args: argparse.Namespace) -> int:
         return 0
     load_settings(path)  # a problem raises SettingsError: printed by main(), exit 1
     print(f"{path}: ok" if path.exists() else f"no settings file at {path}: the defaults are in use")
+    for sentence in unknown_settings(path):  # a mistyped key leaves its setting at the default: say so
+        print(f"note: {sentence}", file=sys.stderr)
     return 0
 
 
