@@ -246,12 +246,20 @@ def remove(svc: MemoryService, args: argparse.Namespace) -> int:
     finally:
         bar.finish()
     print(f"removed {n} document(s) from the index")
-    for root in sorted(roots_before - set(svc.roots())):
+    unregistered = sorted(roots_before - set(svc.roots()))
+    excluded = sorted(set(svc.exclusions()) - excluded_before)
+    for root in unregistered:
         print(f"{root} is no longer a library folder (`desktop-memory index {root}` adds it again)")
-    for path in sorted(set(svc.exclusions()) - excluded_before):
+    for path in excluded:
         print(f"{path} is excluded from its library folder: watching and re-reading leave it out; "
               f"`desktop-memory include {path}` brings it back")
-    return 0
+    if n or unregistered or excluded:
+        return 0
+    for path in args.paths:  # nothing changed: a typo, a path outside the library, or one removed before
+        full = os.path.abspath(os.path.expanduser(path))
+        print(f"{full} was removed before (`desktop-memory include {full}` brings it back)" if full in excluded_before
+              else f"nothing in the library at {full} (`desktop-memory list` shows what is indexed)", file=sys.stderr)
+    return 0 if all(os.path.abspath(os.path.expanduser(p)) in excluded_before for p in args.paths) else 1
 
 
 def include(svc: MemoryService, args: argparse.Namespace) -> int:
