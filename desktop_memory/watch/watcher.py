@@ -263,6 +263,7 @@ class Watcher:
             same = sorted(roots) == sorted(self._library)
         if not same:
             self._sync_and_catch_up(False)
+        self._scheduler.finish_stalled_removal()  # one killed beside us is finished now, not at the next start
 
     def _scheduler_event(self, event: Event) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
