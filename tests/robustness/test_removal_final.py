@@ -136,6 +136,8 @@ def test_a_running_watch_finishes_a_removal_killed_beside_it(tmp_path, hash_conf
         assert _left_under(db, gone)[0] == 20
         wait_for(lambda: _left_under(db, gone) == (0, None), timeout=30, interval=0.2,
                  what="the running watch to finish the removal")
+        wait_for(lambda: "finishing a removal another process left unfinished" in
+                 (tmp_path / "logs" / "stdout").read_text(), timeout=10, what="the watch to say so")
     finally:
         kill9(proc)
     res = run_cli(db, "check", "-q", config=hash_config)
