@@ -238,9 +238,13 @@ class SearchFilters:
     kinds: tuple[str, ...] = ()  # subset of DOC_KINDS; empty = all
     modified_since: float | None = None  # unix seconds
     modified_until: float | None = None
+    # files and folders left out: an interrupted removal's paths (service.search_outcome), so what it still holds
+    # neither takes a result's place in the top-k nor adds to a note about results nobody is shown
+    exclude_paths: tuple[str, ...] = ()
 
     def is_empty(self) -> bool:
-        return not (self.path_prefix or self.path_glob or self.kinds or self.modified_since or self.modified_until)
+        return not (self.path_prefix or self.path_glob or self.kinds or self.modified_since or self.modified_until
+                    or self.exclude_paths)
 
 
 @dataclass
@@ -329,6 +333,10 @@ class Stats:
     configured_model: str | None = None  # the embedder the settings name (global; vectors are per library)
     search_model: str | None = None  # the model semantic search embeds queries with here (None: semantic off)
     model_note: str = ""  # the mismatch between the two, in one plain sentence ("" when they agree)
+    # an interrupted removal (its paths, and its documents still in the file, counted above): not searchable or
+    # listed, finished by the next command that writes
+    removing: list[str] = field(default_factory=list)
+    removing_documents: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -521,20 +521,20 @@ class MemoryService:
         # a hybrid search may also lease a free reader for its keyword lane; one read snapshot, so a model switch
         # committed meanwhile never pairs the old model's query with the new model's vectors
         with self.reading() as store, store.read_snapshot():
+            pending = store.pending_removals()
+            if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes
+                # it, and is left out inside the lanes, so it takes no place in the top-k and no note counts it
+                filters = dataclasses.replace(filters or SearchFilters(),
+                                              exclude_paths=(*(filters.exclude_paths if filters else ()), *pending))
             # queries are embedded with the model of the vectors this library has (issue 30), said in a note
             view = self._view(store) if semantic else None
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
-            pending = store.pending_removals()
         if view is not None and view.note:
             off = [n.removeprefix("semantic lane off: ") for n in out.notes if n.startswith("semantic lane off: ")]
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
-        if pending:  # a removal interrupted (killed): its text is not offered while the next writer finishes it
-            out = dataclasses.replace(
-                out, results=[r for r in out.results if not _under_any(r.source, pending)],
-                files=[r for r in out.files if not _under_any(r.source, pending)])
         return out
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
@@ -593,10 +593,13 @@ class MemoryService:
             models = [ModelVectors(s.model_id, s.dim, s.vectors, s.bytes, s.active,
                                    pending if s.active else store.models.side_missing(s.model_id))
                       for s in store.models.sets(active_count=counts["vectors"])]
+            removing = store.pending_removals()
+            left = store.count_under(removing) if removing else 0
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
                      pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
                      model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded, models=models,
-                     configured_model=view.configured, search_model=view.search_model, model_note=view.note)
+                     configured_model=view.configured, search_model=view.search_model, model_note=view.note,
+                     removing=removing if left else [], removing_documents=left)
 
     def change_stamp(self) -> tuple[int, ...]:
         """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,

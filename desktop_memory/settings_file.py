@@ -384,3 +384,5 @@ def reset_settings(path: Path | None = None) -> Path | None:
         backup = path.with_name(f"{path.name}.broken-{stamp}-{n}")
     os.replace(path, backup)
     return backup
+
+

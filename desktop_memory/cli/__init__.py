@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()
     parser = build_parser()
     args = parser.parse_args(argv)
+    extra = getattr(args, "extra", None)  # api-key's catch-all takes what follows its name, a trailing --json too
+    if extra and "--json" in extra:
+        args.extra, args.json = [a for a in extra if a != "--json"], True
     if args.smoke:
         from ..smoke import run_smoke
 

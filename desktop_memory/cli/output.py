@@ -153,6 +153,10 @@ def print_stats(st: Stats) -> None:
     if st.excluded:
         print(f"excluded   {len(st.excluded):,} path(s) removed from inside library folders (kept out of watching and "
               "re-reading; `desktop-memory list --status excluded`, `desktop-memory include PATH`)")
+    if st.removing_documents:
+        print(f"removing   {st.removing_documents:,} document(s) of {', '.join(st.removing)} still to remove (counted "
+              "above; an interrupted removal: not searchable, and any command that writes, e.g. `desktop-memory "
+              "compact`, the window or `watch`, finishes it)")
     if st.pending_vectors:
         print("note: chunks waiting for a vector are found by keyword search; `desktop-memory embed` embeds them "
               "(and retries any whose embedding failed)", file=sys.stderr)

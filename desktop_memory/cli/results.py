@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import settings_path
 from ..settings_file import load_settings, reset_settings
+from ..settings_keys import unknown_settings
 from . import subcommands
 
 if TYPE_CHECKING:
@@ -105,7 +106,8 @@ def settings_json(args: argparse.Namespace) -> int:
         _print({"path": str(path), "reset": True, "backup": str(backup) if backup else None})
         return 0
     settings = load_settings(path)  # a problem raises SettingsError: said on stderr, exit 1, no JSON
-    _print({"path": str(path), "exists": path.exists(), "ok": True, "settings": settings.to_dict()})
+    _print({"path": str(path), "exists": path.exists(), "ok": True, "settings": settings.to_dict(),
+            "ignored": unknown_settings(path)})
     return 0
 
 

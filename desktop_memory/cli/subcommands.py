@@ -25,6 +25,7 @@ from ..config import Settings, settings_path
 from ..errors import UserError
 from ..models import IndexProgress, SearchFilters
 from ..settings_file import load_settings, reset_settings
+from ..settings_keys import unknown_settings
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
 
 if TYPE_CHECKING:
@@ -166,6 +167,8 @@ def settings_command(args: argparse.Namespace) -> int:
         return 0
     load_settings(path)  # a problem raises SettingsError: printed by main(), exit 1
     print(f"{path}: ok" if path.exists() else f"no settings file at {path}: the defaults are in use")
+    for sentence in unknown_settings(path):  # a mistyped key leaves its setting at the default: say so
+        print(f"note: {sentence}", file=sys.stderr)
     return 0
 
 
@@ -278,12 +281,20 @@ def remove(svc: MemoryService, args: argparse.Namespace) -> int:
     finally:
         bar.finish()
     print(f"removed {n} document(s) from the index")
-    for root in sorted(roots_before - set(svc.roots())):
+    unregistered = sorted(roots_before - set(svc.roots()))
+    excluded = sorted(set(svc.exclusions()) - excluded_before)
+    for root in unregistered:
         print(f"{root} is no longer a library folder (`desktop-memory index {root}` adds it again)")
-    for path in sorted(set(svc.exclusions()) - excluded_before):
+    for path in excluded:
         print(f"{path} is excluded from its library folder: watching and re-reading leave it out; "
               f"`desktop-memory include {path}` brings it back")
-    return 0
+    if n or unregistered or excluded:
+        return 0
+    for path in args.paths:  # nothing changed: a typo, a path outside the library, or one removed before
+        full = os.path.abspath(os.path.expanduser(path))
+        print(f"{full} was removed before (`desktop-memory include {full}` brings it back)" if full in excluded_before
+              else f"nothing in the library at {full} (`desktop-memory list` shows what is indexed)", file=sys.stderr)
+    return 0 if all(os.path.abspath(os.path.expanduser(p)) in excluded_before for p in args.paths) else 1
 
 
 def include(svc: MemoryService, args: argparse.Namespace) -> int:

@@ -69,7 +69,7 @@ class ContextRows(QIdentityProxyModel):
         cid = r.chunk_id
         tokens = self._fit.get(cid, self._dropped.get(cid))
         if not included:
-            return tokens, "excluded"
+            return tokens, "left out"
         return tokens, "fits" if cid in self._fit else ("did not fit" if cid in self._dropped else None)
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -164,8 +164,8 @@ class ContextPanel(QWidget):
 
         foot = QHBoxLayout()
         self.weak_btn = QPushButton("Include weak matches")
-        self.weak_btn.setToolTip("Weak matches probably do not answer the query, so they start excluded. "
-                                 "Include them all (or tick single ones above).")
+        self.weak_btn.setToolTip("Weak matches probably do not answer the query, so they start left out of the "
+                                 "context. Include them all (or tick single ones above).")
         self.weak_btn.setAutoDefault(False)
         self.weak_btn.clicked.connect(self.include_weak_requested)
         self.weak_btn.hide()

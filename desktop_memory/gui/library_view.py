@@ -185,9 +185,14 @@ class LibraryView(QWidget):
                           f"Remove {removal_what(self.tree, n)} from the index?",
                           QMessageBox.StandardButton.NoButton, self)
         wide_enough_for_title(box)
-        box.setInformativeText("The files on disk are not touched. They stay out of the library: changes to them "
-                               "are not read again until you choose Include again (or add them again), which "
-                               "reads and embeds them again.")
+        if all(p in self.model.watch_states for p in paths):  # library folders: unregistered, no excluded row
+            box.setInformativeText("The files on disk are not touched. The folder leaves the library: it is no "
+                                   "longer watched, and only adding it again (drop it, or File → Add folder) reads "
+                                   "and embeds it again.")
+        else:
+            box.setInformativeText("The files on disk are not touched. They stay out of the library: changes to "
+                                   "them are not read again until you choose Include again (or add them again), "
+                                   "which reads and embeds them again.")
         remove = box.addButton("&Remove from index", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(remove)

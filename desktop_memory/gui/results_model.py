@@ -59,6 +59,8 @@ ScoreRole = Qt.ItemDataRole.UserRole + 5  # the score shown: the one that ordere
 
 SNIPPET_LINES = 3
 
+# a result not ticked for the prompt context: not "excluded", the Library's word for a path removed from the library
+LEFT_OUT = "not in context"
 _NO_INDEX = QModelIndex()  # Qt's default "no parent" argument: an invalid index, never modified
 
 
@@ -242,7 +244,7 @@ class ResultDelegate(QStyledItemDelegate):
         painter.drawText(QRect(rect.left(), y, rank_w, fm_b.height()), Qt.AlignmentFlag.AlignLeft, rank_txt)
         score_txt = str(index.data(ScoreRole) or "")
         if not included:
-            score_txt = "excluded · " + score_txt
+            score_txt = f"{LEFT_OUT} · " + score_txt
         fm_s = QFontMetrics(small)
         score_w = fm_s.horizontalAdvance(score_txt) + 4
         name_rect = QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - score_w - 8, fm_b.height())

@@ -112,6 +112,7 @@ class Scheduler:
         self.stopping = False
         self._burst: Burst | None = None
         self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
+        self._removal_seen: tuple[tuple[str, ...], int] | None = None  # finish_stalled_removal's last look
         self._finish_interrupted_removals()
 
     # ---------- the person's pause, kept in the library ----------
@@ -149,6 +150,27 @@ class Scheduler:
             return
         if pending or erasing:  # (no paths: only the erasing of what was removed is left)
             self._submit(Job(REMOVE, list(pending), source=AUTO))
+
+    def finish_stalled_removal(self) -> Job | None:
+        """A removal another process began while this one runs, and was killed in (`remove` beside the window or
+        `watch`): its intent is recorded, and no document of it left since the last look. The watcher asks every
+        few seconds; a stalled one is finished here, as a start would (before: only the next start did, and its
+        text stayed in the file meanwhile). A removal still making progress is left to the process doing it."""
+        try:
+            pending = self._svc.pending_removals()
+            seen = (tuple(pending), self._svc.stats().removing_documents) if pending else None
+        except Exception:  # a library that cannot be read just now: the next look tries again
+            log.warning("could not read the pending removals", exc_info=True)
+            return None
+        last, self._removal_seen = self._removal_seen, seen
+        if seen is None or seen != last:
+            return None
+        with self._cond:
+            ours = [j for j in (self.running, *self._queue.jobs) if j is not None and j.kind == REMOVE]
+        if ours:  # this process is removing already (queued behind a slice, or running)
+            return None
+        self._removal_seen = None
+        return self._submit(Job(REMOVE, list(pending), source=AUTO))
 
     # ---------- listening ----------
     def subscribe(self, fn: Callable[[Event], None]) -> Callable[[], None]:

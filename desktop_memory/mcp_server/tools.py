@@ -197,6 +197,9 @@ def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: s
     counts = ", ".join(f"{n} {s}" for s, n in sorted(stats.documents.items())) or "no files"
     lines = [f"Library: {counts}; {stats.chunks} passages, {stats.vectors} with semantic vectors"
              + (f" ({stats.pending_vectors} waiting)" if stats.pending_vectors else "") + "."]
+    if stats.removing_documents:  # counted above, but neither searchable nor listed: say why the numbers differ
+        lines.append(f"A removal is in progress: {stats.removing_documents} file(s) counted above are being removed "
+                     "by the library's owner and are not searched or listed.")  # (what they removed is not named)
     lines.append(f"Indexed folders ({len(folders)}):" if folders else "No indexed folders.")
     for f in folders:
         by = ", ".join(f"{n} {s}" for s, n in sorted(f.files.items())) or "empty"

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ..errors import UserError
-from ..models import DOC_KINDS, SearchFilters
+from ..models import DOC_KINDS, SearchFilters, path_separator
 
 MAX_GLOB_CHARS = 1000  # SQLite refuses GLOB patterns over 50,000 bytes with "pattern too complex"
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -56,6 +56,8 @@ def clean_filters(filters: SearchFilters | None) -> SearchFilters | None:
         changes["path_glob"] = glob
     if filters.kinds:
         changes["kinds"] = tuple(clean_text(str(k)) for k in filters.kinds)
+    if filters.exclude_paths:
+        changes["exclude_paths"] = tuple(clean_text(str(p)) for p in filters.exclude_paths)
     for name in ("modified_since", "modified_until"):
         value = getattr(filters, name)
         if value is None:
@@ -102,6 +104,10 @@ def filter_sql(filters: SearchFilters | None, doc_alias: str = "d") -> tuple[str
     if filters.modified_until is not None:
         clauses.append(f"{doc_alias}.mtime <= ?")
         params.append(float(filters.modified_until))
+    for path in filters.exclude_paths:  # the path itself, or anything below it (models.is_inside as SQL)
+        below = path.rstrip("/\\") + path_separator(path)
+        clauses.append(f"not ({doc_alias}.path = ? or substr({doc_alias}.path, 1, ?) = ?)")
+        params += [path, len(below), below]
     return " AND ".join(clauses), params
 
 

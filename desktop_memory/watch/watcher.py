@@ -264,6 +264,10 @@ class Watcher:
             same = sorted(roots) == sorted(self._library)
         if not same:
             self._sync_and_catch_up(False)
+        job = self._scheduler.finish_stalled_removal()  # one killed beside us is finished now, not at the next start
+        if job is not None:
+            self._emit(WatchUpdate(CATCH_UP, f"finishing a removal another process left unfinished: "
+                                   f"{', '.join(job.paths)}", watching=self.watching_count()))
 
     def _scheduler_event(self, event: Event) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""

@@ -106,3 +106,39 @@ def test_compact_alone_finishes_an_interrupted_removal(tmp_path, hash_config):
     res = run_cli(db, "compact", "-q", config=hash_config)
     assert res.returncode == 0 and "interrupted removal" in res.stderr, res.stderr
     assert _left_under(db, gone) == (0, None) and not _bytes_hold_word(db)
+
+
+def test_a_running_watch_finishes_a_removal_killed_beside_it(tmp_path, hash_config):
+    """QA walk: `remove` killed while `watch` (or the window) already runs. `check` says "the window or `watch`
+    finishes it", but they finished interrupted removals only when they started: the removed folder's text stayed
+    in the library file until the next start. A removal that makes no progress between two of the watcher's looks
+    at the library (every 2 s) is now finished by the running watcher."""
+    db = tmp_path / "db" / "m.db"
+    lib = tmp_path / "lib"
+    gone = _tree(lib / "gone", 30, WORD)
+    _tree(lib / "kept", 3, "kiwi")
+    svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=db)
+    try:
+        svc.index_paths([lib], embed=False)
+    finally:
+        svc.close()
+    proc = spawn_cli(db, "watch", "--no-embed", config=hash_config, logs=tmp_path / "logs")
+    try:
+        wait_for(lambda: "watching 1 folder" in (tmp_path / "logs" / "stdout").read_text(), timeout=60,
+                 what="the watch to start")
+        svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=db)
+        try:  # what a `remove` killed after its first slice leaves, written by another process than the watch
+            with svc.writing() as store:
+                store.begin_removal([str(gone)], exclude=[str(gone)])
+                store.remove_documents(store.removal_slice([str(gone)], 10))
+        finally:
+            svc.close()
+        assert _left_under(db, gone)[0] == 20
+        wait_for(lambda: _left_under(db, gone) == (0, None), timeout=30, interval=0.2,
+                 what="the running watch to finish the removal")
+        wait_for(lambda: "finishing a removal another process left unfinished" in
+                 (tmp_path / "logs" / "stdout").read_text(), timeout=10, what="the watch to say so")
+    finally:
+        kill9(proc)
+    res = run_cli(db, "check", "-q", config=hash_config)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stdout
