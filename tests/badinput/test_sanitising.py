@@ -4,8 +4,11 @@ results or a clear UserError / usage message, never an exception from SQLite, a 
 from __future__ import annotations
 
 import argparse
+import io
 import shutil
+import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -112,8 +115,9 @@ def test_numeric_and_date_arguments_parse_or_say_why(text: str) -> None:
                      min_size=1, max_size=4))
 def test_cli_search_arguments_give_results_or_usage(svc, capsys, args: list[str]) -> None:
     db = str(Path(svc.db_path))
-    try:
-        code = cli.main(["--db", db, "search", "--backend", "keyword", *args])
+    try:  # a lone "-" reads the question from stdin (issue 33): give it one, as a pipe would
+        with mock.patch.object(sys, "stdin", io.StringIO("a question from a pipe\n")):
+            code = cli.main(["--db", db, "search", "--backend", "keyword", *args])
     except SystemExit as exc:  # argparse: bad usage, message on stderr
         assert exc.code == 2
         assert "error:" in capsys.readouterr().err
