@@ -46,11 +46,14 @@ def show_context_feedback(ctl: ContextController, panel: ContextPanel, status: S
 
 
 def embedding_line(p: IndexProgress) -> str:
-    """The progress panel's second line while vectors are made (after every file was read)."""
+    """The progress panel's second line while vectors are made (after every file was read); a model switch's
+    build beside the library's own vectors says so ("building openai:x vectors")."""
+    what = "Embedding passages for semantic search"
+    if p.current.startswith("building "):
+        what += f" ({p.current} beside the library's own)"
     if p.chunks_to_embed:
-        return (f"Embedding passages for semantic search: {min(p.chunks_embedded, p.chunks_to_embed):,} of "
-                f"{p.chunks_to_embed:,}")
-    return "Embedding passages for semantic search"
+        return f"{what}: {min(p.chunks_embedded, p.chunks_to_embed):,} of {p.chunks_to_embed:,}"
+    return what
 
 
 def removed_names(paths: list[str]) -> str:
