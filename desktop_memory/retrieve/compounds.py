@@ -21,6 +21,7 @@ characters).
 from __future__ import annotations
 
 import re
+import threading
 
 from ..store import Store
 from .query_text import STOPWORDS, quote_fts, term_counts
@@ -37,9 +38,28 @@ def _held(store: Store, phrase: str) -> bool:
     return n > 0
 
 
+_KEPT = 64  # recent answers remembered: one search asks three times (keyword lane, ceiling, wording)
+_CACHE: dict[tuple[str, int, str], dict[str, int]] = {}
+_LOCK = threading.Lock()
+
+
 def compound_counts(store: Store, query: str) -> dict[str, int]:
     """``term_counts(query)`` with compounds written the index's way (see the module doc), in the same order; a
-    term may be a two-word phrase ("wi fi"), which quote_fts sends as a phrase."""
+    term may be a two-word phrase ("wi fi"), which quote_fts sends as a phrase. Remembered per library, content
+    version and query (the answer depends only on the index), so one search looks up once."""
+    key = (str(store.path), store.content_version(), query)
+    with _LOCK:
+        hit = _CACHE.get(key)
+    if hit is None:
+        hit = _compound_counts(store, query)
+        with _LOCK:
+            if len(_CACHE) >= _KEPT:
+                _CACHE.clear()
+            _CACHE[key] = hit
+    return dict(hit)
+
+
+def _compound_counts(store: Store, query: str) -> dict[str, int]:
     counts = term_counts(query)
     if not counts or len(counts) > MAX_QUERY_WORDS:
         return counts

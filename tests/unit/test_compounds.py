@@ -64,3 +64,17 @@ def test_words_the_library_holds_and_nonsense_are_left_alone(tmp_path):
     assert list(compound_counts(store, "xqzvblorft password")) == ["xqzvblorft", "password"]
     # the ceiling counts what the lane sends: the split phrase weighs what its words weigh, the unknown word most
     assert keyword_ceiling(store, "wifi password") > 0
+
+
+def test_a_new_note_changes_the_answer_at_once(tmp_path):
+    store = Store(tmp_path / "lib.db")
+    text = "Bank: the online banking password is in the password manager."
+    store.write_document(path="/notes/bank.md", kind="text", language=None, title=None, size=len(text), mtime=1.0,
+                         content_hash="bank", chunks=[ChunkDraft(text, Location(char_end=len(text)))],
+                         dedupe_keys=["bank"])
+    assert list(compound_counts(store, "wifi password")) == ["wifi", "password"]
+    text = "The Wi-Fi password is on the router."
+    store.write_document(path="/notes/net.md", kind="text", language=None, title=None, size=len(text), mtime=1.0,
+                         content_hash="net", chunks=[ChunkDraft(text, Location(char_end=len(text)))],
+                         dedupe_keys=["net"])
+    assert list(compound_counts(store, "wifi password")) == ["wi fi", "password"]  # not the remembered answer
