@@ -9,8 +9,8 @@ question nothing answers (wording.py). The other way round, the question's "e-ma
 - a question word **no passage holds** is tried as every two-part split ("wifi" -> "w ifi", "wi fi", "wif i")
   and replaced by the first split the index holds *as a phrase* (the two tokens side by side, as "Wi-Fi" is),
   its first part not a stopword (so "abook" is not "a book", while "setup" is "set up");
-- a question's **hyphenated word** whose joined form the index holds, and whose parts it does not both hold side
-  by side, is replaced by the joined form.
+- a question's **hyphenated word**, or two of its words side by side ("wi fi", "post code"), whose joined form
+  the index holds, and whose parts it does not hold side by side, is replaced by the joined form.
 
 A word the index holds is never touched, so a library that writes it the question's way ranks as before; the
 look-ups run only for a question of at most ``MAX_QUERY_WORDS`` words (a MATCH per word that stops at the first
@@ -24,7 +24,7 @@ import re
 import threading
 
 from ..store import Store
-from .query_text import STOPWORDS, quote_fts, term_counts
+from .query_text import STOPWORDS, quote_fts, term_counts, tokenize
 
 MAX_QUERY_WORDS = 8  # only a question of at most this many words is looked at (a long one has other words)
 MAX_SPLIT_WORDS = 4  # unknown words tried as a split compound per query (a short question is the point)
@@ -64,9 +64,11 @@ def _compound_counts(store: Store, query: str) -> dict[str, int]:
     if not counts or len(counts) > MAX_QUERY_WORDS:
         return counts
     out = dict(counts)
-    # the question's hyphenated words whose joined form the library uses
-    for compound in dict.fromkeys(m.group(0).lower() for m in _HYPHENATED.finditer(query)):
-        parts = re.split(r"[-\u2010\u2011]", compound)
+    # the question's hyphenated words, and two words side by side, whose joined form the library uses
+    groups = [re.split(r"[-\u2010\u2011]", m.group(0).lower()) for m in _HYPHENATED.finditer(query)]
+    words = tokenize(query)
+    groups += [[a, b] for a, b in zip(words, words[1:]) if a != b and a not in STOPWORDS and b not in STOPWORDS]
+    for parts in groups:
         if not all(p in out or p in STOPWORDS for p in parts):
             continue
         joined = "".join(parts)

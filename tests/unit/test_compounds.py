@@ -78,3 +78,13 @@ def test_a_new_note_changes_the_answer_at_once(tmp_path):
                          content_hash="net", chunks=[ChunkDraft(text, Location(char_end=len(text)))],
                          dedupe_keys=["net"])
     assert list(compound_counts(store, "wifi password")) == ["wi fi", "password"]  # not the remembered answer
+
+
+def test_two_words_the_notes_write_as_one_are_read_joined(tmp_path):
+    store = _library(tmp_path)
+    assert list(compound_counts(store, "pass word bank")) == ["password", "bank"]
+    assert _first_path(store, "pass word bank").endswith("bank.md")
+    ranked = fts_lane(store, "pass word bank", 200)
+    assert Wording(store, "pass word bank", ranked).coverage(ranked[0][0]) == pytest.approx(1.0)
+    # words the notes hold side by side are left as they are
+    assert list(compound_counts(store, "guest network")) == ["guest", "network"]
