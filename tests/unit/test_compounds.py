@@ -88,3 +88,12 @@ def test_two_words_the_notes_write_as_one_are_read_joined(tmp_path):
     assert Wording(store, "pass word bank", ranked).coverage(ranked[0][0]) == pytest.approx(1.0)
     # words the notes hold side by side are left as they are
     assert list(compound_counts(store, "guest network")) == ["guest", "network"]
+
+
+def test_the_highlight_marks_the_notes_spelling(tmp_path):
+    from desktop_memory.retrieve.highlight import marked_texts, spans
+
+    store = _library(tmp_path)
+    cid = fts_lane(store, "wifi password", 10)[0][0]
+    text, found = spans(marked_texts(store, "wifi password", [cid])[cid])
+    assert [text[a:b] for a, b in found] == ["Wi-Fi", "password"]
