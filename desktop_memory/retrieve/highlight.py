@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..store import Store
-from .query_text import fts_match_expression
+from .compounds import compound_counts
+from .query_text import quote_fts, weighted_terms
 
 MARK_START = "\ue000"
 MARK_END = "\ue001"
@@ -25,11 +26,13 @@ MAX_IDS = 500  # one query's bound parameters; more than a page of results is ne
 def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
     """{chunk id: its text with MARK_START/MARK_END around every token the keyword query matched}.
 
-    Chunks the query does not match are absent (a semantic-only hit has nothing to highlight)."""
-    expr = fts_match_expression(query or "")
+    Chunks the query does not match are absent (a semantic-only hit has nothing to highlight). The query's words
+    are read as the keyword lane reads them (compounds.py: "wifi" marks the note's "Wi-Fi")."""
+    terms = weighted_terms(compound_counts(store, query or ""))
     ids = [int(c) for c in chunk_ids][:MAX_IDS]
-    if expr is None or not ids:
+    if not terms or not ids:
         return {}
+    expr = " OR ".join(quote_fts(t) for t in terms)
     return {cid: text for cid, text in store.reads.highlighted(expr, ids, MARK_START, MARK_END).items()
             if MARK_START in text}
 

@@ -17,9 +17,10 @@ from ..store import Store
 from ..store.cjk import query_grams
 from ..store.records import ChunkRow
 from ..store.search_reads import FtsTable
+from .compounds import compound_counts
 from .dense import dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
-from .query_text import STOPWORDS, quote_fts, term_counts, weighted_terms
+from .query_text import STOPWORDS, quote_fts, weighted_terms
 
 Ranked = list[tuple[int, float]]
 
@@ -29,7 +30,7 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     """BM25 over an OR of the query's terms; with ``term_budget`` > 0 the most common terms may be left out so
     the rows FTS5 must score stay within that many postings (see keyword.py). Text written without spaces (CJK,
     Thai) is matched through its bigram index as well (store/cjk.py); a chunk found both ways sums its scores."""
-    counts = term_counts(query)
+    counts = compound_counts(store, query)
     if not counts:
         return []
     counts, _unknown = weightiest_terms(store, counts)
@@ -108,7 +109,7 @@ class Bm25Index:
 
     def search(self, store: Store, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
         self._ensure(store)
-        words = weighted_terms(term_counts(query))
+        words = weighted_terms(compound_counts(store, query))
         if self._bm25 is None or not words:
             return []
         terms = [t for toks in index_tokens(store, words) for t in toks]

@@ -60,8 +60,9 @@ from collections.abc import Sequence
 
 from ..models import STRONG, WEAK, LaneHit, SearchResult
 from ..store import Store
+from .compounds import compound_counts
 from .keyword import doc_freqs, fts_rows, index_tokens, weightiest_terms
-from .query_text import term_counts, weighted_terms
+from .query_text import weighted_terms
 from .wording import Wording
 
 K1 = 1.2  # FTS5 bm25()'s k1: a term's contribution never reaches idf * (k1 + 1)
@@ -173,7 +174,7 @@ def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]
 
 def keyword_ceiling(store: Store, query: str) -> float:
     """Sum over the query's phrases (repeats included, as the lane sends them) of idf * (k1 + 1), FTS5's idf."""
-    counts = term_counts(query)
+    counts = compound_counts(store, query)
     if not counts:
         return 0.0
     kept, unknown = weightiest_terms(store, counts)

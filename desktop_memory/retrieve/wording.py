@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 
 from ..store import Store
+from .compounds import compound_counts
 from .keyword import doc_freqs, fts_rows, index_tokens
-from .query_text import quote_fts, term_counts
+from .query_text import quote_fts
 
 CANDIDATES = 10  # the keyword lane's first chunks whose wording is measured
 MAX_WORDS = 64  # a longer query keeps its first 64 distinct words here (short questions are the point)
@@ -52,7 +53,7 @@ class Wording:
             return
         self._loaded = True
         store = self._store
-        terms = list(term_counts(self._query))[:MAX_WORDS]
+        terms = list(compound_counts(store, self._query))[:MAX_WORDS]
         stems = dict(zip(terms, index_tokens(store, terms)))
         terms = [t for t in terms if stems.get(t)]  # a word the index tokenizer drops is not a word of the query
         if not terms:
