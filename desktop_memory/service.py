@@ -60,6 +60,7 @@ from .models import (
 )
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.dense import warm as warm_dense
 from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
@@ -70,6 +71,7 @@ from .store.passages import PassageWithNeighbours, read_passage
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
+WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
 REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
 
 
@@ -395,6 +397,24 @@ class MemoryService:
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
+
+    def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
+        """Load what the first search needs, now (the window calls this on a worker once it is shown): the dense
+        lane's code matrices, then one throwaway keyword search (the keyword lane's cached counts, a second
+        reader) and, with ``semantic`` (the embedder is loaded), one hybrid search (the model session's first
+        run, the query-embedding and keyword-lane threads). Readers only, never the writer; no reranker is
+        asked; ``cancel`` stops it between steps. A failure is left for the first real search to report."""
+        with self.reading() as store:
+            vectors = store.model_info()[0] is not None and store.has_vector_table()
+            if vectors:
+                warm_dense(store)
+        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
+        for backend in ("keyword", "hybrid") if semantic and vectors else ("keyword",):
+            if cancel is not None and cancel.is_set():
+                return
+            with self.reading() as store:
+                searcher.search(store, self.embedder if backend == "hybrid" else None, WARM_UP_QUERY,
+                                backend=backend, spare_reader=self._spare_reader)
 
     def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """{chunk id: text with the keyword lane's matched tokens marked} for the shown results

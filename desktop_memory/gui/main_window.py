@@ -44,6 +44,7 @@ from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
+from .search_warm_up import SearchWarmUp
 from .service_host import ServiceHost, default_service_factory
 from .settings import ProbeFn, plain_error
 from .status_bar import StatusBar
@@ -88,6 +89,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self._build_ui()
         self.index_jobs = IndexJobController(self.jobs, self)
         self.searcher = SearchController(None, self.queries, self)
+        self.search_warm_up = SearchWarmUp(self.jobs, self, self)  # the first search's loads, once shown
         self.context = ContextController(self.results_model, self.queries, settings.context.budget_tokens, self)
         self.library_ctl = LibraryController(self.queries, self.library, busy=self.is_busy,
                                              outcomes=lambda: self.index_jobs.outcomes, parent=self)
@@ -224,6 +226,7 @@ class MainWindow(FileDropTarget, QMainWindow):
             part.set_service(svc)
         self._show_state()
         self.service_ready.emit()
+        self.search_warm_up.start(svc)
         if self.search_bar.query():  # the query restored from the last session
             self.run_search()
 
@@ -238,6 +241,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.searcher.semantic_loading = state == "loading"
         if state == "ready":
             self.banners.dismiss("embedder")
+            self.search_warm_up.start(self.svc, semantic=True)
             # results shown while the model loaded were keyword-only: upgrade them now
             if self.search_bar.query() and self.search_bar.current_backend() == "hybrid":
                 self.run_search(keep_selection=True)

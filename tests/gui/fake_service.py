@@ -55,6 +55,7 @@ class FakeService:
         self.chunks: list[tuple[int, int, str, Location]] = []  # (chunk_id, doc_id, text, loc)
         self.lock = threading.Lock()
         self.search_calls: list[str] = []
+        self.warm_ups: list[tuple[bool, str]] = []  # (semantic, the thread it ran on)
         self.closed = False
         self.read_only_note = ""
         self.version = 0  # the change stamp: bumped by every write
@@ -206,6 +207,9 @@ class FakeService:
             texts = {cid: text for cid, _doc, text, _loc in self.chunks if cid in wanted}
         return {cid: pattern.sub(lambda m: MARK_START + m.group(0) + MARK_END, text) for cid, text in texts.items()
                 if pattern.search(text)}
+
+    def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
+        self.warm_ups.append((semantic, threading.current_thread().name))
 
     def embedding_paused(self) -> bool:
         return self._embedding_paused
