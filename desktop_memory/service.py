@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -71,6 +72,7 @@ from .store.passages import PassageWithNeighbours, read_passage
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
+log = logging.getLogger(__name__)
 WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
 REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
 
@@ -385,14 +387,32 @@ class MemoryService:
 
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
-                       filters: SearchFilters | None = None) -> SearchOutcome:
+                       filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
+        """``marks``: also the results' highlights (``SearchOutcome.marked``), read on the same reader, so a window
+        asks once per search for all it shows."""
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
-        embedder = self.embedder if (backend or self.settings.search.backend) in ("hybrid", "dense") else None
+        backend = backend or self.settings.search.backend
+        embedder = self.embedder if backend in ("hybrid", "dense") else None
         searcher = self.searcher
         with self.reading() as store:  # a hybrid search may also lease a free reader for its keyword lane
-            return searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
-                                   spare_reader=self._spare_reader)
+            out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
+                                  spare_reader=self._spare_reader)
+            if marks and out.results:
+                out.marked = self._marks(store, query, backend, out.results)
+        return out
+
+    @staticmethod
+    def _marks(store: Store, query: str, backend: str, results: Sequence[SearchResult]) -> dict[int, str] | None:
+        """What the keyword lane matched in each result (none for a semantic-only search); None when highlighting
+        failed: results without highlights beat no results."""
+        if backend == "dense":
+            return {}
+        try:
+            return marked_texts(store, clean_query(query), [r.chunk_id for r in results])
+        except Exception:
+            log.warning("highlighting the results failed", exc_info=True)
+            return None
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:

@@ -87,3 +87,26 @@ def test_warm_up_runs_after_show_off_the_ui_thread_and_a_search_meanwhile_answer
         assert [r.chunk_id for r in shown] == [r.chunk_id for r in check.search(QUERY)]
     finally:
         check.close()
+
+
+def test_the_window_asks_the_service_once_per_search_for_the_list_and_its_highlights(
+        qtbot, make_window, hash_factory, docs_dir, tmp_path):
+    settings = _library(hash_factory, docs_dir, tmp_path)
+    asked: list[str] = []
+
+    def factory(s: Settings):
+        svc = hash_factory(s)
+        for name in ("search_outcome", "search", "highlights"):
+            real = getattr(svc, name)
+            setattr(svc, name, lambda *a, _n=name, _f=real, **k: asked.append(_n) or _f(*a, **k))
+        return svc
+
+    w = make_window(factory, settings)
+    for query in (QUERY, "environment variables settings", "editor support autocompletion"):
+        asked.clear()
+        with qtbot.waitSignal(w.search_finished, timeout=20000):
+            w.search_bar.box.setText(query)
+            w.search_bar.request_now()
+        assert asked == ["search_outcome"], asked  # the results and their highlights in one call
+        assert w.results_model.rowCount() > 0
+        assert w.preview.highlights > 0, "the keyword lane's matches are marked in the preview"
