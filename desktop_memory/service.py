@@ -423,14 +423,22 @@ class MemoryService:
         lane's code matrices, then one throwaway keyword search (the keyword lane's cached counts, a second
         reader) and, with ``semantic`` (the embedder is loaded), one hybrid search (the model session's first
         run, the query-embedding and keyword-lane threads). Readers only, never the writer; no reranker is
-        asked; ``cancel`` stops it between steps. A failure is left for the first real search to report."""
+        asked; ``cancel`` interrupts the matrices' load and stops it between steps. A failure is left for the
+        first real search to report."""
+        def stopped() -> bool:
+            return cancel is not None and cancel.is_set()
+
         with self.reading() as store:
             vectors = store.model_info()[0] is not None and store.has_vector_table()
-            if vectors:
-                warm_dense(store)
+            if vectors and not stopped():
+                try:
+                    with store.cancellable(cancel):
+                        warm_dense(store)
+                except Cancelled:
+                    return
         searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
         for backend in ("keyword", "hybrid") if semantic and vectors else ("keyword",):
-            if cancel is not None and cancel.is_set():
+            if stopped():
                 return
             with self.reading() as store:
                 searcher.search(store, self.embedder if backend == "hybrid" else None, WARM_UP_QUERY,

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.errors import Cancelled
 from desktop_memory.retrieve import dense
 from desktop_memory.retrieve.searcher import Searcher
 from desktop_memory.service import MemoryService
@@ -60,12 +61,25 @@ def test_warm_up_loads_the_code_matrices_and_runs_the_search_path_on_readers_onl
     assert ran == ["keyword", "keyword", "hybrid"]
 
 
-def test_a_cancelled_warm_up_stops_after_the_step_it_is_in(svc, monkeypatch):
+def test_a_cancelled_warm_up_loads_and_searches_nothing(svc, monkeypatch):
     ran = _searches(monkeypatch)
     cancel = threading.Event()
-    cancel.set()  # the window closed while the matrices loaded
+    cancel.set()  # the window closed before the warm-up's worker started
     svc.warm_up(cancel, semantic=True)
     assert ran == []
+    with svc.reading() as store:
+        assert dense.bit_matrix(store).state is None
+
+
+def test_a_cancel_interrupts_a_long_read_on_the_warm_up_s_connection(svc):
+    cancel = threading.Event()
+    cancel.set()
+    long_read = ("with recursive c(x) as (select 1 union all select x + 1 from c where x < 5000000) "
+                 "select count(*) from c")
+    with svc.reading() as store:
+        with pytest.raises(Cancelled), store.cancellable(cancel):
+            store.conn.execute(long_read).fetchall()  # stops within a few thousand steps, not 5 million rows
+        assert store.code_count() == 30  # the connection reads normally afterwards
 
 
 def test_warm_up_with_a_reranker_configured_asks_no_server(tmp_path, monkeypatch):
