@@ -419,30 +419,36 @@ class MemoryService:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
 
     def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
-        """Load what the first search needs, now (the window calls this on a worker once it is shown): the dense
-        lane's code matrices, then one throwaway keyword search (the keyword lane's cached counts, a second
-        reader) and, with ``semantic`` (the embedder is loaded), one hybrid search (the model session's first
-        run, the query-embedding and keyword-lane threads). Readers only, never the writer; no reranker is
-        asked; ``cancel`` interrupts the matrices' load and stops it between steps. A failure is left for the
-        first real search to report."""
+        """Load what the first search needs, now (the window calls this on a worker once it is shown): one
+        throwaway keyword search first (the keyword lane's cached counts and pages: what a search runs while the
+        model still loads), then the dense lane's code matrices and, with ``semantic`` (the embedder is loaded),
+        one hybrid search (the model session's first run, the query-embedding and keyword-lane threads, a second
+        reader). Readers only, never the writer; no reranker is asked; ``cancel`` interrupts the matrices' load
+        and stops it between steps. A failure is left for the first real search to report."""
+        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
+
         def stopped() -> bool:
             return cancel is not None and cancel.is_set()
 
-        with self.reading() as store:
-            vectors = store.model_info()[0] is not None and store.has_vector_table()
-            if vectors and not stopped():
-                try:
-                    with store.cancellable(cancel):
-                        warm_dense(store)
-                except Cancelled:
-                    return
-        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
-        for backend in ("keyword", "hybrid") if semantic and vectors else ("keyword",):
-            if stopped():
-                return
+        def search(backend: str) -> None:
             with self.reading() as store:
                 searcher.search(store, self.embedder if backend == "hybrid" else None, WARM_UP_QUERY,
                                 backend=backend, spare_reader=self._spare_reader)
+
+        if stopped():
+            return
+        search("keyword")
+        with self.reading() as store:
+            vectors = store.model_info()[0] is not None and store.has_vector_table()
+            if not vectors or stopped():
+                return
+            try:
+                with store.cancellable(cancel):
+                    warm_dense(store)
+            except Cancelled:
+                return
+        if semantic and not stopped():
+            search("hybrid")
 
     def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """{chunk id: text with the keyword lane's matched tokens marked} for the shown results

@@ -203,6 +203,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
+        self.library_ctl.library_refreshed.connect(self.search_warm_up.first_screen)
         self.library_ctl.message.connect(lambda text: self.status.showMessage(text, 8000))
         self.searcher.results_ready.connect(self._search_done)
         self.searcher.failed.connect(self._search_failed)
@@ -226,7 +227,7 @@ class MainWindow(FileDropTarget, QMainWindow):
             part.set_service(svc)
         self._show_state()
         self.service_ready.emit()
-        self.search_warm_up.start(svc)
+        self.search_warm_up.service_opened(svc)
         if self.search_bar.query():  # the query restored from the last session
             self.run_search()
 
@@ -241,7 +242,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.searcher.semantic_loading = state == "loading"
         if state == "ready":
             self.banners.dismiss("embedder")
-            self.search_warm_up.start(self.svc, semantic=True)
+            self.search_warm_up.embedder_ready()
             # results shown while the model loaded were keyword-only: upgrade them now
             if self.search_bar.query() and self.search_bar.current_backend() == "hybrid":
                 self.run_search(keep_selection=True)

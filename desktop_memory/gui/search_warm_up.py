@@ -2,10 +2,11 @@
 
 Why: at a million passages the first search paid for loading the dense lane's code matrices (~100 MB), the keyword
 lane's cached counts, a second reader connection, the search threads and the model session's first run: 2 s for
-the first search, 0.3 s for the second. The window shows first; the warm-up starts once the library is open and
-the window is visible, then again (semantic) when the embedder is ready. It runs on the jobs runner (never the UI
-thread), on readers only (never the writer), and the window's shutdown cancels it with the other jobs
-(``TaskRunner.cancel_all``: the service stops between steps). A search during the warm-up simply runs: one that
+the first search, 0.3 s for the second. The window shows first; the warm-up starts once the library is open, the
+window is visible and the Library's first screen is there (1.5 s at most), then again (semantic) when the embedder
+is ready. It runs on the jobs runner (never the UI thread), on readers only (never the writer), and the window's
+shutdown cancels it with the other jobs (``TaskRunner.cancel_all``: the matrices' load is interrupted, later steps
+are skipped). A search during the warm-up simply runs: one that
 needs the matrices waits for the load in progress instead of loading them a second time.
 """
 
@@ -21,28 +22,59 @@ from .tasks import TaskContext, TaskRunner
 
 log = logging.getLogger(__name__)
 CHANNEL = "warm-up"
-SHOWN_POLL_MS = 100  # how often a service opened before the window was shown looks again
+SHOWN_POLL_MS = 100  # how often a warm-up held back until the window is visible looks again
+FIRST_SCREEN_WAIT_MS = 1500  # the warm-up waits for the Library's first screen at most this long
 
 
 class SearchWarmUp(QObject):
+    """When: the service is open, the window is visible and the Library's first screen is there (or 1.5 s have
+    passed), so the window's own start-up never waits for it; again with the model's first run once the embedder
+    is ready. A newer request replaces a queued one (the runner's channel)."""
+
     finished = Signal(bool)  # semantic: whether the model's first run was part of it
 
     def __init__(self, runner: TaskRunner, window: QWidget, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._runner = runner
         self._window = window
-        self._semantic_done: MemoryApi | None = None  # the service a semantic warm-up already ran for
+        self._svc: MemoryApi | None = None
+        self._screen_ready = False  # the Library's first screen arrived (or the wait for it ran out)
+        self._semantic_wanted = False  # the embedder is ready: the model's first run is to be warmed too
+        self._plain_done: MemoryApi | None = None  # the service a warm-up already ran for
         self.started = 0  # warm-ups submitted (tests, the window benchmark)
 
-    def start(self, svc: MemoryApi | None, *, semantic: bool = False) -> None:
-        """Warm ``svc`` up on a worker, once the window is visible (a newer request replaces a queued one)."""
-        if svc is None or (not semantic and self._semantic_done is svc):
+    def service_opened(self, svc: MemoryApi) -> None:
+        self._svc, self._screen_ready, self._semantic_wanted = svc, False, False
+        QTimer.singleShot(FIRST_SCREEN_WAIT_MS, lambda: self._screen_arrived(svc))
+
+    def first_screen(self) -> None:
+        """The Library listed its first screen (called on every refresh; only the first matters)."""
+        self._screen_arrived(self._svc)
+
+    def embedder_ready(self) -> None:
+        self._semantic_wanted = True
+        self._kick()
+
+    def _screen_arrived(self, svc: MemoryApi | None) -> None:
+        if svc is not None and svc is self._svc and not self._screen_ready:
+            self._screen_ready = True
+            self._kick()
+
+    def _kick(self) -> None:
+        svc = self._svc
+        if svc is None or not self._screen_ready:
             return
         if not self._window.isVisible():  # never before the window is on screen: it must not wait for this
-            QTimer.singleShot(SHOWN_POLL_MS, lambda: self.start(svc, semantic=semantic))
+            QTimer.singleShot(SHOWN_POLL_MS, self._kick)
             return
-        if semantic:
-            self._semantic_done = svc
+        if self._semantic_wanted:
+            self._semantic_wanted = False
+            self._submit(svc, semantic=True)
+        elif self._plain_done is not svc:
+            self._submit(svc, semantic=False)
+        self._plain_done = svc
+
+    def _submit(self, svc: MemoryApi, *, semantic: bool) -> None:
         self.started += 1
 
         def run(ctx: TaskContext) -> bool:  # worker thread
