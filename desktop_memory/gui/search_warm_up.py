@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from ..service_api import MemoryApi
-from .tasks import TaskContext, TaskRunner
+from .tasks import Task, TaskContext, TaskRunner
 
 log = logging.getLogger(__name__)
 CHANNEL = "warm-up"
@@ -29,7 +29,7 @@ FIRST_SCREEN_WAIT_MS = 1500  # the warm-up waits for the Library's first screen 
 class SearchWarmUp(QObject):
     """When: the service is open, the window is visible and the Library's first screen is there (or 1.5 s have
     passed), so the window's own start-up never waits for it; again with the model's first run once the embedder
-    is ready. A newer request replaces a queued one (the runner's channel)."""
+    is ready (after the first one has ended: one warm-up at a time)."""
 
     finished = Signal(bool)  # semantic: whether the model's first run was part of it
 
@@ -41,6 +41,7 @@ class SearchWarmUp(QObject):
         self._screen_ready = False  # the Library's first screen arrived (or the wait for it ran out)
         self._semantic_wanted = False  # the embedder is ready: the model's first run is to be warmed too
         self._plain_done: MemoryApi | None = None  # the service a warm-up already ran for
+        self._running = False  # one warm-up at a time: two would hold two of the 3 readers, one waiting on the other
         self.started = 0  # warm-ups submitted (tests, the window benchmark)
 
     def service_opened(self, svc: MemoryApi) -> None:
@@ -62,8 +63,8 @@ class SearchWarmUp(QObject):
 
     def _kick(self) -> None:
         svc = self._svc
-        if svc is None or not self._screen_ready:
-            return
+        if svc is None or not self._screen_ready or self._running:
+            return  # a running warm-up kicks again when it ends
         if not self._window.isVisible():  # never before the window is on screen: it must not wait for this
             QTimer.singleShot(SHOWN_POLL_MS, self._kick)
             return
@@ -76,10 +77,22 @@ class SearchWarmUp(QObject):
 
     def _submit(self, svc: MemoryApi, *, semantic: bool) -> None:
         self.started += 1
+        self._running = True
 
         def run(ctx: TaskContext) -> bool:  # worker thread
             svc.warm_up(ctx.cancel_event, semantic=semantic)
             return semantic
 
-        self._runner.submit(run, name="warm-up", channel=CHANNEL, with_context=True, on_done=self.finished.emit,
-                            on_error=lambda exc, _tb: log.info("warm-up skipped: %s", exc))
+        submitted: list[Task] = []  # empty while an inline runner (tests) runs it inside submit()
+        task = self._runner.submit(
+            run, name="warm-up", channel=CHANNEL, with_context=True, on_done=self.finished.emit,
+            on_error=lambda exc, _tb: log.info("warm-up skipped: %s", exc),
+            on_finished=lambda: self._ended(bool(submitted) and submitted[0].cancel_event.is_set()))
+        submitted.append(task)
+
+    def _ended(self, cancelled: bool) -> None:
+        self._running = False
+        if cancelled:  # the window is closing (TaskRunner.cancel_all): nothing more to warm
+            self._svc = None
+            return
+        self._kick()  # the embedder became ready meanwhile: now the model's first run
