@@ -46,7 +46,7 @@ class SearchWarmUp(QObject):
 
     def service_opened(self, svc: MemoryApi) -> None:
         self._svc, self._screen_ready, self._semantic_wanted = svc, False, False
-        QTimer.singleShot(FIRST_SCREEN_WAIT_MS, lambda: self._screen_arrived(svc))
+        QTimer.singleShot(FIRST_SCREEN_WAIT_MS, self, lambda: self._screen_arrived(svc))  # ends with self
 
     def first_screen(self) -> None:
         """The Library listed its first screen (called on every refresh; only the first matters)."""
@@ -66,14 +66,12 @@ class SearchWarmUp(QObject):
         if svc is None or not self._screen_ready or self._running:
             return  # a running warm-up kicks again when it ends
         if not self._window.isVisible():  # never before the window is on screen: it must not wait for this
-            QTimer.singleShot(SHOWN_POLL_MS, self._kick)
+            QTimer.singleShot(SHOWN_POLL_MS, self, self._kick)
             return
-        if self._semantic_wanted:
-            self._semantic_wanted = False
-            self._submit(svc, semantic=True)
-        elif self._plain_done is not svc:
-            self._submit(svc, semantic=False)
-        self._plain_done = svc
+        semantic, plain_due = self._semantic_wanted, self._plain_done is not svc
+        self._semantic_wanted, self._plain_done = False, svc  # before submitting: an inline runner ends it at once
+        if semantic or plain_due:
+            self._submit(svc, semantic=semantic)
 
     def _submit(self, svc: MemoryApi, *, semantic: bool) -> None:
         self.started += 1
