@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -64,6 +65,7 @@ from .models import (
 )
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
+from .retrieve.dense import warm as warm_dense
 from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
@@ -74,6 +76,8 @@ from .store.passages import PassageWithNeighbours, read_passage
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
+log = logging.getLogger(__name__)
+WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
 REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
 
 
@@ -513,10 +517,13 @@ class MemoryService:
 
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
-                       filters: SearchFilters | None = None) -> SearchOutcome:
+                       filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
+        """``marks``: also the results' highlights (``SearchOutcome.marked``), read on the same reader, so a window
+        asks once per search for all it shows."""
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
-        semantic = (backend or self.settings.search.backend) in ("hybrid", "dense")
+        backend = backend or self.settings.search.backend
+        semantic = backend in ("hybrid", "dense")
         searcher = self.searcher
         # a hybrid search may also lease a free reader for its keyword lane; one read snapshot, so a model switch
         # committed meanwhile never pairs the old model's query with the new model's vectors
@@ -531,15 +538,63 @@ class MemoryService:
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
+            if marks and out.results:
+                out.marked = self._marks(store, query, backend, out.results)
         if view is not None and view.note:
             off = [n.removeprefix("semantic lane off: ") for n in out.notes if n.startswith("semantic lane off: ")]
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
 
+    @staticmethod
+    def _marks(store: Store, query: str, backend: str, results: Sequence[SearchResult]) -> dict[int, str] | None:
+        """What the keyword lane matched in each result (none for a semantic-only search); None when highlighting
+        failed: results without highlights beat no results."""
+        if backend == "dense":
+            return {}
+        try:
+            return marked_texts(store, clean_query(query), [r.chunk_id for r in results])
+        except Exception:
+            log.warning("highlighting the results failed", exc_info=True)
+            return None
+
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
+
+    def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
+        """Load what the first search needs, now (the window calls this on a worker once it is shown): one
+        throwaway keyword search first (the keyword lane's cached counts and pages: what a search runs while the
+        model still loads), then the dense lane's code matrices and, with ``semantic`` (the embedder is loaded),
+        one hybrid search (the model session's first run, the query-embedding and keyword-lane threads, a second
+        reader). Readers only, never the writer; no reranker is asked; ``cancel`` interrupts the matrices' load
+        and stops it between steps. A failure is left for the first real search to report."""
+        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
+
+        def stopped() -> bool:
+            return cancel is not None and cancel.is_set()
+
+        def search(backend: str) -> None:
+            with self.reading() as store:
+                # the model this library's queries are embedded with (issue 30: its own, where available)
+                own = self._view(store).search_embedder if backend == "hybrid" else None
+                searcher.search(store, (own or self.embedder) if backend == "hybrid" else None, WARM_UP_QUERY,
+                                backend=backend, spare_reader=self._spare_reader)
+
+        if stopped():
+            return
+        search("keyword")
+        with self.reading() as store:
+            vectors = store.model_info()[0] is not None and store.has_vector_table()
+            if not vectors or stopped():
+                return
+            try:
+                with store.cancellable(cancel):
+                    warm_dense(store)
+            except Cancelled:
+                return
+        if semantic and not stopped():
+            search("hybrid")
 
     def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """{chunk id: text with the keyword lane's matched tokens marked} for the shown results

@@ -45,6 +45,7 @@ from .result_actions import ResultActions
 from .search_controller import SearchController, SearchRequest, SearchResponse
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
+from .search_warm_up import SearchWarmUp
 from .service_host import ServiceHost, default_service_factory
 from .settings import ProbeFn, plain_error
 from .status_bar import StatusBar
@@ -89,6 +90,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self._build_ui()
         self.index_jobs = IndexJobController(self.jobs, self)
         self.searcher = SearchController(None, self.queries, self)
+        self.search_warm_up = SearchWarmUp(self.jobs, self, self)  # the first search's loads, once shown
         self.context = ContextController(self.results_model, self.queries, settings.context.budget_tokens, self)
         self.library_ctl = LibraryController(self.queries, self.library, busy=self.is_busy,
                                              outcomes=lambda: self.index_jobs.outcomes, parent=self)
@@ -206,6 +208,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.progress.resume_requested.connect(self.reembed_library)
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
+        self.library_ctl.library_refreshed.connect(self.search_warm_up.first_screen)
         self.library_ctl.message.connect(lambda text: self.status.showMessage(text, 8000))
         self.searcher.results_ready.connect(self._search_done)
         self.searcher.failed.connect(self._search_failed)
@@ -229,6 +232,7 @@ class MainWindow(FileDropTarget, QMainWindow):
             part.set_service(svc)
         self._show_state()
         self.service_ready.emit()
+        self.search_warm_up.service_opened(svc)
         if self.search_bar.query():  # the query restored from the last session
             self.run_search()
 
@@ -243,6 +247,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.searcher.semantic_loading = state == "loading"
         if state == "ready":
             self.banners.dismiss("embedder")
+            self.search_warm_up.embedder_ready()
             # results shown while the model loaded were keyword-only: upgrade them now
             if self.search_bar.query() and self.search_bar.current_backend() == "hybrid":
                 self.run_search(keep_selection=True)

@@ -82,7 +82,7 @@ class ResultsModel(QAbstractListModel):
         super().__init__(parent)
         self._results: list[SearchResult] = []
         self._included: list[bool] = []
-        self._snippets: list[str] = []
+        self._snippets: list[str | None] = []  # made when a row is first drawn or read (see _snippet)
         self._marked: list[str] = []
         self._scores: list[str] = []
         self.terms: list[str] = []
@@ -101,9 +101,17 @@ class ResultsModel(QAbstractListModel):
             self._marked = [mark_terms(r.text, terms) for r in results]
         else:
             self._marked = [marked.get(r.chunk_id, r.text) for r in results]
-        self._snippets = [snippet(strip_markup(m, r.kind), terms) for m, r in zip(self._marked, results)]
+        # a snippet is made when its row is first drawn or read: the list shows ~6 of the results at once, and the
+        # markup stripping is most of the window's own work per search (docs/BENCHMARKS.md, "Search in the window")
+        self._snippets = [None] * len(self._results)
         self._scores = score_texts(results)
         self.endResetModel()
+
+    def _snippet(self, row: int) -> str:
+        made = self._snippets[row]
+        if made is None:
+            made = self._snippets[row] = snippet(strip_markup(self._marked[row], self._results[row].kind), self.terms)
+        return made
 
     def marked_text(self, row: int) -> str:
         return self._marked[row] if 0 <= row < len(self._marked) else ""
@@ -160,7 +168,7 @@ class ResultsModel(QAbstractListModel):
                     f"(the list's order)\nmodified {human_date(r.mtime)}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
             name = os.path.basename(r.source)
-            return f"Result {r.rank}: {name}, {r.location.describe()}. {self._snippets[index.row()]}"
+            return f"Result {r.rank}: {name}, {r.location.describe()}. {self._snippet(index.row())}"
         if role == ResultRole:
             return r
         if role == IncludedRole:
@@ -168,7 +176,7 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.CheckStateRole:
             return Qt.CheckState.Checked if self._included[index.row()] else Qt.CheckState.Unchecked
         if role == SnippetRole:
-            return self._snippets[index.row()]
+            return self._snippet(index.row())
         if role == MarkedRole:
             return self._marked[index.row()]
         if role == ScoreRole:
@@ -185,6 +193,14 @@ class ResultDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._doc = QTextDocument()
         self._doc.setDocumentMargin(0)
+        self._colors: tuple[int, dict[str, QColor]] | None = None  # (palette cache key, its colours)
+
+    def _palette_colors(self, pal: QPalette) -> dict[str, QColor]:
+        """style.colors for this palette, computed once per palette (every card used to blend them again)."""
+        key = pal.cacheKey()
+        if self._colors is None or self._colors[0] != key:
+            self._colors = (key, colors(pal))
+        return self._colors[1]
 
     def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
         base = QFont(option.font)
@@ -217,7 +233,7 @@ class ResultDelegate(QStyledItemDelegate):
                       index: QModelIndex | QPersistentModelIndex, r: SearchResult) -> None:
         included: bool = bool(index.data(IncludedRole))
         pal = option.palette
-        cols = colors(pal)
+        cols = self._palette_colors(pal)
         painter.save()
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         # background: let the style draw selection/hover so it looks native

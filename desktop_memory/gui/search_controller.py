@@ -19,7 +19,6 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..models import WEAK, SearchFilters, SearchResult
 from ..service_api import MemoryApi
-from .search_shown import keyword_marks
 from .tasks import TaskRunner
 
 LOADING_NOTE = "Semantic model still loading: showing keyword results; they will refresh when it is ready."
@@ -104,11 +103,12 @@ class SearchController(QObject):
         started = time.perf_counter()
 
         def run() -> SearchResponse:  # worker thread
-            out = svc.search_outcome(request.query, backend=backend, top_k=request.top_k, filters=request.filters)
+            # one call for all the list shows: the results and their highlights, on one reader
+            out = svc.search_outcome(request.query, backend=backend, top_k=request.top_k, filters=request.filters,
+                                     marks=True)
             weak = out.weak or (bool(out.results) and all(r.strength == WEAK for r in out.results))
             return SearchResponse(request, gen, out.results, notes + list(out.notes),
-                                  (time.perf_counter() - started) * 1000, backend, weak,
-                                  keyword_marks(svc, request.query, backend, out.results))
+                                  (time.perf_counter() - started) * 1000, backend, weak, out.marked)
 
         self._runner.submit(run, name="search", channel=self._channel, on_done=self._deliver,
                             on_error=lambda exc, tb: self._failed(gen, request, exc, tb))

@@ -2,35 +2,16 @@
 
 What the list must be honest about: whether nothing matched strongly (``weak``: "No strong matches", weak
 passages left out of the context), how much of the library has vectors (the very figures of the status bar),
-and what the keyword lane really matched in each shown passage (``keyword_marks``, from a highlight query run
-on the search's worker, separate from the ranked search: retrieve/highlight.py).
+and what the keyword lane really matched in each shown passage (``SearchOutcome.marked``: the window asks for the
+results and their highlights in one service call, ``search_outcome(marks=True)``; retrieve/highlight.py).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 
 from ..models import WEAK, SearchResult, Stats
-from ..service_api import MemoryApi
 from .formatting import counted
-
-log = logging.getLogger(__name__)
-
-
-def keyword_marks(svc: MemoryApi, query: str, backend: str, results: list[SearchResult]) -> dict[int, str] | None:
-    """On a worker, after a search: {chunk id: text with what the keyword lane matched marked} for the shown
-    results (service.highlights, a separate small FTS5 query). None when highlighting failed (the window then
-    marks the query's words); empty for a semantic-only search (nothing was matched word for word)."""
-    if backend == "dense":
-        return {}
-    if not results:
-        return None
-    try:
-        return dict(svc.highlights(query, [r.chunk_id for r in results]))
-    except Exception:  # highlighting is a nicety: results without it beat no results
-        log.warning("highlighting the results failed", exc_info=True)
-        return None
 
 
 def results_header(results: list[SearchResult], weak: bool, backend: str, ms: float) -> str:

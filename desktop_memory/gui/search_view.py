@@ -259,8 +259,8 @@ class SearchBar(QWidget):
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
                 # a person pressing Enter "to search" must never launch an app: Enter searches now (the
                 # results list's own Enter opens the selected file)
+                self.request_now()  # the search's worker starts first; the recent menu is rebuilt meanwhile
                 self.remember(self.query())
-                self.request_now()
                 return True
             if key == Qt.Key.Key_Escape and self.box.text():
                 self.box.clear()

@@ -41,7 +41,7 @@ from ..store.vectors import BIG_WEIGHT, float_blob, sign_bits
 from .bit_scores import best_by_score, code_scores, hamming, nearest_by_hamming, words_of
 
 __all__ = ["BitMatrix", "bit_matrix", "candidate_budget", "dense_exact", "dense_search", "hamming",
-           "nearest_by_hamming", "rescore_budget"]
+           "nearest_by_hamming", "rescore_budget", "warm"]
 
 Ranked = list[tuple[int, float]]
 
@@ -190,6 +190,12 @@ def bit_matrix(store: Store) -> BitMatrix:
         else:
             _MATRICES.move_to_end(key)
         return m
+
+
+def warm(store: Store) -> int:
+    """Load this database's code matrices now, so the first search does not (about a second at a million vectors;
+    the window calls it on a worker once it is shown: ``MemoryService.warm_up``). Returns the vectors held."""
+    return len(bit_matrix(store).snapshot(store)[0])
 
 
 def candidate_budget(limit: int, n_vectors: int = 0) -> int:

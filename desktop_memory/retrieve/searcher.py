@@ -99,6 +99,9 @@ class SearchOutcome:
     # the first screen: the best passage of each of the top_k best files, best first; each carries the chunk ids
     # of that file's other passages ranked before the last file shown (``more_in_file``: "+2 more in this file")
     files: list[SearchResult] = field(default_factory=list)
+    # with search_outcome(marks=True) (the window): {chunk id: text with what the keyword lane matched marked} for the
+    # results, read on the search's own reader; None when not asked for or when highlighting failed
+    marked: dict[int, str] | None = None
 
     def strong_results(self) -> list[SearchResult]:
         """The passages called strong: what the prompt context takes by default (``strength.strong_only``)."""

@@ -25,7 +25,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from ..errors import StoreError, StoreFull, StoreReadOnly
+from ..errors import Cancelled, StoreError, StoreFull, StoreReadOnly
 from ..models import HEADING_SEP, ChunkDraft, DocumentInfo, is_inside, path_separator
 from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, stop_waiting, translate_error
@@ -388,6 +388,21 @@ class Store:
                         full: bool = True) -> list[str]:
         problems = IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
         return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
+
+    @contextmanager
+    def cancellable(self, cancel: threading.Event | None) -> Iterator[Store]:
+        """While the block runs, a set ``cancel`` interrupts this connection's running statement and the block ends in
+        Cancelled: a long read (a million vectors' codes for the dense lane) stops within one page of rows."""
+        if cancel is None:
+            yield self
+            return
+        self.conn.set_progress_handler(cancel.is_set, 20000)
+        try:
+            yield self
+        except apsw.InterruptError as exc:
+            raise Cancelled("cancelled") from exc
+        finally:
+            self.conn.set_progress_handler(None)
 
     # ---------- reads ----------
     def counts(self) -> dict[str, Any]:  # by_status is a dict, the rest are ints

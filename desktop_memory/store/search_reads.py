@@ -136,13 +136,24 @@ class SearchReads:
 
     def highlighted(self, expr: str, ids: Sequence[int], start: str, end: str) -> dict[int, str]:
         """{chunk id: its text with ``start``/``end`` around every token FTS5 matched for ``expr``} (rows that
-        match ``expr``; FTS5's ``highlight()``)."""
+        match ``expr``; FTS5's ``highlight()``).
+
+        The given rows only go through the index's own tokenizer, in this connection's TEMP table (temp.dm_stem),
+        so the cost is the shown rows', not the library's: the same MATCH on chunks_fts restricted by rowid opened
+        every query term's doclist once per row, ~40 ms a search at 120k passages (docs/BENCHMARKS.md)."""
+        if not ids:
+            return {}
+        self._ensure_stemmer()
+        conn = self.conn
         marks = ", ".join("?" for _ in ids)
-        rows = self.conn.execute(
-            f"select rowid, highlight(chunks_fts, 0, ?, ?) from chunks_fts "
-            f"where chunks_fts match ? and rowid in ({marks})",
-            (start, end, expr, *ids),
-        ).fetchall()
+        with conn:  # a TEMP-only transaction: nothing is written to the main database
+            conn.execute(f"insert into temp.dm_stem(rowid, t) select id, text from chunks where id in ({marks})",
+                         [int(i) for i in ids])
+            try:
+                rows = conn.execute("select rowid, highlight(dm_stem, 0, ?, ?) from temp.dm_stem where dm_stem match ?",
+                                    (start, end, expr)).fetchall()
+            finally:
+                conn.execute("delete from temp.dm_stem")
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
 
     # ---------- which passages and files hold a query word (match strength) ----------

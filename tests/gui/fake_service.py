@@ -55,6 +55,8 @@ class FakeService:
         self.chunks: list[tuple[int, int, str, Location]] = []  # (chunk_id, doc_id, text, loc)
         self.lock = threading.Lock()
         self.search_calls: list[str] = []
+        self.highlight_calls: list[str] = []
+        self.warm_ups: list[tuple[bool, str]] = []  # (semantic, the thread it ran on)
         self.closed = False
         self.read_only_note = ""
         self.version = 0  # the change stamp: bumped by every write
@@ -171,8 +173,11 @@ class FakeService:
 
     # -- search --
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
-                       filters: SearchFilters | None = None) -> SearchOutcome:
-        return SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
+                       filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
+        out = SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
+        if marks and out.results:
+            out.marked = {} if backend == "dense" else self._marked(query, [r.chunk_id for r in out.results])
+        return out
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
@@ -202,6 +207,10 @@ class FakeService:
         return pack(results, self.settings.context.budget_tokens if budget is None else budget)
 
     def highlights(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+        self.highlight_calls.append(query)
+        return self._marked(query, chunk_ids)
+
+    def _marked(self, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """Like the keyword lane's marks (retrieve/highlight.py): every query word in a shown chunk, marked."""
         from desktop_memory.retrieve.highlight import MARK_END, MARK_START
 
@@ -214,6 +223,9 @@ class FakeService:
             texts = {cid: text for cid, _doc, text, _loc in self.chunks if cid in wanted}
         return {cid: pattern.sub(lambda m: MARK_START + m.group(0) + MARK_END, text) for cid, text in texts.items()
                 if pattern.search(text)}
+
+    def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
+        self.warm_ups.append((semantic, threading.current_thread().name))
 
     def embedding_paused(self) -> bool:
         return self._embedding_paused

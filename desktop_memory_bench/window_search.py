@@ -1,0 +1,357 @@
+"""Search in the real window, timed as a person meets it, beside the benchmark's service-level figure.
+
+Why a benchmark of its own: ``bench`` times ``MemoryService.search_outcome`` in a warm process, but a person waits
+for the window: the search's worker, whatever else the window asks the service for, the hand-over to the UI thread,
+the list, the preview and the paint. This module drives the real :class:`MainWindow` (Qt offscreen) in a fresh
+process on a given library:
+
+1. the window is built and shown; it waits ``--wait`` seconds (5 s: a person looks at the window first);
+2. for each query it selects the search box's text (Ctrl+A), types the query key by key (``--key-ms`` apart, the
+   box's search-as-you-type never fires in between) and presses Enter; the clock starts at Enter (the query's
+   submission) and stops at the first paint of the results list after the window says the results are shown
+   (``MainWindow.search_finished``); then it waits ``--think-ms`` before the next query;
+3. a second fresh process times the same queries through ``MemoryService.search_outcome`` exactly as ``bench``
+   does (one warm-up query, then each query once): the benchmark's p50 for the same library, in the same run.
+
+Each window search also records what the window asked the service for while it ran (calls per search, their
+time), so where the time goes is printed beside the total.
+
+    python -m desktop_memory_bench.window_search LIBRARY.db --dataset ../shared/eval/scifact --queries 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .child import run_module
+from .latency import load_average, percentile
+
+MODULE = "desktop_memory_bench.window_search"
+OPEN_TIMEOUT_S = 120.0
+SEARCH_TIMEOUT_S = 30.0
+PAINT_WAIT_S = 0.25  # after the results are shown, the list's paint is awaited this long at most
+TRACKED = ("search_outcome", "highlights", "build_context", "stats", "change_stamp", "library_listing",
+           "library_page", "passage")
+
+
+def _queries(dataset: Path, n: int) -> list[str]:
+    from .dataset import load_beir
+
+    ds = load_beir(dataset, "test")
+    ds.limit_queries(n)
+    return list(ds.queries.values())
+
+
+def _settings(db: Path, embedder: str) -> Any:
+    import dataclasses
+
+    from desktop_memory.config import Settings
+
+    base = Settings(db_path=str(db))
+    kind: Any = embedder  # "local" or "hash" (the argument's choices)
+    return dataclasses.replace(base, embedder=dataclasses.replace(base.embedder, kind=kind))
+
+
+class _CallLog:
+    """Wraps the service's methods (instance attributes) to count and time what the window asks for."""
+
+    def __init__(self, svc: Any) -> None:
+        self.calls: list[tuple[str, float, float, str]] = []  # (name, start, end, thread)
+        self._lock = threading.Lock()
+        for name in TRACKED:
+            fn = getattr(svc, name, None)
+            if fn is not None:
+                setattr(svc, name, self._wrap(name, fn))
+
+    def _wrap(self, name: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.calls.append((name, t0, time.perf_counter(), threading.current_thread().name))
+        return timed
+
+    def between(self, t0: float, t1: float) -> list[tuple[str, float, float, str]]:
+        with self._lock:
+            return [c for c in self.calls if c[1] >= t0 and c[1] <= t1]
+
+
+def window_child(db: Path, queries: list[str], wait_s: float, key_ms: int, think_ms: int,
+                 embedder: str, until_warm: bool = False) -> dict[str, Any]:
+    """In this fresh process: the real window on ``db``; every query typed and submitted, timed to the paint."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
+    from PySide6.QtTest import QTest
+
+    from desktop_memory.gui.app import create_app
+    from desktop_memory.gui.main_window import MainWindow
+
+    app = create_app(["desktop-memory-window-bench"])
+    cfg = Path(tempfile.mkdtemp(prefix="dm-winbench-"))
+    t_start = time.perf_counter()
+    window = MainWindow(_settings(db, embedder), settings_path=cfg / "settings.toml")
+    window.resize(1280, 720)
+    window.show()
+    marks: dict[str, Any] = {"warm_ups_done_s": []}
+    warm = getattr(window, "search_warm_up", None)  # absent on code before the warm-up existed
+    if warm is not None:
+        warm.finished.connect(lambda semantic: marks["warm_ups_done_s"].append(
+            [bool(semantic), time.perf_counter() - t_start]))
+    deadline = time.perf_counter() + OPEN_TIMEOUT_S
+    while time.perf_counter() < deadline:
+        app.processEvents()
+        handle = window.windowHandle()
+        if "shown_s" not in marks and window.isVisible() and handle is not None and handle.isExposed():
+            marks["shown_s"] = time.perf_counter() - t_start
+        if "open_s" not in marks and window.svc is not None:
+            marks["open_s"] = time.perf_counter() - t_start
+        if "shown_s" in marks and "open_s" in marks:
+            break
+        time.sleep(0.005)
+    if window.svc is None:
+        raise SystemExit("the library did not open in time")
+    calls = _CallLog(window.svc)
+    t_shown = t_start + marks["shown_s"]
+    def pause(ms: int) -> None:
+        """Let the window run for ``ms`` as the app's event loop does. Not QTest.qWait: it holds the GIL while it
+        waits, so the window's workers (the warm-up, the search) barely ran meanwhile (0.6 % of their speed)."""
+        loop = QEventLoop()
+        QTimer.singleShot(max(0, ms), loop.quit)
+        loop.exec()
+
+    pause(int((t_shown + wait_s - time.perf_counter()) * 1000))  # a person looks at the window first
+    deadline = time.perf_counter() + OPEN_TIMEOUT_S
+    while until_warm and not any(sem for sem, _ in marks["warm_ups_done_s"]) and time.perf_counter() < deadline:
+        pause(50)  # --until-warm: the first search once the warm-up (with the model's first run) has ended
+    marks["first_search_after_shown_s"] = time.perf_counter() - t_shown
+    marks["embedder_state_at_first_search"] = window.embedder_state
+
+    painted: list[float] = []
+    waiting: list[QEventLoop] = []
+
+    def wake() -> None:
+        if waiting:
+            waiting[-1].quit()
+
+    def wait_for(cond: Any, timeout_s: float) -> None:
+        """Run Qt's event loop until ``cond()`` (as in the app: the UI thread waits inside Qt, not in Python)."""
+        end = time.perf_counter() + timeout_s
+        timer = QTimer()
+        timer.setSingleShot(True)
+        while not cond() and time.perf_counter() < end:
+            loop = QEventLoop()
+            waiting.append(loop)
+            timer.timeout.connect(loop.quit)
+            timer.start(max(1, int((end - time.perf_counter()) * 1000)))
+            loop.exec()
+            timer.stop()
+            timer.timeout.disconnect(loop.quit)
+            waiting.pop()
+
+    class PaintSpy(QObject):
+        def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                painted.append(time.perf_counter())
+                wake()
+            return False
+
+    spy = PaintSpy()
+    window.results_view.viewport().installEventFilter(spy)
+    finished: list[tuple[str, float]] = []
+    def on_finished(q: str) -> None:
+        finished.append((q, time.perf_counter()))
+        wake()
+
+    window.search_finished.connect(on_finished)
+    box = window.search_bar.box
+    rows: list[dict[str, Any]] = []
+    for q in queries:
+        box.setFocus()
+        QTest.keyClick(box, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        for ch in q:  # key by key, the window's event loop running in between (QTest's own delay holds the GIL)
+            QTest.keyClicks(box, ch)
+            pause(key_ms)
+        app.processEvents()
+        finished.clear()
+        t0 = time.perf_counter()
+        QTest.keyClick(box, Qt.Key.Key_Return)
+        wait_for(lambda: any(fq == box.text().strip() for fq, _ in finished), SEARCH_TIMEOUT_S)
+        if not finished:
+            rows.append({"query": q, "error": "no results within the timeout"})
+            continue
+        t_shown_q = finished[-1][1]
+        painted.clear()
+        wait_for(lambda: bool(painted), PAINT_WAIT_S)
+        t_done = painted[0] if painted else t_shown_q
+        asked = calls.between(t0, t_shown_q)
+        rows.append({
+            "query": q,
+            "ms": (t_done - t0) * 1000,
+            "shown_ms": (t_shown_q - t0) * 1000,
+            "painted": bool(painted),
+            "results": window.results_model.rowCount(),
+            "calls": [{"name": n, "start_ms": (s - t0) * 1000, "ms": (e - s) * 1000} for n, s, e, _ in asked],
+        })
+        pause(think_ms)  # the person reads; the context block is packed meanwhile
+    # the same queries straight through the service, in this process, right after (same caches, same load)
+    direct, paused = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        window.svc.search_outcome(q, backend="hybrid")
+        direct.append((time.perf_counter() - t0) * 1000)
+    for q in queries:  # ... and with the person's pause before each, as in the window (caches and threads go cold)
+        pause(think_ms)
+        t0 = time.perf_counter()
+        window.svc.search_outcome(q, backend="hybrid")
+        paused.append((time.perf_counter() - t0) * 1000)
+    window.close()
+    app.processEvents()
+    return {**marks, "searches": rows, "direct_ms": direct, "paused_ms": paused, "load_avg": load_average()}
+
+
+def service_child(db: Path, queries: list[str], embedder: str) -> dict[str, Any]:
+    """In this fresh process: the same queries through ``MemoryService.search_outcome``, as ``bench`` times them."""
+    from desktop_memory.service import MemoryService
+
+    svc = MemoryService(_settings(db, embedder), db_path=db)
+    try:
+        t0 = time.perf_counter()
+        svc.load_embedder()
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        svc.search_outcome(queries[0], backend="hybrid")  # bench's warm-up query (here also: a cold first search)
+        cold_ms = (time.perf_counter() - t0) * 1000
+        walls = []
+        for q in queries:
+            t0 = time.perf_counter()
+            svc.search_outcome(q, backend="hybrid")
+            walls.append((time.perf_counter() - t0) * 1000)
+        chunks = svc.stats().chunks
+    finally:
+        svc.close()
+    return {"embedder_load_s": load_s, "cold_first_ms": cold_ms, "walls_ms": walls, "chunks": chunks,
+            "load_avg": load_average()}
+
+
+def summarise(window: dict[str, Any], service: dict[str, Any]) -> dict[str, Any]:
+    searches = [s for s in window["searches"] if "ms" in s]
+    warm = [s["ms"] for s in searches[1:]]
+    svc_walls = service["walls_ms"]
+    out: dict[str, Any] = {
+        "chunks": service["chunks"],
+        "window_first_ms": searches[0]["ms"] if searches else None,
+        "window_warm_p50_ms": percentile(warm, 50) if warm else None,
+        "window_warm_p95_ms": percentile(warm, 95) if warm else None,
+        "service_cold_first_ms": service["cold_first_ms"],
+        "in_window_service_p50_ms": percentile(window["direct_ms"][1:], 50),
+        "in_window_service_p95_ms": percentile(window["direct_ms"][1:], 95),
+        "in_window_paused_p50_ms": percentile(window["paused_ms"], 50),
+        "in_window_paused_p95_ms": percentile(window["paused_ms"], 95),
+        "service_p50_ms": percentile(svc_walls, 50),
+        "service_p95_ms": percentile(svc_walls, 95),
+    }
+    if out["window_warm_p50_ms"] is not None:
+        out["ratio_p50"] = out["window_warm_p50_ms"] / out["service_p50_ms"]
+        out["ratio_p50_same_process"] = out["window_warm_p50_ms"] / out["in_window_service_p50_ms"]
+    out["warm_ups_done_s"] = window.get("warm_ups_done_s")
+    out["shown_s"] = window.get("shown_s")
+    out["first_search_after_shown_s"] = window.get("first_search_after_shown_s")
+    per_search: dict[str, list[float]] = {}
+    for s in searches[1:]:
+        names = [c["name"] for c in s["calls"]]
+        for name in set(names):
+            per_search.setdefault(name + " calls", []).append(float(names.count(name)))
+            per_search.setdefault(name + " ms", []).append(sum(c["ms"] for c in s["calls"] if c["name"] == name))
+    out["asked_per_warm_search_p50"] = {k: percentile(v, 50) for k, v in sorted(per_search.items())}
+    out["asked_first_search"] = searches[0]["calls"] if searches else []
+    return out
+
+
+def format_table(summary: dict[str, Any], n: int) -> str:
+    def ms(v: Any) -> str:
+        return f"{v:8.1f}" if isinstance(v, (int, float)) else f"{'-':>8}"
+
+    lines = [
+        f"search in the window · {summary['chunks']:,} chunks · {n} queries (hybrid) · {os.cpu_count()} CPUs",
+        "                                     first    p50 warm  p95 warm",
+        f"window (Enter → results painted)  {ms(summary['window_first_ms'])}  {ms(summary['window_warm_p50_ms'])}"
+        f"  {ms(summary['window_warm_p95_ms'])}",
+        f"service (bench's search_outcome)  {ms(summary['service_cold_first_ms'])}  {ms(summary['service_p50_ms'])}"
+        f"  {ms(summary['service_p95_ms'])}",
+        f"  the same, in the window's process {'':8}  {ms(summary['in_window_service_p50_ms'])}"
+        f"  {ms(summary['in_window_service_p95_ms'])}",
+        f"  ... each after the person's pause {'':8}  {ms(summary['in_window_paused_p50_ms'])}"
+        f"  {ms(summary['in_window_paused_p95_ms'])}",
+    ]
+    if "ratio_p50" in summary:
+        lines.append(f"window p50 / service p50: {summary['ratio_p50']:.2f}× (fresh process), "
+                     f"{summary['ratio_p50_same_process']:.2f}× (the window's process), "
+                     f"{summary['window_warm_p50_ms'] / summary['in_window_paused_p50_ms']:.2f}× (the same pauses)")
+    done = ", ".join(f"{'semantic' if sem else 'keyword'} {t - (summary['shown_s'] or 0):.1f} s"
+                     for sem, t in summary.get("warm_ups_done_s") or [])
+    lines.append(f"warm-up done after the window was shown: {done or 'none reported'}; first query typed "
+                 f"{summary.get('first_search_after_shown_s') or 0:.1f} s after it was shown")
+    asked = ", ".join(f"{k} {v:.1f}" for k, v in summary["asked_per_warm_search_p50"].items())
+    lines.append(f"the window asked the service, per warm search (p50): {asked or 'nothing tracked'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m " + MODULE, description=__doc__.split("\n\n")[0])
+    ap.add_argument("db", type=Path, help="the library (an existing database file)")
+    ap.add_argument("--dataset", type=Path, required=True, help="BEIR folder whose test queries are typed")
+    ap.add_argument("--queries", type=int, default=60, help="queries typed (the first one is the first search)")
+    ap.add_argument("--wait", type=float, default=5.0, help="seconds the window is open before the first query")
+    ap.add_argument("--key-ms", type=int, default=15, help="milliseconds between two typed keys")
+    ap.add_argument("--think-ms", type=int, default=800, help="milliseconds between a result and the next query")
+    ap.add_argument("--until-warm", action="store_true",
+                    help="after --wait, also wait until the window's warm-up has ended (its model step included)")
+    ap.add_argument("--embedder", default="local", choices=("local", "hash"))
+    ap.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
+    ap.add_argument("--child", choices=("window", "service"), default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    db = args.db.expanduser().resolve()
+    if not db.is_file():
+        print(f"{db} is not a library file.", file=sys.stderr)
+        return 2
+    queries = _queries(args.dataset, args.queries)
+    if args.child == "window":
+        print(json.dumps(window_child(db, queries, args.wait, args.key_ms, args.think_ms, args.embedder,
+                                      args.until_warm)))
+        return 0
+    if args.child == "service":
+        print(json.dumps(service_child(db, queries, args.embedder)))
+        return 0
+    common = [str(db), "--dataset", str(args.dataset), "--queries", str(args.queries), "--embedder", args.embedder]
+    print(f"window: {len(queries)} queries typed into a fresh window on {db} …", file=sys.stderr, flush=True)
+    win, err = run_module(MODULE, [*common, "--child", "window", "--wait", str(args.wait), "--key-ms",
+                                   str(args.key_ms), "--think-ms", str(args.think_ms),
+                                   *(["--until-warm"] if args.until_warm else [])], timeout_s=3600)
+    if win is None:
+        print(f"the window run failed:\n{err[-2000:]}", file=sys.stderr)
+        return 1
+    print("service: the same queries through search_outcome in a fresh process …", file=sys.stderr, flush=True)
+    svc, err = run_module(MODULE, [*common, "--child", "service"], timeout_s=3600)
+    if svc is None:
+        print(f"the service run failed:\n{err[-2000:]}", file=sys.stderr)
+        return 1
+    summary = summarise(win, svc)
+    print(format_table(summary, len(queries)))
+    if args.out:
+        args.out.write_text(json.dumps({"summary": summary, "window": win, "service": svc}, indent=1),
+                            encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
