@@ -160,7 +160,6 @@ class PreviewPanel(QWidget):
         text = marked if marked is not None else mark_terms(r.text, terms or [])
         # setPlainText types with the cursor's current format: after a passage that began with a match the
         # cursor stood in a highlight, and the next passage came out highlighted from end to end
-        self.browser.clear()
         self.browser.setCurrentCharFormat(QTextCharFormat())
         doc = self.browser.document()
         doc.setDefaultFont(monospace_font() if r.kind == "code" else self.browser.font())
