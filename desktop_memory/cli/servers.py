@@ -195,14 +195,10 @@ def _test_embedder(make: Any) -> str:
     """Contact the server (or load the local model) and embed a probe; a failure, whatever it is (a server that
     is down, a malformed URL, a model that is missing), is one sentence and exit 1, with nothing saved and
     nothing in any library touched."""
+    from ..embed.probe import probe
+
     try:
-        embedder = make()
-        check = getattr(embedder, "check_connection", None)
-        if check is not None:
-            return str(check())
-        embedder.load()
-        embedder.embed_query("test")
-        return f"ok: {embedder.model_id} ({embedder.dim}-d), runs on this computer"
+        return "ok: " + probe(make())
     except Exception as exc:  # one sentence for any failure: the point of --test is to catch them
         reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         raise UserError(f"The test failed, so nothing was saved or changed: {reason}.") from exc

@@ -80,19 +80,9 @@ def probe_embedder(es: EmbedderSettings) -> str:
     """Test an embedder before the window switches to it (worker thread): load the local model or contact the
     server and embed one word. Raises EmbedderError with the fix; then nothing is saved or switched (issue 30)."""
     from ...embed import make_embedder
+    from ...embed.probe import probe
 
-    emb = make_embedder(es)
-    try:
-        check = getattr(emb, "check_connection", None)
-        if check is not None:
-            return str(check())
-        emb.load()
-        emb.embed_query("test")
-        return f"{emb.model_id} ({emb.dim}-d) runs on this computer"
-    finally:
-        close = getattr(emb, "close", None)
-        if close is not None:
-            close()
+    return probe(make_embedder(es))
 
 
 def probe_rerank(ss: SearchSettings, api_key: str | None = None) -> tuple[str, list[str]]:
