@@ -19,7 +19,7 @@ from ..embed.base import Embedder
 from ..errors import Cancelled, EmbedderError
 from ..models import IndexProgress, IndexSummary
 from ..store import Store
-from .pipeline import EMBED_SLICE, EMBED_WINDOW, ProgressFn, StoreLease
+from .pipeline import EMBED_WINDOW, ProgressFn, StoreLease, embedded_slices
 
 # (model id, dim, recorded settings) -> that model's embedder, or None when this computer cannot make it
 EmbedderOf = Callable[[str, int, "str | None"], "Embedder | None"]
@@ -94,29 +94,16 @@ def build_beside(read: StoreLease, write: StoreLease, embedder: Embedder, settin
         with read() as store:
             total = store.models.side_missing(model_id)
         emit(total)
-        last_id = 0
-        while True:
-            _check(cancel)
-            with read() as store:
-                batch = store.models.side_pending(model_id, EMBED_WINDOW, after_id=last_id)
-            if not batch:
-                break
-            last_id = batch[-1][0]
-            batch.sort(key=lambda row: (len(row[1]), row[0]))
-            for start in range(0, len(batch), EMBED_SLICE):
-                _check(cancel)
-                part = batch[start : start + EMBED_SLICE]
-                te = time.perf_counter()
-                vectors = embedder.embed_documents([text for _, text in part])
-                summary.embed_s += time.perf_counter() - te
-                _check(cancel)
-                with write() as store:
-                    if store.models.target() != model_id:
-                        raise Cancelled()  # another model was chosen meanwhile: this build is over
-                    done += store.models.store_side(model_id, [cid for cid, _ in part], vectors,
-                                                    [text for _, text in part])
-                elapsed = time.perf_counter() - t0
-                emit(total, done / elapsed if elapsed > 0 else 0.0)
+        def side_window(store: Store, after: int) -> list[tuple[int, str]]:
+            return store.models.side_pending(model_id, EMBED_WINDOW, after_id=after)
+
+        for ids, texts, vectors in embedded_slices(read, side_window, embedder, cancel, summary):
+            with write() as store:
+                if store.models.target() != model_id:
+                    raise Cancelled()  # another model was chosen meanwhile: this build is over
+                done += store.models.store_side(model_id, ids, vectors, texts)
+            elapsed = time.perf_counter() - t0
+            emit(total, done / elapsed if elapsed > 0 else 0.0)
         with write() as store:  # passages added meanwhile are found by the same query: complete means complete
             if store.models.target() != model_id or store.models.side_missing(model_id):
                 return False

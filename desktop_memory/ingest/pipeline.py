@@ -15,12 +15,13 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import apsw
+import numpy as np
 
 from ..chunking import chunk_document
 from ..chunking.dedupe import chunk_key, dedupe_within
@@ -421,35 +422,50 @@ def embed_pending_shared(read: StoreLease, write: StoreLease, embedder: Embedder
             total = store.pending_count()
         rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
         started = time.perf_counter()
-        last_id = 0
-        while True:
-            _check(cancel)
-            with read() as store:
-                batch = store.pending_chunks(EMBED_WINDOW, after_id=last_id)
-            if not batch:
-                break
-            last_id = batch[-1][0]
-            batch.sort(key=lambda row: (len(row[1]), row[0]))
-            for start in range(0, len(batch), EMBED_SLICE):
-                _check(cancel)
-                part = batch[start : start + EMBED_SLICE]
-                te = time.perf_counter()
-                vectors = embedder.embed_documents([text for _, text in part])
-                summary.embed_s += time.perf_counter() - te
-                _check(cancel)
-                ts = time.perf_counter()
-                with write() as store:
-                    if store.model_info()[0] != embedder.model_id:
-                        raise Cancelled()  # the model was switched meanwhile: these are not the index's vectors
-                    done += store.store_vectors([cid for cid, _ in part], vectors, texts=[text for _, text in part])
-                summary.store_s += time.perf_counter() - ts
-                elapsed = time.perf_counter() - started
-                rate = done / elapsed if elapsed > 0 else 0.0
-                rep.emit(chunks_embedded=done, chunks_per_s=rate,
-                         eta_s=(max(0, total - done) / rate) if rate > 0 else None)
+        def queue_window(store: Store, after: int) -> list[tuple[int, str]]:
+            return store.pending_chunks(EMBED_WINDOW, after_id=after)
+
+        for ids, texts, vectors in embedded_slices(read, queue_window, embedder, cancel, summary):
+            ts = time.perf_counter()
+            with write() as store:
+                if store.model_info()[0] != embedder.model_id:
+                    raise Cancelled()  # the model was switched meanwhile: these are not the index's vectors
+                done += store.store_vectors(ids, vectors, texts=texts)
+            summary.store_s += time.perf_counter() - ts
+            elapsed = time.perf_counter() - started
+            rate = done / elapsed if elapsed > 0 else 0.0
+            rep.emit(chunks_embedded=done, chunks_per_s=rate,
+                     eta_s=(max(0, total - done) / rate) if rate > 0 else None)
     except EmbedderError as exc:
         summary.embed_error = str(exc)
     finally:
         summary.chunks_embedded += done
     rep.emit(force=True)
     return done
+
+
+def embedded_slices(read: StoreLease, fetch: Callable[[Store, int], list[tuple[int, str]]], embedder: Embedder,
+                    cancel: threading.Event | None,
+                    summary: IndexSummary) -> Iterator[tuple[list[int], list[str], np.ndarray]]:
+    """The one loop of the slice-committing embeddings (the queue, a model built beside): ``fetch`` windows of
+    (chunk id, text) after an id on a leased reader, sort each by length (similar lengths pad little), embed it in
+    slices of ``EMBED_SLICE`` and yield (ids, texts, vectors) for the caller to commit under the writer. A cancel
+    seen before or after a slice's embedding ends the loop (Cancelled) without yielding that slice."""
+    last_id = 0
+    while True:
+        _check(cancel)
+        with read() as store:
+            batch = fetch(store, last_id)
+        if not batch:
+            return
+        last_id = batch[-1][0]
+        batch.sort(key=lambda row: (len(row[1]), row[0]))
+        for start in range(0, len(batch), EMBED_SLICE):
+            _check(cancel)
+            part = batch[start : start + EMBED_SLICE]
+            texts = [text for _, text in part]
+            te = time.perf_counter()
+            vectors = embedder.embed_documents(texts)
+            summary.embed_s += time.perf_counter() - te
+            _check(cancel)
+            yield [cid for cid, _ in part], texts, vectors
