@@ -389,7 +389,7 @@ class Watcher:
             return  # stopped: the next start catches up
         scan_s = time.perf_counter() - t0
         if not plan:
-            self._emit(WatchUpdate(CATCH_UP, f"{folder} is up to date (checked {len(known)} files in {scan_s:.2f} s)",
+            self._emit(WatchUpdate(CATCH_UP, f"{folder} is up to date (checked {plan.checked} files in {scan_s:.2f} s)",
                                    elapsed_s=scan_s, watching=self.watching_count()))
             return
         self._in_writer(self._index_planned, folder, plan, t0)

@@ -108,3 +108,26 @@ def test_the_readme_example_remove_then_watch_does_not_read_it_again(tmp_path):
     assert not [line for line in listed.splitlines() if line.startswith("indexed") and "PRIVACY" in line]
     res = run_cli(db, "index", "-q", str(root / "docs" / "PRIVACY.md"), config=config)
     assert res.returncode == 0 and "included again" in res.stdout, res.stdout
+
+
+def test_the_catch_up_counts_only_the_files_it_checked_not_a_removal_in_progress(tmp_path, svc):
+    """Before: "up to date (checked 4 files)" while two of them were a removal still in progress (the QA walk saw
+    "checked 3008 files" for a folder of a few hundred)."""
+    import threading
+
+    from desktop_memory.watch import Watcher
+    from desktop_memory.watch.update import CATCH_UP
+
+    from .conftest import Recorder
+
+    root = make_tree(tmp_path / "notes", FILES)
+    svc.index_paths([root])
+    rec = Recorder()
+    watcher = Watcher(svc, on_update=rec)  # not started: nothing finishes the removal below meanwhile
+    stopped = threading.Event()
+    stopped.set()  # a `remove` killed at once: its intent is recorded, its documents are still listed
+    assert svc.remove_paths([str(root / "sub")], cancel=stopped, exclude=True) == 0
+    assert svc.pending_removals() == [str(root / "sub")] and len(svc.indexed_under(str(root))) == 4
+    watcher._catch_up(str(root))
+    said = [u.message for u in rec.of(CATCH_UP)]
+    assert len(said) == 1 and "checked 2 files" in said[0], said
