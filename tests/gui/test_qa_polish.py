@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_memory.config import Settings, WatchSettings
+from desktop_memory.gui.status_bar import StatusBar
 
 from .helpers import drop, wait_job
 
@@ -44,3 +45,57 @@ def test_the_included_again_banner_leaves_when_the_library_it_names_is_removed(q
     w.remove_paths([str(root)])  # the whole library leaves: the banner naming part of it goes too
     qtbot.waitUntil(lambda: w.svc.roots() == [], timeout=20000)
     qtbot.waitUntil(lambda: not _included_banner(w), timeout=10000)
+
+
+def _killed_removal(svc, folder: Path) -> None:
+    """What a `desktop-memory remove FOLDER` killed at once leaves: the intent recorded, every document still there."""
+    import threading
+
+    stopped = threading.Event()
+    stopped.set()
+    assert svc.remove_paths([str(folder)], cancel=stopped, exclude=True) == 0
+    assert svc.pending_removals() == [str(folder)]
+
+
+def _status_lines(w) -> list[str]:
+    said: list[str] = []
+    w.status.messageChanged.connect(lambda text: said.append(text) if text else None)
+    return said
+
+
+def test_a_removal_finished_at_start_is_shown_with_its_folder_and_count_then_done(qtbot, make_window, hash_factory,
+                                                                                tmp_path, monkeypatch):
+    gone = _tree(tmp_path / "gone", 20, "walrus")
+    keep = _tree(tmp_path / "keep", 2, "kiwi")
+    settings = _settings(tmp_path)
+    svc = hash_factory(settings)
+    svc.index_paths([gone, keep])
+    _killed_removal(svc, gone)
+    svc.close()
+
+    said: list[str] = []  # every status-bar line from the window's first moment (it opens the library at once)
+    show = StatusBar.showMessage
+    monkeypatch.setattr(StatusBar, "showMessage", lambda self, text, *a: (said.append(text), show(self, text, *a)))
+    w = make_window(hash_factory, settings)
+    qtbot.waitUntil(lambda: any(t.startswith("Finished the removal of “gone”") for t in said), timeout=20000)
+    assert any(t.startswith("Finishing the removal of “gone”") for t in said), said
+    assert "20 documents removed" in next(t for t in said if t.startswith("Finished the removal")), said
+    assert w.svc.pending_removals() == [] and w.svc.search("walrus", backend="keyword") == []
+
+
+def test_a_removal_another_process_left_unfinished_is_shown_when_the_window_finishes_it(qtbot, make_window,
+                                                                                        hash_factory, tmp_path):
+    gone = _tree(tmp_path / "gone", 20, "walrus")
+    keep = _tree(tmp_path / "keep", 2, "kiwi")
+    settings = _settings(tmp_path)
+    w = make_window(hash_factory, settings)
+    drop(w, [gone, keep])
+    wait_job(qtbot, w)
+    qtbot.waitUntil(lambda: w.watch.ready and w.watch.watching_count() == 2, timeout=20000)
+    said = _status_lines(w)
+    other = hash_factory(settings)  # `desktop-memory remove gone`, killed: another process, the same library
+    _killed_removal(other, gone)
+    other.close()
+    qtbot.waitUntil(lambda: any(t.startswith("Finished the removal of “gone”") for t in said), timeout=40000)
+    assert any(t.startswith("Finishing the removal of “gone” (20 files)") for t in said), said
+    assert w.svc.pending_removals() == []
