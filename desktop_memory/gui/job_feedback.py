@@ -52,7 +52,7 @@ def embedding_line(p: IndexProgress) -> str:
     if p.current.startswith("building "):
         what += f" ({p.current} beside the library's own)"
     if p.chunks_to_embed:
-        return f"{what}: {min(p.chunks_embedded, p.chunks_to_embed):,} of {p.chunks_to_embed:,}"
+        return f"{what}: {min(p.chunks_embedded, p.chunks_to_embed):,} of {p.chunks_to_embed:,} this run"
     return what
 
 

@@ -99,3 +99,23 @@ def test_a_removal_another_process_left_unfinished_is_shown_when_the_window_fini
     qtbot.waitUntil(lambda: any(t.startswith("Finished the removal of “gone”") for t in said), timeout=40000)
     assert any(t.startswith("Finishing the removal of “gone” (20 files)") for t in said), said
     assert w.svc.pending_removals() == []
+
+
+def test_the_embedding_panel_shows_one_count_of_vectors(qtbot, make_window, tmp_path):
+    """Before: the panel's line said "48 of 464" and its detail "semantic: 12/40 chunks embedded" (the library's
+    Stats, read at another moment): two counts that contradict, at once."""
+    from desktop_memory.models import IndexProgress
+    from desktop_memory.service import MemoryService
+    from tests.support.paced import PacedEmbedder, write_folder
+
+    office = write_folder(tmp_path / "office", files=40, word="quokka")
+    w = make_window(lambda settings: MemoryService(settings, embedder=PacedEmbedder(0.3)))
+    drop(w, [office])
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed", timeout=30000)
+    qtbot.waitUntil(lambda: w.progress.vectors is not None, timeout=20000)
+    w.index_jobs.progress.emit(IndexProgress(phase="embed", chunks_to_embed=464, chunks_embedded=48))
+    line, detail = w.progress.current.text(), w.progress.detail.text()
+    assert "48 of 464 this run" in line, line
+    assert "semantic: 48/464 chunks embedded" in detail, detail  # the same count, at the same moment
+    w.cancel_job()
+    wait_job(qtbot, w)
