@@ -25,17 +25,38 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..errors import Cancelled, UserError
-from ..jobs import EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
+from ..jobs import AUTO, EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..service_api import MemoryApi
 from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SHOW_EMBED_AFTER_S", "SHOW_EMBED_AT", "IndexJobController", "Job"]
+__all__ = ["SHOW_EMBED_AFTER_S", "SHOW_EMBED_AT", "IndexJobController", "Job", "finishing_text"]
 
 SHOW_EMBED_AT = 64  # passages: a watched embedding this big is shown (a saved note adds a few)
 SHOW_EMBED_AFTER_S = 2.0  # ... or one running this long (a slow model, a remote server)
+
+
+def _names(paths: list[str]) -> str:
+    if not paths:  # only the erasing of what was removed is left
+        return "what was removed earlier"
+    names = ", ".join(f"“{os.path.basename(p.rstrip(os.sep)) or p}”" for p in paths[:2])
+    return names + (f" and {len(paths) - 2} more" if len(paths) > 2 else "")
+
+
+def finishing_text(job: Job, prog: IndexProgress | None = None, done: int | None = None) -> str:
+    """The status bar's line for a removal the app finishes by itself (one a quit or a killed `remove` left
+    unfinished): said like any removal, never silent (issue 30 item 5)."""
+    names = _names(job.paths)
+    if done is not None:
+        return f"Finished the removal of {names}: {done:,} documents removed (files on disk are untouched)"
+    if prog is None or not prog.files_total:
+        return f"Finishing the removal of {names}…"
+    files = f"{prog.files_total:,} file" + ("" if prog.files_total == 1 else "s")
+    if prog.phase == "erase":
+        return f"Finishing the removal of {names} ({files}): erasing their text from the database file…"
+    return f"Finishing the removal of {names} ({files})… {prog.files_done:,} of {prog.files_total:,} removed"
 
 
 class IndexJobController(QObject):
@@ -67,6 +88,7 @@ class IndexJobController(QObject):
         self._busy = False
         self._awaiting: set[int] = set()  # jobs asked for whose end has not reached the UI thread yet
         self._removed_early: set[int] = set()  # removals whose documents are gone while their text is erased
+        self._finished_removals: set[int] = set()  # removals whose end was said
         self._failed_in_burst = False
         self.burst_read: IndexSummary | None = None  # the reads of the burst shown now
         self.outcomes: dict[str, FileOutcome] = {}
@@ -95,6 +117,10 @@ class IndexJobController(QObject):
             self._stop_telling = on_busy_wait(self._waited.emit)  # any thread → the UI thread (queued)
         sched = self._sched = service.scheduler
         self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
+        resumed = sched.resumed_removal  # started before we listened: said now (its later events follow)
+        if resumed is not None:
+            kind = "done" if resumed.finished else "resumed"
+            self._arrived.emit(sched, Event(kind, resumed, resumed.summary.removed))
         waiting, self._waiting = self._waiting, []
         for job in waiting:
             self._awaiting.add(sched.read(job.paths, job.force).id)
@@ -223,25 +249,38 @@ class IndexJobController(QObject):
         job = ev.job
         if job is not None and ev.kind in ("done", "failed", "dropped"):
             self._awaiting.discard(job.id)
+        auto = job is not None and job.kind == REMOVE and job.source == AUTO  # finished by the app itself
+        if ev.kind == "resumed" and job is not None and auto:
+            self.removing.emit(finishing_text(job))
+            return
         if ev.kind == "progress" and job is not None and job.kind == REMOVE:
             prog: IndexProgress = ev.payload
             if prog.phase == "remove":
-                self.removing.emit(f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
+                self.removing.emit(finishing_text(job, prog) if auto else
+                                   f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
             elif prog.phase == "erase" and job.id not in self._removed_early:
                 # every document is gone: the Library and the results catch up now, not after the erasing
                 self._removed_early.add(job.id)
                 for p in job.paths:
                     self.outcomes.pop(p, None)
                 self.removed.emit(prog.files_done, list(job.paths))  # the job's count as of this event
+                if auto:
+                    self.removing.emit(finishing_text(job, prog))
             return
         if ev.kind == "done" and job is not None and job.kind == REMOVE:
+            if job.id in self._finished_removals:
+                return  # said already (it ended before this window listened, and its own event came too)
+            self._finished_removals.add(job.id)
             for p in job.paths:
                 self.outcomes.pop(p, None)
             if job.id in self._removed_early:
                 self._removed_early.discard(job.id)
-                self.removing.emit("Removed; their text is erased from the database file")
+                if not auto:
+                    self.removing.emit("Removed; their text is erased from the database file")
             else:
                 self.removed.emit(int(ev.payload or 0), list(job.paths))
+            if auto:
+                self.removing.emit(finishing_text(job, done=int(ev.payload or 0)))
             return
         if ev.kind == "failed" and job is not None and isinstance(job.error, Cancelled):
             return  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)

@@ -52,7 +52,7 @@ def embedding_line(p: IndexProgress) -> str:
     if p.current.startswith("building "):
         what += f" ({p.current} beside the library's own)"
     if p.chunks_to_embed:
-        return f"{what}: {min(p.chunks_embedded, p.chunks_to_embed):,} of {p.chunks_to_embed:,}"
+        return f"{what}: {min(p.chunks_embedded, p.chunks_to_embed):,} of {p.chunks_to_embed:,} this run"
     return what
 
 
@@ -82,6 +82,7 @@ class JobFeedback(QObject):
         self._reembed, self._settings = reembed, settings
         self._removed: list[str] = []  # folders/files removed while the shown job ran: its report leaves them out
         self._model_changed = False  # the next manual embedding is a re-embedding (new model), not a catch-up
+        self._included: list[str] = []  # what the "Included again" banner names
         jobs.started.connect(self._started)
         jobs.accepted.connect(self._accepted)
         jobs.queue_changed.connect(self._queue_changed)
@@ -89,6 +90,7 @@ class JobFeedback(QObject):
         jobs.succeeded.connect(self._done)
         jobs.failed.connect(self._failed)
         jobs.error.connect(self.error_banner)
+        jobs.removed.connect(self._left_library)
         progress.cancel_requested.connect(self.cancel)
 
     def model_changed(self) -> None:
@@ -182,11 +184,20 @@ class JobFeedback(QObject):
             more = f" and {len(summary.included_again) - 3} more" if len(summary.included_again) > 3 else ""
             self.banners.show_message(f"Included again: {names}{more} (you had removed it from the library).",
                                       "info", key="included-again")
+            self._included = list(summary.included_again)
         if summary.embed_error:
             self.banners.show_message(
                 f"Files are keyword-searchable, but vectors could not be made: {summary.embed_error}",
                 "warning", key="embed-error",
                 actions=[("Retry embedding", self._reembed), ("Settings…", self._open_settings)])
+
+    def _left_library(self, _n: int, paths: list[str]) -> None:
+        """What the "Included again" banner names left the library again (it, or a folder holding it, was
+        removed): the banner goes too, instead of naming what is no longer there."""
+        gone = [p.rstrip(os.sep) or p for p in paths]
+        if self._included and all(any(i == g or i.startswith(g + os.sep) for g in gone) for i in self._included):
+            self._included = []
+            self.banners.dismiss("included-again")
 
     def _open_settings(self) -> None:
         self._settings()

@@ -222,6 +222,12 @@ class ProgressPanel(QFrame):
             else []
         if self.vectors is not None and (p.chunks_to_embed or p.phase == "embed"):
             vectors, chunks = self.vectors  # the status bar's count (Stats), never a second, per-run one
+            if p.phase == "embed" and p.chunks_to_embed and not p.current.startswith("building "):
+                # while this run counts its passages ("496 of 3,008 this run"), the library's count is taken at the
+                # same moment: what this run has left is all that is missing (Stats, read seconds earlier, said
+                # "432/3,009" beside it: a QA walk)
+                chunks = max(chunks, p.chunks_to_embed)
+                vectors = chunks - max(0, p.chunks_to_embed - p.chunks_embedded)
             bits.append(f"semantic: {vectors:,}/{chunks:,} chunks embedded")
         if p.chunks_per_s:
             bits.append(f"{p.chunks_per_s:,.0f} chunks/s")

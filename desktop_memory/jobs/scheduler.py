@@ -113,6 +113,7 @@ class Scheduler:
         self._burst: Burst | None = None
         self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
         self._removal_seen: tuple[tuple[str, ...], int] | None = None  # finish_stalled_removal's last look
+        self.resumed_removal: Job | None = None  # the start-up finish, for a front end that subscribes after it
         self._finish_interrupted_removals()
 
     # ---------- the person's pause, kept in the library ----------
@@ -149,7 +150,7 @@ class Scheduler:
             log.warning("could not read the pending removals", exc_info=True)
             return
         if pending or erasing:  # (no paths: only the erasing of what was removed is left)
-            self._submit(Job(REMOVE, list(pending), source=AUTO))
+            self.resumed_removal = self._submit(Job(REMOVE, list(pending), source=AUTO))
 
     def finish_stalled_removal(self) -> Job | None:
         """A removal another process began while this one runs, and was killed in (`remove` beside the window or

@@ -25,6 +25,7 @@ class Plan:
     index: list[str] = field(default_factory=list)
     remove: list[str] = field(default_factory=list)
     ignored: int = 0  # changed paths the walk's rules leave out (.git/, hidden, ignored patterns, outside)
+    checked: int = 0  # files the walk compared (not what is excluded, nor a removal's documents still listed)
 
     def __bool__(self) -> bool:
         return bool(self.index or self.remove)
@@ -122,4 +123,5 @@ def catch_up_plan(root: str, known: Mapping[str, tuple[int, float]], settings: I
     holding = {os.path.dirname(p) for p in seen}
     plan.remove = [p for p in sorted(known) if p not in seen and gone_as_file(p)
                    and not (os.path.isdir(p) and any(is_inside(h, p) for h in holding))]
+    plan.checked = len(seen)
     return plan

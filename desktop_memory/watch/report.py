@@ -20,6 +20,14 @@ def display(path: str, library: Sequence[str]) -> str:
     return os.path.join(os.path.basename(root), os.path.relpath(path, root))
 
 
+def removal_names(paths: Sequence[str]) -> str:
+    """The folders of a removal finished by the watch itself (none: only the erasing of removed text is left)."""
+    if not paths:
+        return "removed text (erasing it from the database file)"
+    more = f" (+{len(paths) - SHOWN_PATHS} more)" if len(paths) > SHOWN_PATHS else ""
+    return ", ".join(paths[:SHOWN_PATHS]) + more
+
+
 def summary_update(kind: str, summary: IndexSummary, library: Sequence[str], *, removed_paths: Sequence[str],
                    events: int, elapsed: float, watching: int, prefix: str = "") -> WatchUpdate:
     touched = [o.path for o in summary.outcomes if o.status in ("indexed", "failed", "skipped")]

@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..jobs import EMBED, Event
+from ..jobs import AUTO, EMBED, REMOVE, Event, Job
 from ..models import IndexSummary, is_inside
 from .batch import index_batch
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
 from .plan import Plan, catch_up_plan, outermost, plan_changes
 from .plan import norm as _norm
-from .report import summary_update
+from .report import removal_names, summary_update
 from .update import (
     CATCH_UP,
     CHANGE,
@@ -97,6 +97,7 @@ class Watcher:
         if not embed:  # `desktop-memory watch --no-embed`: this process's scheduler reads, it does not embed
             self._scheduler.auto_embed = False
         self._unsubscribe: Callable[[], None] | None = None
+        self._removals_said: set[int] = set()  # removals finished by the scheduler whose end was said
         self._recheck: threading.Timer | None = None
         self.ready = threading.Event()  # set once the first catch-up is done (tests, benchmarks, the GUI wait on it)
         self._watching_reported = -1
@@ -110,6 +111,11 @@ class Watcher:
             return
         self._observer.start()
         self._unsubscribe = self._scheduler.subscribe(self._scheduler_event)
+        resumed = self._scheduler.resumed_removal  # finished at start, before we listened: said, like any removal
+        if resumed is not None:
+            self._say_removal(resumed, "finishing")
+            if resumed.finished:  # (its own "done" may come too: said once)
+                self._say_removal(resumed, "finished")
         self._thread = threading.Thread(target=self._run, name="desktop-memory-watch", daemon=True)
         self._thread.start()
 
@@ -266,13 +272,32 @@ class Watcher:
             self._sync_and_catch_up(False)
         job = self._scheduler.finish_stalled_removal()  # one killed beside us is finished now, not at the next start
         if job is not None:
-            self._emit(WatchUpdate(CATCH_UP, f"finishing a removal another process left unfinished: "
-                                   f"{', '.join(job.paths)}", watching=self.watching_count()))
+            self._say_removal(job, "finishing", "another process left unfinished")
+
+    def _say_removal(self, job: Job, phase: str, why: str = "left unfinished") -> None:
+        """A removal this process finishes by itself is said, with its size, then its end (issue 30 item 5)."""
+        if phase == "finished":
+            if job.id not in self._removals_said:
+                self._removals_said.add(job.id)
+                self._emit(WatchUpdate(CATCH_UP, f"finished the removal of {removal_names(job.paths)}: "
+                                       f"{job.summary.removed:,} documents removed", removed=job.summary.removed,
+                                       watching=self.watching_count()))
+            return
+        try:
+            left = self._service.stats().removing_documents
+        except Exception:  # a library that cannot be read just now: said without the count
+            left = 0
+        files = f" ({left:,} files)" if left else ""
+        self._emit(WatchUpdate(CATCH_UP, f"finishing a removal {why}: {removal_names(job.paths)}{files}…",
+                               watching=self.watching_count()))
 
     def _scheduler_event(self, event: Event) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
         if event.kind == "removing":
             self._forget(list(event.payload))
+        elif event.kind == "done" and event.job is not None and event.job.kind == REMOVE \
+                and event.job.source == AUTO:
+            self._say_removal(event.job, "finished")
         elif event.kind == "done" and event.job is not None and event.job.kind == EMBED:
             s = event.job.summary
             if s.embed_error:
@@ -389,7 +414,7 @@ class Watcher:
             return  # stopped: the next start catches up
         scan_s = time.perf_counter() - t0
         if not plan:
-            self._emit(WatchUpdate(CATCH_UP, f"{folder} is up to date (checked {len(known)} files in {scan_s:.2f} s)",
+            self._emit(WatchUpdate(CATCH_UP, f"{folder} is up to date (checked {plan.checked} files in {scan_s:.2f} s)",
                                    elapsed_s=scan_s, watching=self.watching_count()))
             return
         self._in_writer(self._index_planned, folder, plan, t0)

@@ -108,3 +108,45 @@ def test_the_readme_example_remove_then_watch_does_not_read_it_again(tmp_path):
     assert not [line for line in listed.splitlines() if line.startswith("indexed") and "PRIVACY" in line]
     res = run_cli(db, "index", "-q", str(root / "docs" / "PRIVACY.md"), config=config)
     assert res.returncode == 0 and "included again" in res.stdout, res.stdout
+
+
+def test_the_catch_up_counts_only_the_files_it_checked_not_a_removal_in_progress(tmp_path, svc):
+    """Before: "up to date (checked 4 files)" while two of them were a removal still in progress (the QA walk saw
+    "checked 3008 files" for a folder of a few hundred)."""
+    import threading
+
+    from desktop_memory.watch import Watcher
+    from desktop_memory.watch.update import CATCH_UP
+
+    from .conftest import Recorder
+
+    root = make_tree(tmp_path / "notes", FILES)
+    svc.index_paths([root])
+    rec = Recorder()
+    watcher = Watcher(svc, on_update=rec)  # not started: nothing finishes the removal below meanwhile
+    stopped = threading.Event()
+    stopped.set()  # a `remove` killed at once: its intent is recorded, its documents are still listed
+    assert svc.remove_paths([str(root / "sub")], cancel=stopped, exclude=True) == 0
+    assert svc.pending_removals() == [str(root / "sub")] and len(svc.indexed_under(str(root))) == 4
+    watcher._catch_up(str(root))
+    said = [u.message for u in rec.of(CATCH_UP)]
+    assert len(said) == 1 and "checked 2 files" in said[0], said
+
+
+def test_a_removal_the_watch_finishes_at_start_is_said_with_its_size_then_its_end(tmp_path, svc, start_watcher):
+    """Before: `watch` finished a removal a killed `remove` left without a word (issue 30 item 5)."""
+    import threading
+
+    from desktop_memory.watch.update import CATCH_UP
+
+    root = make_tree(tmp_path / "notes", FILES)
+    svc.index_paths([root])
+    stopped = threading.Event()
+    stopped.set()  # a `remove` killed at once: its intent recorded, its documents still listed
+    svc.remove_paths([str(root / "sub")], cancel=stopped, exclude=True)
+    _watcher, rec = start_watcher()  # its scheduler finishes the removal first thing
+    wait_for(lambda: any("finished the removal" in u.message for u in rec.of(CATCH_UP)), what="the end said")
+    said = [u.message for u in rec.of(CATCH_UP)]
+    assert any(m.startswith(f"finishing a removal left unfinished: {root / 'sub'}") for m in said), said
+    assert any(m == f"finished the removal of {root / 'sub'}: 2 documents removed" for m in said), said
+    assert svc.pending_removals() == [] and keyword_hits(svc, "narwhal") == [str(root / "PRIVACY.md")]
