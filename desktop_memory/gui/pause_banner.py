@@ -88,4 +88,5 @@ def install_pause_banner(window: MainWindow) -> PauseBanner:
     window.index_jobs.started.connect(lambda _job: pb.refresh())
     window.index_jobs.finished.connect(pb.refresh)
     window.progress.closed.connect(pb.refresh)
+    window.progress.resume_shown.connect(pb.refresh)
     return pb

@@ -97,6 +97,7 @@ class ProgressPanel(QFrame):
     cancel_requested = Signal()
     resume_requested = Signal()
     closed = Signal()
+    resume_shown = Signal()  # the panel now says a pause with its own Resume (the pause banner steps aside)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -273,7 +274,7 @@ class ProgressPanel(QFrame):
             detail = paused_text(missing)
         else:
             detail = ""
-        self.resume_btn.setVisible(bool(missing) and not s.embed_error)
+        self._show_resume(bool(missing) and not s.embed_error)
         self.detail.setText(detail)
         self.detail.setVisible(bool(detail))
         self.cancel_btn.hide()
@@ -316,8 +317,13 @@ class ProgressPanel(QFrame):
         else:
             self.detail.setText("Every passage has its vector." if not missing else
                                 f"{counted(missing, 'passage')} without vectors — {RESUME_HINT}.")
-        self.resume_btn.setVisible(paused and bool(missing))
+        self._show_resume(paused and bool(missing))
         self.detail.show()
+
+    def _show_resume(self, visible: bool) -> None:
+        self.resume_btn.setVisible(visible)
+        if visible:
+            self.resume_shown.emit()
 
     def fail(self, message: str) -> None:
         self._ticker.stop()

@@ -85,6 +85,10 @@ class Watcher:
         self._paused_all = bool(ws.paused_all) and folders is None
         self._paused: set[str] = {_norm(f) for f in ws.paused} if folders is None else set()
         self._library: list[str] = []
+        # folders forgotten by a removal, counted: a sync whose read of the library began before one must not
+        # bring it back from that stale read (the removal's own commit may land just after it)
+        self._forgets = 0
+        self._forgotten: list[str] = []
         self._errors: dict[str, str] = {}
         self._debouncer = Debouncer(ws.quiet_ms / 1000, ws.max_wait_ms / 1000, poll_s=ROOTS_POLL_S)
         self._observer = observer or FolderObserver(self._debouncer.add, on_overflow=self._overflowed)
@@ -312,6 +316,8 @@ class Watcher:
         """Removed from the library: unwatched in the same step (the removal itself follows in the writer)."""
         gone = [_norm(p) for p in paths]
         with self._lock:
+            self._forgets += 1
+            self._forgotten = [*self._forgotten[-63:], *gone]
             before = len(self._library)
             self._library = [f for f in self._library if not any(is_inside(f, g) for g in gone)]
             changed = len(self._library) != before
@@ -342,10 +348,14 @@ class Watcher:
 
     def _sync(self) -> list[str]:
         """Bring the watches in line with the library and the pause state; returns the newly watched folders."""
+        with self._lock:
+            forgets = self._forgets
         roots = [_norm(r) for r in self._service.roots()]
         if self._only is not None:  # the named folders that are in the library (or inside one of its folders)
             roots = [f for f in self._only if any(is_inside(f, r) for r in roots)]
         with self._lock:
+            if self._forgets != forgets:  # a removal forgot folders while we read: that read may predate it
+                roots = [r for r in roots if not any(is_inside(r, g) for g in self._forgotten)]
             self._library = roots
         if self._debouncer.closed:
             return []

@@ -69,7 +69,7 @@ def test_the_catch_up_after_a_restart_shows_the_panel_with_cancel(make_window, p
     assert w.index_jobs.paused and w.last_summary is not None and w.last_summary.cancelled
     # the panel says the pause (with its Resume); once it is closed, the banner says it instead
     qtbot.waitUntil(w.progress.resume_btn.isVisible, timeout=10000)
-    assert _pause_banner(w) is None
+    qtbot.waitUntil(lambda: _pause_banner(w) is None, timeout=5000)  # (one banner for one pause: the panel's)
     w.progress.close_btn.click()
     qtbot.waitUntil(lambda: _pause_banner(w) is not None, timeout=10000)
     assert "Embedding is paused" in _pause_banner(w).text
