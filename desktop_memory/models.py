@@ -22,18 +22,6 @@ LINE_KINDS: tuple[str, ...] = ("markdown", "text", "code")  # kinds whose chunks
 HEADING_SEP = " › "  # between a breadcrumb's headings: in chunk texts, the chunks.heading_path column, every display
 
 
-def path_separator(path: str) -> str:
-    """The separator a stored path uses: a backslash only for a Windows path (backslashes and no slash)."""
-    return "\\" if ("\\" in path and "/" not in path) else "/"
-
-
-def is_inside(path: str, folder: str) -> bool:
-    """True when ``path`` is ``folder`` or lies below it. A string test (the path may be gone already) in the
-    separator the folder's path uses, so a stored Windows path is judged as Windows does."""
-    top = folder.rstrip("/\\")
-    return path in (folder, top) or path.startswith(top + path_separator(folder))
-
-
 # Document status values stored in the documents table (and a file's outcome in an indexing run).
 STATUS_INDEXED = "indexed"  # chunks (and FTS rows) committed; vectors may still be queued
 STATUS_SKIPPED = "skipped"  # by policy: binary, too big, no text layer, encrypted ...

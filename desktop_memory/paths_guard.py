@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Sequence
 
 from .errors import UserError
+from .paths import is_inside, normalise
 
 
 class OutsideLibrary(UserError):
@@ -26,15 +27,9 @@ def not_in_library(shown: str) -> str:
             "(a link leading out of it is not followed).")
 
 
-def is_under(path: str, folder: str) -> bool:
-    """``path`` is ``folder`` or lies below it (by name; a sibling sharing a prefix is not below it)."""
-    f = folder.rstrip("/\\") or folder
-    return path == f or path.startswith(f if f.endswith(os.sep) else f + os.sep)
-
-
 def owning_root(path: str, roots: Sequence[str]) -> str | None:
     """The deepest library folder holding ``path`` by name, or None."""
-    found = [r for r in roots if is_under(path, os.path.abspath(r))]
+    found = [r for r in roots if is_inside(path, os.path.abspath(r))]
     return max(found, key=len) if found else None
 
 
@@ -56,7 +51,7 @@ def _escapes(root: str, path: str, follow_symlinks: bool) -> bool:
         return False
     if _symlink_below(root, path):
         return True
-    return not is_under(os.path.realpath(path), os.path.realpath(root))
+    return not is_inside(os.path.realpath(path), os.path.realpath(root))
 
 
 def checked_path(raw: str | os.PathLike[str], roots: Sequence[str], *, follow_symlinks: bool,
@@ -69,7 +64,7 @@ def checked_path(raw: str | os.PathLike[str], roots: Sequence[str], *, follow_sy
     folder) is given back under the folder's own name, so it is never indexed twice."""
     text = os.fspath(raw)
     label = text if shown is None else shown
-    path = os.path.abspath(os.path.expanduser(text))
+    path = normalise(text)
     root = owning_root(path, roots)
     if root is not None:
         if _escapes(os.path.abspath(root), path, follow_symlinks):
@@ -78,7 +73,7 @@ def checked_path(raw: str | os.PathLike[str], roots: Sequence[str], *, follow_sy
     real = os.path.realpath(path)
     for r in sorted(roots, key=len, reverse=True):
         real_root = os.path.realpath(r)
-        if is_under(real, real_root):
+        if is_inside(real, real_root):
             inside = os.path.normpath(os.path.join(os.path.abspath(r), os.path.relpath(real, real_root)))
             if not _escapes(os.path.abspath(r), inside, follow_symlinks):
                 return inside
@@ -97,7 +92,7 @@ def checked_glob(glob: str, roots: Sequence[str]) -> str:
     if posixpath.isabs(text.replace("\\", "/")) or os.path.isabs(text):
         fixed = text.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]
         base = fixed if fixed.endswith(("/", "\\")) else os.path.dirname(fixed)
-        if not any(is_under(os.path.abspath(r), base.rstrip("/\\") or "/") or
-                   is_under(base.rstrip("/\\") or "/", os.path.abspath(r)) for r in roots):
+        if not any(is_inside(os.path.abspath(r), base.rstrip("/\\") or "/") or
+                   is_inside(base.rstrip("/\\") or "/", os.path.abspath(r)) for r in roots):
             raise OutsideLibrary(not_in_library(glob))
     return text

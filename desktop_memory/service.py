@@ -61,8 +61,8 @@ from .models import (
     SearchFilters,
     SearchResult,
     Stats,
-    is_inside,
 )
+from .paths import inside_any, normalise
 from .paths_guard import checked_path
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.dense import warm as warm_dense
@@ -355,7 +355,7 @@ class MemoryService:
         library folder leaves the library, and a folder or file inside one becomes an exclusion, recorded in the
         same transaction as the intent, so no watcher, catch-up, re-read or later start brings it back
         (store/exclusions.py)."""
-        asked = [printable_path(os.path.abspath(os.path.expanduser(str(p)))) for p in paths]
+        asked = [printable_path(normalise(p)) for p in paths]
         with self.writing() as store:
             # a typo (no such path, nothing indexed there) is not recorded as an exclusion
             keep_out = [p for p in asked if os.path.lexists(p) or store.count_under([p])] if exclude else []
@@ -416,7 +416,7 @@ class MemoryService:
     def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
         """Include again: every exclusion at or below ``paths`` is lifted (nothing is read here; index them next).
         Returns the exclusions lifted."""
-        asked = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
+        asked = [normalise(p) for p in paths]
         with self.writing() as store:
             return store.lift_exclusions(asked, under=True)
 
@@ -666,7 +666,7 @@ class MemoryService:
         with self.reading() as store:
             docs = store.list_documents()
             pending = store.pending_removals()
-        return [d for d in docs if not _under_any(d.path, pending)] if pending else docs
+        return [d for d in docs if not inside_any(d.path, pending)] if pending else docs
 
     def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
                         eager_limit: int = 1000) -> LibraryListing:
@@ -760,13 +760,9 @@ class MemoryService:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
         with self.reading() as store:
             found = read_passage(store, chunk_id, neighbours)
-            if found is not None and _under_any(found.passage.source, store.pending_removals()):
+            if found is not None and inside_any(found.passage.source, store.pending_removals()):
                 return None  # being removed (an interrupted removal the next writer finishes): as good as gone
             return found
-
-
-def _under_any(path: str, folders: Sequence[str]) -> bool:
-    return any(is_inside(path, f) for f in folders)
 
 
 def _removal_problems(store: Store) -> list[str]:

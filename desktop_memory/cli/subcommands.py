@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..config import Settings, settings_path
 from ..errors import UserError
 from ..models import IndexProgress, SearchFilters
+from ..paths import normalise
 from ..settings_file import load_settings, reset_settings
 from ..settings_keys import unknown_settings
 from .output import EMPTY_LIBRARY, ProgressBar, print_stats, print_summary
@@ -149,7 +150,7 @@ def _empty_note(svc: MemoryService) -> None:
 
 
 def _filters(args: argparse.Namespace) -> SearchFilters:
-    prefix = os.path.abspath(os.path.expanduser(args.path_prefix)) if args.path_prefix else None
+    prefix = normalise(args.path_prefix) if args.path_prefix else None
     return SearchFilters(path_prefix=prefix, path_glob=args.path_glob, kinds=tuple(args.kind),
                          modified_since=args.since, modified_until=args.until)
 
@@ -291,10 +292,10 @@ def remove(svc: MemoryService, args: argparse.Namespace) -> int:
     if n or unregistered or excluded:
         return 0
     for path in args.paths:  # nothing changed: a typo, a path outside the library, or one removed before
-        full = os.path.abspath(os.path.expanduser(path))
+        full = normalise(path)
         print(f"{full} was removed before (`desktop-memory include {full}` brings it back)" if full in excluded_before
               else f"nothing in the library at {full} (`desktop-memory list` shows what is indexed)", file=sys.stderr)
-    return 0 if all(os.path.abspath(os.path.expanduser(p)) in excluded_before for p in args.paths) else 1
+    return 0 if all(normalise(p) in excluded_before for p in args.paths) else 1
 
 
 def include(svc: MemoryService, args: argparse.Namespace) -> int:
@@ -386,7 +387,7 @@ def watch(svc: MemoryService, args: argparse.Namespace) -> int:
     """Watch in the foreground, a line per update, until Ctrl+C (or SIGTERM): then stop cleanly, exit 0."""
     from ..watch import Watcher, WatchUpdate
 
-    folders = [os.path.abspath(os.path.expanduser(f)) for f in args.folders] or None
+    folders = [normalise(f) for f in args.folders] or None
     for folder in folders or []:
         if not os.path.isdir(folder):
             raise UserError(f"not a folder: {folder}")

@@ -12,14 +12,14 @@ import posixpath
 from collections.abc import Iterable
 from typing import Literal
 
-from ..models import is_inside, path_separator
+from ..paths import is_inside, separator
 
 PathStyle = Literal["relative", "absolute", "name"]
 PATH_STYLES: tuple[PathStyle, ...] = ("relative", "absolute", "name")
 
 
 def _basename(path: str) -> str:
-    return ntpath.basename(path) if path_separator(path) == "\\" else posixpath.basename(path.rstrip("/")) or path
+    return ntpath.basename(path) if separator(path) == "\\" else posixpath.basename(path.rstrip("/")) or path
 
 
 def display_path(path: str, roots: Iterable[str] = (), style: str = "relative") -> str:
@@ -29,7 +29,7 @@ def display_path(path: str, roots: Iterable[str] = (), style: str = "relative") 
         return path
     if style == "name":
         return _basename(path)
-    sep = path_separator(path)
+    sep = separator(path)
     best = ""
     for root in roots:
         r = root.rstrip("/\\")

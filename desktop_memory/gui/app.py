@@ -10,7 +10,6 @@ import argparse
 import dataclasses
 import gc
 import logging
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -21,6 +20,7 @@ from .. import APP_NAME, __version__
 from ..app_dirs import GUI_LOG, log_dir
 from ..config import Settings, settings_path
 from ..errors import SettingsError
+from ..paths import normalise
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 from ..settings_file import load_settings
 from .platform_libs import check_platform_libs
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
 
-    paths = [os.path.abspath(p) for p in args.paths]  # links kept: the app checks them (paths_guard), not us
+    paths = [normalise(p) for p in args.paths]  # links kept: the app checks them (paths_guard), not us
     if hand_off(settings.resolved_db_path(), {"cmd": "quick"} if args.quick else {"cmd": "show", "paths": paths}):
         return 0
     if app is None:

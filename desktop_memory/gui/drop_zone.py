@@ -13,6 +13,7 @@ from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from ..paths import normalise
 from .search_view import KIND_LABELS
 
 
@@ -31,7 +32,7 @@ def local_paths(mime: QMimeData | None) -> list[str]:
     out: list[str] = []
     for url in mime.urls():
         if url.isLocalFile():
-            p = os.path.abspath(url.toLocalFile())
+            p = normalise(url.toLocalFile())
             if os.path.exists(p) and p not in out:
                 out.append(p)
     return out

@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from ..errors import Cancelled, UserError
 from ..jobs import AUTO, EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
+from ..paths import normalise
 from ..service_api import MemoryApi
 from .tasks import TaskRunner
 
@@ -158,7 +159,7 @@ class IndexJobController(QObject):
     def add_paths(self, paths: list[str], force: bool = False, resume: bool = True) -> None:
         """Read files/folders in the background (keyword-searchable at once); their embedding follows. A drop ends
         a pause (new work); ``resume=False`` (a re-read of the library, F5) keeps it."""
-        paths = [os.path.abspath(p) for p in paths if p]
+        paths = [normalise(p) for p in paths if p]
         if not paths:
             return
         if self._sched is None:

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, SignalInstance
 
 from ..errors import StoreBusy, UserError
 from ..models import ContextReport, IndexProgress, IndexSummary
+from ..paths import inside_any
 from .banner import BannerArea
 from .context_controller import ContextController
 from .context_panel import ContextPanel
@@ -115,8 +116,7 @@ class JobFeedback(QObject):
 
     def remove(self, paths: list[str]) -> None:
         """Remove from the index (final); the status bar says so, and that a read of it stops first."""
-        reading = [f for f in self.jobs.folders_in_flight()
-                   if any(f == p or f.startswith(p.rstrip(os.sep) + os.sep) for p in paths)]
+        reading = [f for f in self.jobs.folders_in_flight() if inside_any(f, paths)]
         stops = " (reading it stops first)" if reading else ""
         if self.progress.isVisible() and self.progress.summary is None:
             self._removed += [p.rstrip(os.sep) or p for p in paths]
@@ -160,7 +160,7 @@ class JobFeedback(QObject):
             self.progress.current.setText(embedding_line(p))
 
     def _removed_path(self, path: str) -> bool:
-        return any(path == r or path.startswith(r + os.sep) for r in self._removed)
+        return inside_any(path, self._removed)
 
     def _done(self, summary: IndexSummary) -> None:
         if self._removed:  # a folder removed meanwhile: its problems and counts are no longer this run's
@@ -194,8 +194,7 @@ class JobFeedback(QObject):
     def _left_library(self, _n: int, paths: list[str]) -> None:
         """What the "Included again" banner names left the library again (it, or a folder holding it, was
         removed): the banner goes too, instead of naming what is no longer there."""
-        gone = [p.rstrip(os.sep) or p for p in paths]
-        if self._included and all(any(i == g or i.startswith(g + os.sep) for g in gone) for i in self._included):
+        if self._included and all(inside_any(i, paths) for i in self._included):
             self._included = []
             self.banners.dismiss("included-again")
 

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from ..models import STATUS_FAILED, STATUS_SKIPPED, DocumentInfo, FileOutcome, LibraryListing, LibraryQuery, is_inside
+from ..models import STATUS_FAILED, STATUS_SKIPPED, DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
+from ..paths import is_inside
 from .formatting import human_bytes, human_date, short_path
 from .library_tree import (
     C_CHUNKS,

@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled
-from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing, is_inside
+from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing
+from ..paths import is_inside
 from ..service_api import MemoryApi
 from .formatting import human_bytes
 from .library_model import LibraryModel, PathRole

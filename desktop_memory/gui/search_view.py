@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from ..config import BACKENDS
 from ..models import SearchFilters
+from ..paths import normalise
 
 BACKEND_LABELS = {
     "hybrid": "Hybrid (keyword + semantic)",
@@ -159,7 +160,7 @@ class SearchBar(QWidget):
             if any(ch in p for ch in "*?["):
                 f.path_glob = p if p.startswith(("*", "/")) or os.path.isabs(p) else "*" + p
             else:
-                f.path_prefix = os.path.abspath(os.path.expanduser(p))
+                f.path_prefix = normalise(p)
         days = int(self.age.currentData() or 0)
         if days:
             f.modified_since = time.time() - days * 86400

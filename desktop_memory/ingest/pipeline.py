@@ -35,8 +35,8 @@ from ..models import (
     FileOutcome,
     IndexProgress,
     IndexSummary,
-    is_inside,
 )
+from ..paths import is_inside, normalise
 from ..store import DocRow, Store
 from ..store.doc_writes import DocumentWrite
 from .detect import kind_from_name
@@ -103,7 +103,7 @@ def index_paths(
     excluded folder is still left out, with its reason."""
     with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
         summary = IndexSummary()
-        named, excluded = _honour_exclusions(store, [os.path.abspath(os.path.expanduser(str(p))) for p in paths],
+        named, excluded = _honour_exclusions(store, [normalise(p) for p in paths],
                                              include_excluded, summary)
         _index_paths(store, named, settings, embedder, progress=progress, cancel=cancel, force=force,
                      embed=embed, summary=summary, excluded=excluded)
@@ -193,21 +193,15 @@ def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: E
     return summary
 
 
-def _inside(path: str, folder: str) -> bool:
-    """True when ``path`` is ``folder`` or lies under it (whole path components: /a/bc is not inside /a/b)."""
-    folder = folder.rstrip(os.sep) or os.sep
-    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
-
-
 def _add_library_folder(store: Store, root: str) -> None:
     """A folder indexed inside a library folder is part of it, never a second, nested library folder (its sources
     stay named from the outer folder, and watching does not gain a folder); a folder that holds library folders
     takes their place."""
     existing = store.roots()
-    if any(_inside(root, r) for r in existing if r != root):
+    if any(is_inside(root, r) for r in existing if r != root):
         return
     for inner in existing:
-        if inner != root and _inside(inner, root):
+        if inner != root and is_inside(inner, root):
             store.remove_root(inner)
     store.add_root(root)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import IngestSettings
-from ..models import is_inside
+from ..paths import is_inside, normalise
 from .detect import binary_extension
 from .ignore import IgnoreRules
 
@@ -111,7 +111,7 @@ class _Walker:
     # -- roots ---------------------------------------------------------------------------------------------
 
     def walk_root(self, raw: str | Path) -> Iterator[WalkEntry]:
-        path = os.path.abspath(os.path.expanduser(os.fspath(raw)))
+        path = normalise(raw)
         if self.excluded and any(is_inside(path, x) for x in self.excluded):
             return
         if has_surrogates(path):  # as for any other file or folder whose name is not valid text

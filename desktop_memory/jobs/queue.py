@@ -9,13 +9,13 @@ than one slice.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import IndexSummary
+from ..paths import is_inside
 
 REMOVE, WATCH, READ, COMPACT, EMBED = "remove", "watch", "index", "compact", "embed"
 PRIORITY = {REMOVE: 0, WATCH: 1, READ: 2, COMPACT: 3, EMBED: 9}
@@ -30,11 +30,6 @@ def lane(kind: str) -> str:
 _WEIGHT = {WATCHED: 0, AUTO: 1, PERSON: 2}
 _ids = itertools.count(1)
 WatchWork = Callable[[threading.Event], IndexSummary]  # a watch batch, planned when it runs (see Watcher)
-
-
-def is_inside(path: str, folder: str) -> bool:
-    folder = folder.rstrip(os.sep)
-    return path == folder or path.startswith(folder + os.sep)
 
 
 @dataclass(eq=False)
@@ -173,6 +168,5 @@ __all__ = [
     "Job",
     "JobQueue",
     "WatchWork",
-    "is_inside",
     "lane",
 ]

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..models import IndexProgress
+from ..paths import is_inside
 from .queue import (
     AUTO,
     COMPACT,
@@ -57,7 +58,6 @@ from .queue import (
     Job,
     JobQueue,
     WatchWork,
-    is_inside,
 )
 from .summary import Burst, add_reads
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import WEAK, SearchFilters, SearchResult, is_inside
+from ..models import WEAK, SearchFilters, SearchResult
+from ..paths import is_inside
 from ..paths_guard import checked_glob
 from ..service import MemoryService
 from ..store.passages import StoredPassage
@@ -65,7 +66,7 @@ def existing(lib: Library, svc: MemoryService, raw: str) -> str:
     path that is neither is an error that says so, not an empty answer the model would take for "nothing about
     it"."""
     target = lib.resolve(svc, raw)
-    if os.path.lexists(target) or any(_under(d.path, target) for d in svc.documents()):
+    if os.path.lexists(target) or any(is_inside(d.path, target) for d in svc.documents()):
         return target
     raise UserError(f"{raw!r}: no such file or folder (it may have been moved or deleted; list_sources shows what "
                     "the library holds).")
@@ -163,10 +164,6 @@ def get_passage(lib: Library, svc: MemoryService, passage_id: int, neighbours: i
 
 # ---------------------------------------------------------------- list_sources
 
-def _under(path: str, folder: str) -> bool:
-    return is_inside(path, folder)
-
-
 def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: str | None,
                  limit: int) -> tuple[str, SourcesOut]:
     stats = svc.stats()
@@ -174,15 +171,15 @@ def list_sources(lib: Library, svc: MemoryService, folder: str | None, status: s
     roots = lib.roots(svc)
     folders = []
     for root in roots:
-        mine = [d for d in docs if _under(d.path, root)]
+        mine = [d for d in docs if is_inside(d.path, root)]
         folders.append(Folder(path=lib.show(svc, root), files=dict(Counter(d.status for d in mine)),
                               chunks=sum(d.chunks for d in mine)))
     if folder and folder.strip():
         base = existing(lib, svc, folder)
-        chosen = [d for d in docs if _under(d.path, base)]
+        chosen = [d for d in docs if is_inside(d.path, base)]
         scope = f"files under {lib.show(svc, base)}"
     else:
-        chosen = [d for d in docs if not any(_under(d.path, r) for r in roots)]
+        chosen = [d for d in docs if not any(is_inside(d.path, r) for r in roots)]
         scope = "files added on their own (not inside an indexed folder)"
     if status:
         chosen = [d for d in chosen if d.status == status]

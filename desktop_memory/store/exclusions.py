@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import apsw
 
-from ..models import is_inside
+from ..paths import is_inside
 from .rows import as_str
 
 

@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from ..errors import UserError
-from ..models import DOC_KINDS, SearchFilters, path_separator
+from ..models import DOC_KINDS, SearchFilters
+from ..paths import prefix_range
 
 MAX_GLOB_CHARS = 1000  # SQLite refuses GLOB patterns over 50,000 bytes with "pattern too complex"
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -104,10 +105,9 @@ def filter_sql(filters: SearchFilters | None, doc_alias: str = "d") -> tuple[str
     if filters.modified_until is not None:
         clauses.append(f"{doc_alias}.mtime <= ?")
         params.append(float(filters.modified_until))
-    for path in filters.exclude_paths:  # the path itself, or anything below it (models.is_inside as SQL)
-        below = path.rstrip("/\\") + path_separator(path)
-        clauses.append(f"not ({doc_alias}.path = ? or substr({doc_alias}.path, 1, ?) = ?)")
-        params += [path, len(below), below]
+    for path in filters.exclude_paths:  # the path itself, or anything below it (paths.is_inside as SQL)
+        clauses.append(f"not ({doc_alias}.path = ? or {doc_alias}.path >= ? and {doc_alias}.path < ?)")
+        params += [path, *prefix_range(path)]
     return " AND ".join(clauses), params
 
 

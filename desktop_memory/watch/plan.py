@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..config import IngestSettings
 from ..ingest.walk import gone_as_file, name_skip_reason, walk_paths
-from ..models import is_inside
+from ..paths import is_inside
 
 
 @dataclass
@@ -29,10 +29,6 @@ class Plan:
 
     def __bool__(self) -> bool:
         return bool(self.index or self.remove)
-
-
-def norm(folder: str) -> str:
-    return os.path.abspath(os.path.expanduser(folder))
 
 
 def outermost(folders: Iterable[str]) -> list[str]:

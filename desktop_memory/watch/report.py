@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from ..models import IndexSummary, is_inside
+from ..models import IndexSummary
+from ..paths import is_inside
 from .update import WatchUpdate
 
 SHOWN_PATHS = 3  # file names in one update line

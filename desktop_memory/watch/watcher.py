@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..jobs import AUTO, EMBED, REMOVE, Event, Job
-from ..models import IndexSummary, is_inside
+from ..models import IndexSummary
+from ..paths import is_inside, normalise
 from .batch import index_batch
 from .debounce import Batch, Debouncer
 from .observer import FolderObserver
 from .plan import Plan, catch_up_plan, outermost, plan_changes
-from .plan import norm as _norm
 from .report import removal_names, summary_update
 from .update import (
     CATCH_UP,
@@ -77,13 +77,13 @@ class Watcher:
                  observer: FolderObserver | None = None) -> None:
         ws = service.settings.watch
         self._service = service
-        self._only = [_norm(f) for f in folders] if folders is not None else None
+        self._only = [normalise(f) for f in folders] if folders is not None else None
         self._on_update = on_update
         self._on_state = on_state
         self._lock = threading.RLock()
         # folders named on the command line are watched whatever the app paused
         self._paused_all = bool(ws.paused_all) and folders is None
-        self._paused: set[str] = {_norm(f) for f in ws.paused} if folders is None else set()
+        self._paused: set[str] = {normalise(f) for f in ws.paused} if folders is None else set()
         self._library: list[str] = []
         # folders forgotten by a removal, counted: a sync whose read of the library began before one must not
         # bring it back from that stale read (the removal's own commit may land just after it)
@@ -163,7 +163,7 @@ class Watcher:
             if folder is None:
                 self._paused_all = True
             else:
-                self._paused.add(_norm(folder))
+                self._paused.add(normalise(folder))
         self._state_changed()
 
     def resume(self, folder: str | None = None) -> None:
@@ -173,7 +173,7 @@ class Watcher:
                 self._paused_all = False
                 self._paused.clear()
             else:
-                self._paused.discard(_norm(folder))
+                self._paused.discard(normalise(folder))
         self._state_changed()
 
     def _state_changed(self) -> None:
@@ -267,7 +267,7 @@ class Watcher:
 
     def _follow_roots(self) -> None:
         """The library's folders as stored now: one another process added or removed is followed."""
-        roots = [_norm(r) for r in self._service.roots()]
+        roots = [normalise(r) for r in self._service.roots()]
         if self._only is not None:
             roots = [r for r in roots if r in self._only]
         with self._lock:
@@ -314,7 +314,7 @@ class Watcher:
 
     def _forget(self, paths: list[str]) -> None:
         """Removed from the library: unwatched in the same step (the removal itself follows in the writer)."""
-        gone = [_norm(p) for p in paths]
+        gone = [normalise(p) for p in paths]
         with self._lock:
             self._forgets += 1
             self._forgotten = [*self._forgotten[-63:], *gone]
@@ -350,7 +350,7 @@ class Watcher:
         """Bring the watches in line with the library and the pause state; returns the newly watched folders."""
         with self._lock:
             forgets = self._forgets
-        roots = [_norm(r) for r in self._service.roots()]
+        roots = [normalise(r) for r in self._service.roots()]
         if self._only is not None:  # the named folders that are in the library (or inside one of its folders)
             roots = [f for f in self._only if any(is_inside(f, r) for r in roots)]
         with self._lock:
@@ -432,7 +432,7 @@ class Watcher:
     def _index_planned(self, folder: str, plan: Plan, t0: float) -> None:
         """The writer's part of a catch-up, planned on the watcher's thread: only while the folder is still in
         the library as stored now (a folder removed since the walk is never indexed again)."""
-        roots = [_norm(r) for r in self._service.roots()]
+        roots = [normalise(r) for r in self._service.roots()]
         if not any(is_inside(folder, r) for r in roots):
             return
         summary = self._index(plan)

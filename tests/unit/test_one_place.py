@@ -12,7 +12,8 @@ from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.ingest import detect
 from desktop_memory.ingest.pipeline import embed_pending
-from desktop_memory.models import HEADING_SEP, ChunkDraft, Location, is_inside
+from desktop_memory.models import HEADING_SEP, ChunkDraft, Location
+from desktop_memory.paths import is_inside
 from desktop_memory.retrieve.filters import MAX_QUERY_CHARS, clean_query
 from desktop_memory.retrieve.searcher import Searcher
 from desktop_memory.store import Store
