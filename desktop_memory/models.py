@@ -386,16 +386,13 @@ class ContextReport:
 @dataclass(frozen=True)
 class LibraryQuery:
     """How the Library lists documents: a filter (substring of path, status or reason), problems only, and the
-    sort column (one of ``LIBRARY_SORT_KEYS``) and direction. Frozen: a listing carries the query it answers, so a
-    late answer to an older query is recognised and dropped."""
+    sort column (a key's name in ``library_listing.SORT_KEYS``) and direction. Frozen: a listing carries the query
+    it answers, so a late answer to an older query is recognised and dropped."""
 
     needle: str = ""
     problems_only: bool = False
     sort: str = "name"
     descending: bool = False
-
-
-LIBRARY_SORT_KEYS = ("name", "status", "chunks", "vectors", "size", "mtime", "indexed_at", "reason")
 
 
 @dataclass
@@ -428,17 +425,3 @@ class LibraryListing:
     total_documents: int
     complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder ("Include again")
-
-
-def folder_key_of(path: str) -> str:
-    """The Library's folder key of a document path: the path up to and including its last separator (the store
-    computes the same in SQL: store/migrations.py ``FOLDER_KEY``)."""
-    i = max(path.rfind("/"), path.rfind("\\"))
-    return path[: i + 1] if i >= 0 else ""
-
-
-def folder_path(key: str) -> str:
-    """The folder as ``os.path.dirname`` names it, from its key: ``/a/b/`` → ``/a/b``, ``/`` → ``/``."""
-    if len(key) > 1 and key[-1] in "/\\" and not key[:-1].endswith(":"):
-        return key[:-1]
-    return key

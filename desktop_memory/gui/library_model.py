@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from ..library_listing import listing_from_documents
 from ..models import STATUS_FAILED, STATUS_SKIPPED, DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
 from ..paths import is_inside
 from .formatting import human_bytes, human_date, short_path
@@ -79,8 +80,6 @@ class LibraryModel(QAbstractItemModel):
 
     def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
         """Every document at once (a complete listing): what a small library and the tests hand over."""
-        from .library_tree import listing_from_documents
-
         listing = listing_from_documents(list(docs), LibraryQuery())
         listing.complete = True
         self.set_listing(listing, outcomes)

@@ -5,32 +5,21 @@ Why a listing instead of every document: at a million passages (145,000 document
 document took 41 s before the Library's first screen. The tree is now built from a
 :class:`~desktop_memory.models.LibraryListing`: one summary row per folder (the store's aggregate query) and the
 first files of the folders on screen. A small library's listing is ``complete`` (every document, unfiltered), and
-then filtering and sorting are done here, in plain Python, without asking the store again.
+then filtering and sorting are done in plain Python (desktop_memory/library_listing.py, whose sort keys and filter
+the store renders as SQL) without asking the store again.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..models import (
-    LIBRARY_SORT_KEYS,
-    STATUS_FAILED,
-    STATUS_INDEXED,
-    STATUS_SKIPPED,
-    STATUS_UNCHANGED,
-    DocumentInfo,
-    FileOutcome,
-    FolderSummary,
-    LibraryListing,
-    LibraryQuery,
-    folder_key_of,
-    folder_path,
-)
+from ..library_listing import PROBLEM_STATUSES, SORT_KEYS, listing_from_documents, shown_status
+from ..models import DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
 
-COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
+COLUMNS = [k.label for k in SORT_KEYS]  # a column sorts by the listing's key of the same index
 STATUS_EXCLUDED = "excluded"
 EXCLUDED_REASON = "removed from the library: watching and re-reading leave it out (Include again brings it back)"
 C_NAME, C_STATUS, C_CHUNKS, C_SEM, C_SIZE, C_MOD, C_IDX, C_REASON = range(len(COLUMNS))
@@ -58,23 +47,6 @@ class _Node:
     excluded: bool = False  # a path the person removed from inside a library folder ("Include again" brings it back)
 
 
-_SORT_KEYS: list[Callable[[_Node], object]] = [
-    lambda n: n.path.lower(),
-    lambda n: n.status,
-    lambda n: n.chunks,
-    lambda n: n.vectors,
-    lambda n: n.size,
-    lambda n: n.mtime,
-    lambda n: n.indexed_at,
-    lambda n: n.reason,
-]
-_DOC_KEYS: dict[str, Callable[[DocumentInfo], object]] = {
-    "name": lambda d: d.path.lower(), "status": lambda d: d.status, "chunks": lambda d: d.chunks,
-    "vectors": lambda d: d.vectors, "size": lambda d: d.size, "mtime": lambda d: d.mtime,
-    "indexed_at": lambda d: d.indexed_at, "reason": lambda d: d.error,
-}
-
-
 @dataclass
 class TreeSpec:
     """How to shape the tree: filter text, problems only, sort column/order."""
@@ -86,47 +58,9 @@ class TreeSpec:
 
     def query(self) -> LibraryQuery:
         """The store's form of this spec (sort by column name)."""
-        sort = LIBRARY_SORT_KEYS[self.sort_col] if 0 <= self.sort_col < len(LIBRARY_SORT_KEYS) else "name"
+        sort = SORT_KEYS[self.sort_col].name if 0 <= self.sort_col < len(SORT_KEYS) else "name"
         return LibraryQuery(needle=self.needle.strip(), problems_only=self.problems_only, sort=sort,
                             descending=self.descending)
-
-
-def _shown(d: DocumentInfo, outcomes: dict[str, FileOutcome]) -> tuple[str, str]:
-    """(status, reason) as the Library shows a document: "unchanged" and a skip reason come from the last run."""
-    out = outcomes.get(d.path)
-    status, reason = d.status, d.error or ""
-    if out is not None and out.status == STATUS_UNCHANGED and d.status == STATUS_INDEXED:
-        status = STATUS_UNCHANGED
-    elif out is not None and out.status in (STATUS_SKIPPED, STATUS_FAILED) and not reason:
-        reason = out.reason
-    return status, reason
-
-
-def listing_from_documents(docs: list[DocumentInfo], query: LibraryQuery,
-                           outcomes: dict[str, FileOutcome] | None = None) -> LibraryListing:
-    """The listing the store would give for ``query`` when every document is at hand (a complete listing being
-    re-filtered, and the tests' in-memory service): filtered, grouped by folder, each folder sorted, ties by id."""
-    outcomes = outcomes or {}
-    needle = query.needle.strip().lower()
-    files: dict[str, list[DocumentInfo]] = {}
-    for d in docs:
-        status, reason = _shown(d, outcomes)
-        if query.problems_only and d.status not in (STATUS_FAILED, STATUS_SKIPPED):
-            continue
-        if needle and needle not in f"{d.path} {status} {reason}".lower():
-            continue
-        files.setdefault(folder_key_of(d.path), []).append(d)
-    key = _DOC_KEYS.get(query.sort, _DOC_KEYS["name"])
-    summaries = []
-    for k, group in files.items():
-        group.sort(key=lambda d: d.id)
-        group.sort(key=key, reverse=query.descending)  # type: ignore[arg-type]  # each key is one comparable type
-        summaries.append(FolderSummary(
-            key=k, path=folder_path(k), files=len(group), failed=sum(d.status == STATUS_FAILED for d in group),
-            skipped=sum(d.status == STATUS_SKIPPED for d in group), chunks=sum(d.chunks for d in group),
-            vectors=sum(d.vectors for d in group), size=sum(d.size for d in group),
-            mtime=max(d.mtime for d in group), indexed_at=max(d.indexed_at for d in group)))
-    return LibraryListing(query=query, folders=summaries, files=files, total_documents=len(docs))
 
 
 def _folder_parent(folder: str, folders: set[str]) -> str | None:
@@ -143,10 +77,10 @@ def _folder_parent(folder: str, folders: set[str]) -> str | None:
 
 
 def file_node(d: DocumentInfo, parent: _Node, outcomes: dict[str, FileOutcome]) -> _Node:
-    status, reason = _shown(d, outcomes)
+    status, reason = shown_status(d, outcomes)
     return _Node(d.path, d, parent, status=status, reason=reason, chunks=d.chunks, vectors=d.vectors, size=d.size,
                  mtime=d.mtime, indexed_at=d.indexed_at,
-                 problems=int(d.status in (STATUS_FAILED, STATUS_SKIPPED)))
+                 problems=int(d.status in PROBLEM_STATUSES))
 
 
 def folder_status(files: int, failed: int, skipped: int) -> str:
@@ -199,7 +133,7 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
             up.indexed_at = max(up.indexed_at, fnode.indexed_at)
             up.problems += fnode.problems
     _add_excluded(listing.excluded, folders, root, q.needle.lower(), q.problems_only)
-    key = _SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(_SORT_KEYS) else _SORT_KEYS[0]
+    key = (SORT_KEYS[spec.sort_col] if 0 <= spec.sort_col < len(SORT_KEYS) else SORT_KEYS[0]).of_row
 
     def order(node: _Node) -> None:  # folders first (sorted here), then files (in the store's order), then excluded
         folders_here = (c for c in node.children if c.doc is None and not c.excluded)
@@ -244,4 +178,4 @@ def fully_loaded(node: _Node) -> bool:
 
 
 __all__ = ["COLUMNS", "EXCLUDED_REASON", "STATUS_EXCLUDED", "TreeSpec", "build_tree", "file_node", "folder_status",
-           "fully_loaded", "listing_from_documents", "walk"]
+           "fully_loaded", "walk"]

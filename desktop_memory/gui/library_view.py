@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled
+from ..library_listing import listing_from_documents
 from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing
 from ..paths import is_inside
 from ..service_api import MemoryApi
@@ -48,7 +49,6 @@ from .library_tree import (
     TreeSpec,
     _Node,
     build_tree,
-    listing_from_documents,
     walk,
 )
 from .removal_words import removal_what, wide_enough_for_title

@@ -7,31 +7,23 @@ folder *key*, the path up to and including its last separator, computed by ``FOL
 deterministic functions (so the index needs no custom function on any connection); a folder's files are a range
 of that same index, in name order, read ``limit`` rows at a time. Only the chunks still waiting for a vector (and
 duplicates, which have none of their own) are joined per folder to give the folder's "Semantic" figure: that
-costs what is pending, not what is stored.
+costs what is pending, not what is stored. The sort keys, the filter and the folder key are the listing's own
+(desktop_memory/library_listing.py): this module renders them as SQL, so the window's in-memory grouping of a small
+library orders and filters exactly as this does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..models import DocumentInfo, FolderSummary, LibraryListing, LibraryQuery, folder_path
+from ..library_listing import NEEDLE_SQL, PROBLEMS_SQL, folder_path, order_sql
+from ..models import DocumentInfo, FolderSummary, LibraryListing, LibraryQuery
 from .migrations import FOLDER_KEY
 from .repository import Store
 from .rows import as_float, as_int, as_str, scalar_int
 
 _D_FOLDER_KEY = FOLDER_KEY.replace("path", "d.path")  # the same expression, documents aliased d
 
-# what each sort key orders by (documents aliased d; vec = the document's embedded chunks)
-_ORDER = {
-    "name": "d.path collate nocase",
-    "status": "d.status",
-    "chunks": "d.n_chunks",
-    "vectors": "vec",
-    "size": "d.size",
-    "mtime": "d.mtime",
-    "indexed_at": "d.indexed_at",
-    "reason": "d.error",
-}
 # a collapsed duplicate has no vector of its own: it is found through its holder's, so it counts as embedded
 # once the holder is (the status bar's "all chunks embedded" and the Library's "Semantic" ✓ agree)
 _HOLDER_EMBEDDED = "(select h.embedded from chunks h where h.id = c.dup_of) = 1"
@@ -52,10 +44,10 @@ def _where(query: LibraryQuery) -> tuple[list[str], list[object]]:
     args: list[object] = []
     needle = query.needle.strip().lower()
     if needle:
-        clauses.append("instr(lower(d.path || ' ' || d.status || ' ' || d.error), ?) > 0")
+        clauses.append(f"instr(lower({NEEDLE_SQL}), ?) > 0")
         args.append(needle)
     if query.problems_only:
-        clauses.append("d.status in ('failed', 'skipped')")
+        clauses.append(PROBLEMS_SQL)
     return clauses, args
 
 
@@ -94,11 +86,6 @@ def folders(store: Store, query: LibraryQuery) -> list[FolderSummary]:
     return out
 
 
-def _order(query: LibraryQuery) -> str:
-    direction = " desc" if query.descending else ""
-    return f"{_ORDER.get(query.sort, _ORDER['name'])}{direction}, d.id"
-
-
 def _doc(row: tuple[object, ...]) -> DocumentInfo:
     i, path, kind, status, error, size, mtime, indexed_at, chunks, vec = row[:10]
     return DocumentInfo(as_int(i), as_str(path), as_str(kind), as_str(status), as_str(error), as_int(size),
@@ -110,7 +97,7 @@ def page(store: Store, query: LibraryQuery, key: str, offset: int, limit: int) -
     query's order (ties by id). In name order this is a range of the folder index, whatever the library's size."""
     clauses, args = _where(query)
     sql = (f"select {_DOC_COLUMNS} from documents d where {_D_FOLDER_KEY} = ?"
-           f"{''.join(' and ' + c for c in clauses)} order by {_order(query)} limit ? offset ?")
+           f"{''.join(' and ' + c for c in clauses)} order by {order_sql(query)} limit ? offset ?")
     return [_doc(r) for r in store.conn.execute(sql, [key, *args, int(limit), int(offset)])]
 
 
@@ -121,7 +108,7 @@ def everything(store: Store, query: LibraryQuery) -> dict[str, list[DocumentInfo
     where = f"where {' and '.join(clauses)}" if clauses else ""
     out: dict[str, list[DocumentInfo]] = {}
     for r in store.conn.execute(f"select {_DOC_COLUMNS}, {_D_FOLDER_KEY} from documents d {where} "
-                                f"order by {_order(query)}", args):
+                                f"order by {order_sql(query)}", args):
         out.setdefault(as_str(r[10]), []).append(_doc(r))
     return out
 

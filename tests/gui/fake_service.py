@@ -19,8 +19,8 @@ from pathlib import Path
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
 from desktop_memory.errors import EmbedderError, StoreError
-from desktop_memory.gui.library_tree import listing_from_documents
 from desktop_memory.jobs import Scheduler
+from desktop_memory.library_listing import listing_from_documents
 from desktop_memory.models import (
     ContextReport,
     DocumentInfo,

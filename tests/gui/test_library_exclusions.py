@@ -5,7 +5,8 @@ folder row removes the folder itself unless a filter is on; an excluded row remo
 from __future__ import annotations
 
 from desktop_memory.gui.library_model import LibraryModel
-from desktop_memory.gui.library_tree import STATUS_EXCLUDED, TreeSpec, build_tree, listing_from_documents, walk
+from desktop_memory.gui.library_tree import STATUS_EXCLUDED, TreeSpec, build_tree, walk
+from desktop_memory.library_listing import listing_from_documents
 from desktop_memory.models import DocumentInfo, LibraryQuery
 
 

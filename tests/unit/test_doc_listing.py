@@ -11,7 +11,7 @@ import pytest
 
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
-from desktop_memory.gui.library_tree import listing_from_documents
+from desktop_memory.library_listing import SORT_KEYS, listing_from_documents
 from desktop_memory.models import ChunkDraft, LibraryQuery, Location
 from desktop_memory.service import MemoryService
 from desktop_memory.store import doc_listing
@@ -59,7 +59,13 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
 QUERIES = [LibraryQuery(), LibraryQuery(sort="size", descending=True), LibraryQuery(sort="status"),
            LibraryQuery(sort="vectors", descending=True), LibraryQuery(sort="mtime"), LibraryQuery(sort="reason"),
            LibraryQuery(needle="doc-0001"), LibraryQuery(needle="FAILED"), LibraryQuery(problems_only=True),
-           LibraryQuery(needle="reason 1", problems_only=True, sort="name", descending=True)]
+           LibraryQuery(needle="reason 1", problems_only=True, sort="name", descending=True),
+           LibraryQuery(sort="chunks", descending=True), LibraryQuery(sort="indexed_at")]
+
+
+def test_every_sort_key_is_tested_against_the_reference_grouping() -> None:
+    """The store renders each key of the listing's one table as SQL: every key is compared above."""
+    assert {q.sort for q in QUERIES} == {k.name for k in SORT_KEYS}
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=repr)
@@ -114,13 +120,9 @@ def test_stats_counts_are_exact_without_scanning_chunks(library: MemoryService) 
 
 def test_folders_do_not_count_vectors_while_a_long_embedding_runs(library: MemoryService, monkeypatch) -> None:
     """Past the limit of waiting chunks the folders' Semantic figure is not joined (13 s at 1M all pending): it
-    says it is unknown; each file's own figure stays exact."""
-    from desktop_memory.gui.library_tree import TreeSpec, build_tree
-
+    says it is unknown; each file's own figure stays exact (gui: test_library_view rolls the unknown up)."""
     monkeypatch.setattr(doc_listing, "PER_FOLDER_PENDING_LIMIT", 10)
     got = library.library_listing(LibraryQuery(), {"/lib/a/": 5}, eager_limit=0)
     assert got.folders and all(f.vectors == -1 for f in got.folders)
     expected = listing_from_documents(library.documents(), LibraryQuery())
     assert got.files["/lib/a/"] == expected.files["/lib/a/"][:5]
-    root = build_tree(got, {}, TreeSpec())
-    assert all(n.vectors == -1 for n in root.children)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from desktop_memory.models import DocumentInfo, FileOutcome
 
 
@@ -10,7 +12,8 @@ def _doc(i: int, path: str, status: str = "indexed") -> DocumentInfo:
 
 
 def test_library_tree_nests_subfolders_and_rolls_counts_up():
-    from desktop_memory.gui.library_tree import TreeSpec, build_tree, listing_from_documents, walk
+    from desktop_memory.gui.library_tree import TreeSpec, build_tree, walk
+    from desktop_memory.library_listing import listing_from_documents
     from desktop_memory.models import LibraryQuery
 
     docs = [_doc(1, "/r/docs/a.md"), _doc(2, "/r/docs/adv/b.md"), _doc(3, "/r/docs/adv/deep/c.md", "failed"),
@@ -29,3 +32,17 @@ def test_library_tree_nests_subfolders_and_rolls_counts_up():
     only = build_tree(whole, {}, TreeSpec(problems_only=True))
     assert [n.path for n in walk(only) if n.doc is not None] == ["/r/docs/adv/deep/c.md"]
 
+
+
+def test_a_folder_whose_vectors_are_not_counted_stays_unknown_when_rolled_up():
+    """The store says -1 (not counted) while a long embedding runs (store/doc_listing.py): every folder above says
+    so too, instead of a sum that looks exact."""
+    from desktop_memory.gui.library_tree import TreeSpec, build_tree
+    from desktop_memory.library_listing import listing_from_documents
+    from desktop_memory.models import LibraryQuery
+
+    listing = listing_from_documents([_doc(1, "/r/a/x.md"), _doc(2, "/r/a/b/y.md")], LibraryQuery())
+    listing.folders = [dataclasses.replace(f, vectors=-1) for f in listing.folders]
+    root = build_tree(listing, {}, TreeSpec())
+    assert [n.path for n in root.children] == ["/r/a"] and root.children[0].vectors == -1
+    assert all(n.vectors == -1 for n in root.children[0].children if n.doc is None)
