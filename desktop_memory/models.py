@@ -221,7 +221,7 @@ class SearchResult:
 class SearchFilters:
     """Filters applied inside the lanes (so top-k is not lost to post-filtering)."""
 
-    path_prefix: str | None = None  # absolute folder or file path prefix
+    path_prefix: str | None = None  # an absolute folder (or file): it and what is below it (paths.is_inside)
     path_glob: str | None = None  # fnmatch-style glob on the absolute path, e.g. "*/notes/*.md"
     kinds: tuple[str, ...] = ()  # subset of DOC_KINDS; empty = all
     modified_since: float | None = None  # unix seconds

@@ -102,7 +102,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", "-k", type=_bounded_int(1, MAX_TOP_K), default=None,
                    help=f"how many passages, 1 to {MAX_TOP_K} (default from settings: 10)")
     p.add_argument("--backend", choices=BACKENDS, default=None, help="retrieval backend (default: hybrid)")
-    p.add_argument("--path", dest="path_prefix", default=None, help="only files under this folder/path prefix")
+    p.add_argument("--path", dest="path_prefix", default=None,
+                   help="only files in this folder (or this file itself); notes2/ is not in notes/")
     p.add_argument("--glob", dest="path_glob", default=None, help="only files whose path matches this glob")
     p.add_argument("--kind", action="append", choices=DOC_KINDS, default=[], help="only this file kind (repeatable)")
     p.add_argument("--since", type=_parse_when, default=None, help="modified since (2024-05-01 or 7d)")

@@ -85,10 +85,10 @@ def filter_sql(filters: SearchFilters | None, doc_alias: str = "d") -> tuple[str
         return "", []
     clauses: list[str] = []
     params: list[object] = []
-    if filters.path_prefix:
-        prefix = filters.path_prefix
-        clauses.append(f"substr({doc_alias}.path, 1, ?) = ?")
-        params += [len(prefix), prefix]
+    if filters.path_prefix:  # a folder (or a file): it, or anything below it, never a sibling sharing its name
+        sql, args = _inside_sql(doc_alias, filters.path_prefix)
+        clauses.append(sql)
+        params += args
     if filters.path_glob:
         clauses.append(f"{doc_alias}.path GLOB ?")
         params.append(filters.path_glob)
@@ -105,10 +105,18 @@ def filter_sql(filters: SearchFilters | None, doc_alias: str = "d") -> tuple[str
     if filters.modified_until is not None:
         clauses.append(f"{doc_alias}.mtime <= ?")
         params.append(float(filters.modified_until))
-    for path in filters.exclude_paths:  # the path itself, or anything below it (paths.is_inside as SQL)
-        clauses.append(f"not ({doc_alias}.path = ? or {doc_alias}.path >= ? and {doc_alias}.path < ?)")
-        params += [path, *prefix_range(path)]
+    for path in filters.exclude_paths:  # the path itself, or anything below it
+        sql, args = _inside_sql(doc_alias, path)
+        clauses.append(f"not {sql}")
+        params += args
     return " AND ".join(clauses), params
+
+
+def _inside_sql(doc_alias: str, folder: str) -> tuple[str, list[object]]:
+    """``paths.is_inside(path, folder)`` as SQL: the folder's own names, or the index range below it."""
+    lo, hi = prefix_range(folder)
+    return (f"({doc_alias}.path in (?, ?) or ({doc_alias}.path >= ? and {doc_alias}.path < ?))",
+            [folder, lo[:-1], lo, hi])
 
 
 def allowed_sql(filters: SearchFilters | None, chunk_alias: str = "c",
