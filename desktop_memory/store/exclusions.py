@@ -5,7 +5,7 @@ documents only; the folder stayed in the library, so the next edit (the watcher)
 a re-read (F5) read it all again. An exclusion is recorded in the same transaction as the removal's intent
 (``Store.begin_removal``), so from that commit on nothing automatic brings the path back. Naming the path itself
 again (``index PATH``, a drop, "Include again", ``include PATH``) is the person's explicit wish and lifts it.
-Paths are compared as strings (``models.is_inside``): an exclusion holds for a file that is gone or not yet there.
+Paths are compared as strings (``paths.is_inside``): an exclusion holds for a file that is gone or not yet there.
 """
 
 from __future__ import annotations
