@@ -102,7 +102,10 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
-        self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
+        self.watch = install_watch(self, self.host, self.library, poke=self.library_ctl.poke,  # live folders
+                                   service_ready=self.service_ready,
+                                   folders_changed=(self.job_finished, self.index_jobs.removed))
+        self.act_pause_watching = self.watch.pause_action
         self.pause_banner = install_pause_banner(self)  # embedding paused or unfinished: a banner with Resume
         restore_window_state(self)
         route_drops_to(self)

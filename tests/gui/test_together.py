@@ -174,8 +174,8 @@ def test_cold_quick_start_shows_the_popup(qtbot, hash_factory, tray):
 
     from desktop_memory.config import settings_path
     from desktop_memory.gui.app import present
+    from desktop_memory.gui.desktop_integration import DesktopShell
     from desktop_memory.gui.main_window import MainWindow
-    from desktop_memory.gui.shell import DesktopShell
 
     w = MainWindow(Settings(), service_factory=hash_factory, settings_path=settings_path())
     qtbot.addWidget(w)
