@@ -92,7 +92,12 @@ class JobFeedback(QObject):
         jobs.failed.connect(self._failed)
         jobs.error.connect(self.error_banner)
         jobs.removed.connect(self._left_library)
+        jobs.removed.connect(lambda n, _paths: status.showMessage(
+            f"Removed {counted(n, 'document')} from the index (files on disk are untouched)", 6000))
+        jobs.removing.connect(lambda text: status.showMessage(text, 4000))  # a big removal, slice by slice
+        jobs.waiting.connect(lambda text: status.showMessage(text[:1].upper() + text[1:], 10000))  # its turn
         progress.cancel_requested.connect(self.cancel)
+        progress.resume_requested.connect(reembed)
 
     def model_changed(self) -> None:
         """Another model was chosen in Settings: its vectors are built beside the library's own in the background
