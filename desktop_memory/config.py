@@ -369,7 +369,7 @@ class WatchSettings:
 @page("Tray", order=80)
 @dataclass(frozen=True)
 class TraySettings:
-    """The tray icon and the quick-search popup (gui/shell.py)."""
+    """The tray icon and the quick-search popup (gui/desktop_integration.py)."""
 
     close_to_tray: Annotated[bool, ui(  # closing the main window keeps the app running in the tray
         "Closing the window keeps the app in the tray", "Closing the main window keeps the app running in the "

@@ -49,7 +49,7 @@ from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView, build_beside, model_view
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
-from .jobs import Job, Scheduler
+from .jobs import Job, JobEvent, Progress, Scheduler
 from .models import (
     ContextReport,
     DocumentInfo,
@@ -731,8 +731,12 @@ class MemoryService:
 
     def _as_job(self, job: Job, progress: ProgressFn | None, cancel: threading.Event | None) -> Any:
         """Wait for a scheduler job, passing its progress on and a cancel to it."""
-        unsubscribe = self.scheduler.subscribe(
-            lambda ev: progress(ev.payload) if progress and ev.job is job and ev.kind == "progress" else None)
+        def pass_on(event: JobEvent) -> None:
+            match event:
+                case Progress(job=j, progress=p) if j is job and progress is not None:
+                    progress(p)
+
+        unsubscribe = self.scheduler.subscribe(pass_on)
         try:
             while not job.finished:
                 if cancel is not None and cancel.is_set():

@@ -3,7 +3,7 @@
     python -m desktop_memory_bench.quick_bench --db LIBRARY.db [--runs 20] [--queries ../shared/eval/scifact]
 
 The running app is built here exactly as `desktop-memory-gui` builds it (MainWindow on the real MemoryService and
-model, the tray/popup/single-instance shell from gui/shell.py), with a throwaway config folder. Then:
+model, the tray/popup/single-instance shell from gui/desktop_integration.py), with a throwaway config folder. Then:
 
 - **handoff**: each run starts the real command `desktop-memory-gui --quick --db LIBRARY.db` as a second process
   and times from just before it is spawned to the popup's first paint in this (the running) app; the second
@@ -51,8 +51,8 @@ def run(db: Path, runs: int, queries: list[str]) -> dict[str, Any]:
 
     from desktop_memory.config import settings_path
     from desktop_memory.gui.app import create_app
+    from desktop_memory.gui.desktop_integration import install_shell
     from desktop_memory.gui.main_window import MainWindow
-    from desktop_memory.gui.shell import install_shell
     from desktop_memory.settings_file import load_settings
 
     app = create_app()

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
-from desktop_memory.jobs import EMBED, Event
+from desktop_memory.jobs import AUTO, EMBED, Done, JobEvent, Progress, Yielded
 from desktop_memory.service import MemoryService
 from desktop_memory.watch import Watcher
 
@@ -70,16 +70,19 @@ class SliceClock:
         self.gaps: list[float] = []
         self.lock = threading.Lock()
 
-    def __call__(self, ev: Event) -> None:
-        if ev.kind == "progress" and ev.job is not None and ev.job.kind == EMBED:
-            now = time.perf_counter()
-            with self.lock:
-                if self.last and now - self.last < 30:
-                    self.gaps.append(now - self.last)
-                self.last = now
-        elif ev.kind in ("yielded", "done"):
-            with self.lock:
-                self.last = 0.0
+    def __call__(self, ev: JobEvent) -> None:
+        match ev:
+            case Progress(job=job) if job.kind == EMBED:
+                now = time.perf_counter()
+                with self.lock:
+                    if self.last and now - self.last < 30:
+                        self.gaps.append(now - self.last)
+                    self.last = now
+            case Yielded() | Done():
+                with self.lock:
+                    self.last = 0.0
+            case _:
+                pass
 
 
 def _open(db: Path, settings: Settings, clock: SliceClock) -> tuple[MemoryService, Watcher]:
@@ -122,7 +125,7 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
 
         svc, watcher = _open(db, settings, clock)
         svc.load_embedder()
-        svc.scheduler.embed(source="auto")  # the window resumes an interrupted embedding like this
+        svc.scheduler.embed(source=AUTO)  # the window resumes an interrupted embedding like this
         _wait(lambda: svc.stats().vectors > 0, 300)
 
         # 1. saved edits while embedding
@@ -151,7 +154,7 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
         watcher.stop()
         svc.close()
         svc, watcher = _open(db, settings, clock)
-        svc.scheduler.embed(source="auto")
+        svc.scheduler.embed(source=AUTO)
         time.sleep(3.0)
         out["gone_after_restart"] = (_under(svc, hugo) == 0 and not _keyword(svc, hugo_word)
                                      and str(hugo) not in svc.roots())

@@ -247,7 +247,7 @@ def main() -> int:
                 shot(w, "no-handler", size, theme)
                 w.banners.dismiss("open")
             if want("quick") or want("quick-budget"):  # the popup (gui/quick_popup.py) as the shell shows it
-                from desktop_memory.gui.shell import install_shell
+                from desktop_memory.gui.desktop_integration import install_shell
 
                 shell = install_shell(app, w)
                 popup = shell.show_quick()

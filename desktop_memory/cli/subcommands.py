@@ -373,13 +373,15 @@ def _start_embedding(svc: MemoryService, no_embed: bool) -> None:
     paused embedding (Cancel in the app, kept in the library): then the watch says so, and how to resume."""
     if no_embed:
         return
+    from ..jobs import AUTO
+
     pending = svc.stats().pending_vectors
     now = time.strftime("%H:%M:%S")
     if svc.scheduler.paused:  # nothing is embedded, by this watch either, until the person resumes
         waiting = f": {pending} passages without vectors (keyword search finds them)" if pending else ""
         print(f"{now} embedding is paused (Cancel in the app){waiting}; {PAUSED_HINT}", flush=True)
         return
-    if pending and svc.scheduler.embed(source="auto") is not None:
+    if pending and svc.scheduler.embed(source=AUTO) is not None:
         print(f"{now} embedding {pending} passages without vectors", flush=True)
 
 

@@ -14,7 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import APP_NAME, __version__
 from ..app_dirs import GUI_LOG, log_dir
@@ -28,6 +28,7 @@ from .platform_libs import check_platform_libs
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
+    from .desktop_integration import DesktopShell
     from .main_window import MainWindow
 
 log = logging.getLogger("desktop_memory.gui")
@@ -81,7 +82,7 @@ def _install_excepthook(window: MainWindow) -> None:
     sys.excepthook = hook
 
 
-def present(window: MainWindow, shell: Any, *, quick: bool) -> None:
+def present(window: MainWindow, shell: DesktopShell, *, quick: bool) -> None:
     """Show what the start asked for. A cold ``--quick`` shows the popup, with or without a tray: the window stays
     in the tray, or (no tray) starts minimized, so it never takes the focus that the popup hides without; the
     popup is summoned once the window is placed, on the next turn of the event loop."""
@@ -173,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         app = create_app()
     from PySide6.QtCore import QTimer
 
+    from .desktop_integration import install_shell
     from .main_window import MainWindow
-    from .shell import install_shell
     from .style import app_icon, apply_theme
 
     theme = args.theme or settings.appearance.theme

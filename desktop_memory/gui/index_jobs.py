@@ -21,43 +21,55 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..errors import Cancelled, UserError
-from ..jobs import AUTO, EMBED, READ, REMOVE, WATCHED, Event, Job, Scheduler, add_reads, describe
+from ..jobs import (
+    AUTO,
+    EMBED,
+    PERSON,
+    READ,
+    REMOVE,
+    WATCHED,
+    BurstEnded,
+    Done,
+    Dropped,
+    Failed,
+    Job,
+    JobEvent,
+    Paused,
+    Progress,
+    Queued,
+    Removing,
+    Scheduler,
+    Started,
+    Yielded,
+    add_reads,
+    describe,
+    unhandled,
+)
 from ..models import FileOutcome, IndexProgress, IndexSummary, Stats
 from ..paths import normalise
 from ..service_api import MemoryApi
+from .removal_status import RemovalStatus
 from .tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SHOW_EMBED_AFTER_S", "SHOW_EMBED_AT", "IndexJobController", "Job", "finishing_text"]
+__all__ = ["SHOW_EMBED_AFTER_S", "SHOW_EMBED_AT", "IndexJobController", "Job", "ResumedRemoval"]
 
 SHOW_EMBED_AT = 64  # passages: a watched embedding this big is shown (a saved note adds a few)
 SHOW_EMBED_AFTER_S = 2.0  # ... or one running this long (a slow model, a remote server)
 
 
-def _names(paths: list[str]) -> str:
-    if not paths:  # only the erasing of what was removed is left
-        return "what was removed earlier"
-    names = ", ".join(f"“{os.path.basename(p.rstrip(os.sep)) or p}”" for p in paths[:2])
-    return names + (f" and {len(paths) - 2} more" if len(paths) > 2 else "")
+@dataclass(frozen=True)
+class ResumedRemoval:
+    """The window's own event beside the scheduler's: a removal the scheduler resumed when it was created, before
+    this window listened ("Finishing the removal of …"; its later events follow as usual)."""
 
-
-def finishing_text(job: Job, prog: IndexProgress | None = None, done: int | None = None) -> str:
-    """The status bar's line for a removal the app finishes by itself (one a quit or a killed `remove` left
-    unfinished): said like any removal, never silent (issue 30 item 5)."""
-    names = _names(job.paths)
-    if done is not None:
-        return f"Finished the removal of {names}: {done:,} documents removed (files on disk are untouched)"
-    if prog is None or not prog.files_total:
-        return f"Finishing the removal of {names}…"
-    files = f"{prog.files_total:,} file" + ("" if prog.files_total == 1 else "s")
-    if prog.phase == "erase":
-        return f"Finishing the removal of {names} ({files}): erasing their text from the database file…"
-    return f"Finishing the removal of {names} ({files})… {prog.files_done:,} of {prog.files_total:,} removed"
+    job: Job
 
 
 class IndexJobController(QObject):
@@ -74,7 +86,7 @@ class IndexJobController(QObject):
     paused_changed = Signal(bool)  # embedding paused by Cancel (True) or resumed (False)
     waiting = Signal(str)  # a write waits for another desktop-memory process's lock (after a few seconds)
 
-    _arrived = Signal(object, object)  # (scheduler, Event): writer thread → UI thread
+    _arrived = Signal(object, object)  # (scheduler, JobEvent): writer thread → UI thread
     _waited = Signal(str)  # the store's busy-wait notice: writer thread → UI thread
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
@@ -88,8 +100,7 @@ class IndexJobController(QObject):
         self._shown: set[int] = set()
         self._busy = False
         self._awaiting: set[int] = set()  # jobs asked for whose end has not reached the UI thread yet
-        self._removed_early: set[int] = set()  # removals whose documents are gone while their text is erased
-        self._finished_removals: set[int] = set()  # removals whose end was said
+        self._removals = RemovalStatus(self.removing.emit, self.removed.emit, self._forget_outcomes)
         self._failed_in_burst = False
         self.burst_read: IndexSummary | None = None  # the reads of the burst shown now
         self.outcomes: dict[str, FileOutcome] = {}
@@ -120,8 +131,8 @@ class IndexJobController(QObject):
         self._unsubscribe = sched.subscribe(lambda ev: self._arrived.emit(sched, ev))
         resumed = sched.resumed_removal  # started before we listened: said now (its later events follow)
         if resumed is not None:
-            kind = "done" if resumed.finished else "resumed"
-            self._arrived.emit(sched, Event(kind, resumed, resumed.summary.removed))
+            said = Done(resumed, resumed.summary) if resumed.finished else ResumedRemoval(resumed)
+            self._arrived.emit(sched, said)
         waiting, self._waiting = self._waiting, []
         for job in waiting:
             self._awaiting.add(sched.read(job.paths, job.force).id)
@@ -178,7 +189,7 @@ class IndexJobController(QObject):
     def reembed(self, auto: bool = False) -> None:
         """Embed every passage still missing a vector (Resume, Embed missing vectors, after a model change)."""
         if self._sched is not None:
-            job = self._sched.embed(source="auto" if auto else "person")
+            job = self._sched.embed(source=AUTO if auto else PERSON)
             if job is not None:
                 self._awaiting.add(job.id)
             if not auto:
@@ -244,94 +255,77 @@ class IndexJobController(QObject):
 
     # -- events from the scheduler (UI thread) -----------------------------------------------------------
     @Slot(object, object)
-    def _deliver(self, sched: Scheduler, ev: Event) -> None:
+    def _deliver(self, sched: Scheduler, ev: JobEvent | ResumedRemoval) -> None:
         if sched is not self._sched or self.closing:
             return  # an old library's scheduler, or quitting
-        job = ev.job
-        if job is not None and ev.kind in ("done", "failed", "dropped"):
-            self._awaiting.discard(job.id)
-        auto = job is not None and job.kind == REMOVE and job.source == AUTO  # finished by the app itself
-        if ev.kind == "resumed" and job is not None and auto:
-            self.removing.emit(finishing_text(job))
-            return
-        if ev.kind == "progress" and job is not None and job.kind == REMOVE:
-            prog: IndexProgress = ev.payload
-            if prog.phase == "remove":
-                self.removing.emit(finishing_text(job, prog) if auto else
-                                   f"Removing {prog.files_done:,} of {prog.files_total:,} documents from the index…")
-            elif prog.phase == "erase" and job.id not in self._removed_early:
-                # every document is gone: the Library and the results catch up now, not after the erasing
-                self._removed_early.add(job.id)
-                for p in job.paths:
-                    self.outcomes.pop(p, None)
-                self.removed.emit(prog.files_done, list(job.paths))  # the job's count as of this event
-                if auto:
-                    self.removing.emit(finishing_text(job, prog))
-            return
-        if ev.kind == "done" and job is not None and job.kind == REMOVE:
-            if job.id in self._finished_removals:
-                return  # said already (it ended before this window listened, and its own event came too)
-            self._finished_removals.add(job.id)
-            for p in job.paths:
-                self.outcomes.pop(p, None)
-            if job.id in self._removed_early:
-                self._removed_early.discard(job.id)
-                if not auto:
-                    self.removing.emit("Removed; their text is erased from the database file")
-            else:
-                self.removed.emit(int(ev.payload or 0), list(job.paths))
-            if auto:
-                self.removing.emit(finishing_text(job, done=int(ev.payload or 0)))
-            return
-        if ev.kind == "failed" and job is not None and isinstance(job.error, Cancelled):
-            return  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)
-        if ev.kind == "failed" and job is not None and job.kind == REMOVE:
-            self.error.emit(job.error, str(ev.payload))
-            return
-        if ev.kind == "burst":
-            self._burst_ended(*ev.payload)
-            return
-        if ev.kind == "paused":
-            self.paused_changed.emit(bool(ev.payload))
-            return
-        if ev.kind == "dropped" and not self._busy and not self._awaiting:
-            self.finished.emit()  # dropped before it ran (its folder was removed): nothing is shown running
-            return
-        if job is not None and job.kind == EMBED and job.source == WATCHED:
-            self._watch_embedding(ev.kind, job, ev.payload)
-        if job is None or (job.source == WATCHED and not self._busy):
-            return
-        if ev.kind == "started" and job.kind in (READ, EMBED):
-            self._busy = True
-            self.current = job
-            if job.id not in self._shown:
-                self._shown.add(job.id)
-                self.started.emit(job)
-            self.queue_changed.emit(self.queued_reads())
-        elif ev.kind == "progress" and self._busy:
-            self._progress(ev.payload)
-        elif ev.kind == "done" and job.kind == READ and isinstance(ev.payload, IndexSummary):
-            for o in ev.payload.outcomes:
-                self.outcomes[o.path] = o
-            self.burst_read = add_reads(self.burst_read, ev.payload)
-        elif ev.kind == "failed" and self._busy:
-            self._failed_in_burst = True
-            exc = job.error or RuntimeError(describe(job) + " failed")
-            if not isinstance(exc, UserError):
-                log.error("%s failed:\n%s", describe(job), ev.payload)
-            self.failed.emit(exc, str(ev.payload))
+        match ev:
+            case Done(job=job) | Failed(job=job) | Dropped(job=job):
+                self._awaiting.discard(job.id)
+        match ev:
+            case ResumedRemoval(job=job):
+                self._removals.resumed(job)
+            case Progress(job=job, progress=prog) if job.kind == REMOVE:
+                self._removals.progress(job, prog)
+            case Done(job=job, summary=summary) if job.kind == REMOVE:
+                self._removals.done(job, summary.removed)
+            case Failed(job=job) if isinstance(job.error, Cancelled):
+                pass  # a compaction the person cancelled: the Library's button says so (library_view.start_compact)
+            case Failed(job=job, traceback=tb) if job.kind == REMOVE:
+                self.error.emit(job.error, tb)
+            case BurstEnded(summary=summary, visible=visible):
+                self._burst_ended(summary, visible)
+            case Paused(paused=paused):
+                self.paused_changed.emit(paused)
+            case Dropped():
+                if not self._busy and not self._awaiting:
+                    self.finished.emit()  # dropped before it ran (its folder was removed): nothing is shown running
+            case Queued() | Removing():
+                pass  # a job is shown when it starts; a removal was asked for here (remove_paths)
+            case Started() | Progress() | Yielded() | Done() | Failed():
+                self._job_event(ev)
+            case _:
+                unhandled(ev)
 
-    def _watch_embedding(self, kind: str, job: Job, payload: object) -> None:
+    def _job_event(self, ev: Started | Progress | Yielded | Done | Failed) -> None:
+        """A read's or an embedding's life: shown when it is the person's (or joins their burst)."""
+        job = ev.job
+        if job.kind == EMBED and job.source == WATCHED:
+            self._watch_embedding(ev)
+        if job.source == WATCHED and not self._busy:
+            return
+        match ev:
+            case Started() if job.kind in (READ, EMBED):
+                self._busy = True
+                self.current = job
+                if job.id not in self._shown:
+                    self._shown.add(job.id)
+                    self.started.emit(job)
+                self.queue_changed.emit(self.queued_reads())
+            case Progress(progress=prog) if self._busy:
+                self._progress(prog)
+            case Done(summary=summary) if job.kind == READ:
+                for o in summary.outcomes:
+                    self.outcomes[o.path] = o
+                self.burst_read = add_reads(self.burst_read, summary)
+            case Failed(traceback=tb) if self._busy:
+                self._failed_in_burst = True
+                exc = job.error or RuntimeError(describe(job) + " failed")
+                if not isinstance(exc, UserError):
+                    log.error("%s failed:\n%s", describe(job), tb)
+                self.failed.emit(exc, tb)
+
+    def _watch_embedding(self, ev: Started | Progress | Yielded | Done | Failed) -> None:
         """A watch batch's embedding: remembered while it runs, shown once it is more than a saved edit's."""
-        if kind == "started":
-            self._watched_embed = (job, time.monotonic())
-        elif kind in ("done", "failed", "yielded"):
-            if self._watched_embed is not None and self._watched_embed[0] is job:
-                self._watched_embed = None
-        elif kind == "progress" and isinstance(payload, IndexProgress) and job.id not in self._promoted:
-            since = self._watched_embed[1] if self._watched_embed is not None else time.monotonic()
-            if payload.chunks_to_embed >= SHOW_EMBED_AT or time.monotonic() - since >= SHOW_EMBED_AFTER_S:
-                self._promote(job)
+        match ev:
+            case Started(job=job):
+                self._watched_embed = (job, time.monotonic())
+            case Done(job=job) | Failed(job=job) | Yielded(job=job):
+                if self._watched_embed is not None and self._watched_embed[0] is job:
+                    self._watched_embed = None
+            case Progress(job=job, progress=prog) if job.id not in self._promoted:
+                since = self._watched_embed[1] if self._watched_embed is not None else time.monotonic()
+                if prog.chunks_to_embed >= SHOW_EMBED_AT or time.monotonic() - since >= SHOW_EMBED_AFTER_S:
+                    self._promote(job)
 
     def _promote(self, job: Job) -> None:
         """Show a watched embedding as the window's own job: the panel with Cancel, "Cancel indexing" enabled."""
@@ -345,6 +339,10 @@ class IndexJobController(QObject):
         self._shown.add(job.id)
         self.started.emit(job)
         self.queue_changed.emit(self.queued_reads())
+
+    def _forget_outcomes(self, paths: list[str]) -> None:
+        for p in paths:
+            self.outcomes.pop(p, None)
 
     def _progress(self, p: IndexProgress) -> None:
         if p.last_outcome is not None:

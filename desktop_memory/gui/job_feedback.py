@@ -12,6 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, SignalInstance
 
 from ..errors import StoreBusy, UserError
+from ..jobs import EMBED
 from ..models import ContextReport, IndexProgress, IndexSummary
 from ..paths import inside_any
 from .banner import BannerArea
@@ -92,7 +93,12 @@ class JobFeedback(QObject):
         jobs.failed.connect(self._failed)
         jobs.error.connect(self.error_banner)
         jobs.removed.connect(self._left_library)
+        jobs.removed.connect(lambda n, _paths: status.showMessage(
+            f"Removed {counted(n, 'document')} from the index (files on disk are untouched)", 6000))
+        jobs.removing.connect(lambda text: status.showMessage(text, 4000))  # a big removal, slice by slice
+        jobs.waiting.connect(lambda text: status.showMessage(text[:1].upper() + text[1:], 10000))  # its turn
         progress.cancel_requested.connect(self.cancel)
+        progress.resume_requested.connect(reembed)
 
     def model_changed(self) -> None:
         """Another model was chosen in Settings: its vectors are built beside the library's own in the background
@@ -133,15 +139,15 @@ class JobFeedback(QObject):
         if self.progress.summary is not None or not self.progress.isVisible():
             self._removed = []  # a new run: what was removed during the last one is history
         read = self.jobs.burst_read
-        continuing = job.kind == "embed" and job.auto and read is not None
-        what = "Embedding passages without vectors" if job.kind == "embed" else ""
+        continuing = job.kind == EMBED and job.auto and read is not None
+        what = "Embedding passages without vectors" if job.kind == EMBED else ""
         self.progress.start(len(job.paths), keep_bar=continuing, what=what)  # an embedding after a read: bar goes on
         self.progress.set_queued(self.jobs.queued_reads())
         if continuing and read is not None:
             self.progress.searchable_files = read.indexed + read.unchanged
             self.progress.title.setText(f"Embedding · {counted(self.progress.searchable_files, 'file')} "
                                         "searchable by keyword")
-        elif job.kind == "embed":
+        elif job.kind == EMBED:
             self.progress.title.setText("Embedding the library…" if job.auto else "Re-embedding the library…")
 
     def _accepted(self, n_paths: int) -> None:
@@ -167,7 +173,7 @@ class JobFeedback(QObject):
             summary = without_removed(summary, self._removed_path)
         self.progress.finish(summary)
         job = self.jobs.current
-        if job is not None and job.kind == "embed" and not job.auto:
+        if job is not None and job.kind == EMBED and not job.auto:
             if self._removed and not summary.chunks_embedded:
                 title = f"Embedding stopped: {removed_names(self._removed)} removed from the index"
             elif self._removed:

@@ -21,10 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QCloseEvent,
-    QResizeEvent,
-)
+from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from ..config import THEMES, Settings
@@ -33,21 +30,22 @@ from ..service_api import MemoryApi, ServiceFactory
 from .banner import BannerArea
 from .context_controller import ContextController
 from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
-from .formatting import counted
+from .host_feedback import show_host_feedback
 from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
 from .library_sync import LibraryController
 from .library_view import LibraryView
-from .messages import error_text, search_error_text, show_open_notices
+from .messages import error_text
 from .pause_banner import install_pause_banner
 from .progress_panel import ProgressPanel
+from .query_flow import QueryFlow
 from .result_actions import ResultActions
-from .search_controller import SearchController, SearchRequest, SearchResponse
+from .search_controller import SearchController
 from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .search_warm_up import SearchWarmUp
 from .service_host import ServiceHost, default_service_factory
-from .settings import ProbeFn, plain_error
+from .settings import ProbeFn
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
@@ -90,6 +88,8 @@ class MainWindow(FileDropTarget, QMainWindow):
         self._build_ui()
         self.index_jobs = IndexJobController(self.jobs, self)
         self.searcher = SearchController(None, self.queries, self)
+        self.query_flow = QueryFlow(self.search_bar, self.searcher, self.search_tab, parent=self,
+                                    top_k=lambda: self.settings.search.top_k, library=self._library_state)
         self.search_warm_up = SearchWarmUp(self.jobs, self, self)  # the first search's loads, once shown
         self.context = ContextController(self.results_model, self.queries, settings.context.budget_tokens, self)
         self.library_ctl = LibraryController(self.queries, self.library, busy=self.is_busy,
@@ -102,7 +102,10 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.context.roots_in_flight = self.index_jobs.folders_in_flight
         self.theme_actions = build_menus(self)
         self._wire()
-        self.watch = install_watch(self)  # live folders: status bar, Library state, pause/resume
+        self.watch = install_watch(self, self.host, self.library, poke=self.library_ctl.poke,  # live folders
+                                   service_ready=self.service_ready,
+                                   folders_changed=(self.job_finished, self.index_jobs.removed))
+        self.act_pause_watching = self.watch.pause_action
         self.pause_banner = install_pause_banner(self)  # embedding paused or unfinished: a banner with Resume
         restore_window_state(self)
         route_drops_to(self)
@@ -187,32 +190,24 @@ class MainWindow(FileDropTarget, QMainWindow):
         lib.compact_finished.connect(lambda *_: self.library_ctl.poke())
         self.tabs.currentChanged.connect(lambda _i: self.library_ctl.show_view(self.tabs.currentWidget() is lib))
         h = self.host
+        show_host_feedback(h, self.banners, self.status, retry_open=self.open_service,
+                           settings_page=lambda key: self.show_settings().show_page(key))
         h.opened.connect(self._service_opened)
-        h.open_failed.connect(self._service_failed)
         h.embedder_state.connect(self._embedder_state)
-        h.embedder_failed.connect(lambda text: self.banners.show_message(
-            plain_error(text), "warning", key="embedder",
-            actions=[("Retry", h.load_embedder), ("Settings…", lambda: self.show_settings().show_page("embedder"))]))
         h.model_changed.connect(self.feedback.model_changed)
         h.model_changed.connect(self.library_ctl.poke)
-        h.save_failed.connect(lambda text: self.banners.show_message(text, "warning", key="settings-save"))
         j = self.index_jobs
         j.started.connect(lambda _job: self._show_state())
         j.progress.connect(lambda _p: self.library_ctl.poke())  # a file or a batch of vectors was committed
         j.succeeded.connect(self.job_finished)
         j.failed.connect(lambda _e, _tb: self.job_finished.emit(None))
         j.finished.connect(self._job_finished)
-        j.removed.connect(self._removed)
-        j.removing.connect(lambda text: self.status.showMessage(text, 4000))  # a big removal, slice by slice
-        j.waiting.connect(lambda text: self.status.showMessage(text[:1].upper() + text[1:], 10000))  # its turn
-        self.progress.resume_requested.connect(self.reembed_library)
+        j.removed.connect(lambda *_: self._job_finished())
         self.library_ctl.stats_ready.connect(self._stats_arrived)
         self.library_ctl.library_refreshed.connect(self.library_refreshed)
         self.library_ctl.library_refreshed.connect(self.search_warm_up.first_screen)
         self.library_ctl.message.connect(lambda text: self.status.showMessage(text, 8000))
-        self.searcher.results_ready.connect(self._search_done)
-        self.searcher.failed.connect(self._search_failed)
-        self.searcher.cleared.connect(self._search_cleared)
+        self.query_flow.finished.connect(self.search_finished)
         show_context_feedback(self.context, self.context_panel, self.status, ready=self.context_ready)
 
     # ------------------------------------------------------------------------------------- window state
@@ -226,8 +221,6 @@ class MainWindow(FileDropTarget, QMainWindow):
         self.host.open()
 
     def _service_opened(self, svc: MemoryApi) -> None:
-        self.banners.dismiss("store")
-        show_open_notices(self.banners, svc)
         for part in (self.searcher, self.context, self.library_ctl, self.index_jobs):
             part.set_service(svc)
         self._show_state()
@@ -236,17 +229,9 @@ class MainWindow(FileDropTarget, QMainWindow):
         if self.search_bar.query():  # the query restored from the last session
             self.run_search()
 
-    def _service_failed(self, exc: BaseException, _tb: str) -> None:
-        self.status.counts.setText("No library open")
-        self.banners.show_message(
-            f"Cannot open the database {self.settings.resolved_db_path()}: {error_text(exc)}", "error", key="store",
-            actions=[("Retry", self.open_service), ("Choose location…", lambda: self.show_settings().show_page(""))])
-
-    def _embedder_state(self, state: str, text: str, tip: str) -> None:
-        self.status.set_embedder(state, text, tip)
+    def _embedder_state(self, state: str, _text: str, _tip: str) -> None:
         self.searcher.semantic_loading = state == "loading"
         if state == "ready":
-            self.banners.dismiss("embedder")
             self.search_warm_up.embedder_ready()
             # results shown while the model loaded were keyword-only: upgrade them now
             if self.search_bar.query() and self.search_bar.current_backend() == "hybrid":
@@ -280,10 +265,6 @@ class MainWindow(FileDropTarget, QMainWindow):
     def cancel_job(self) -> None:
         self.feedback.cancel()
 
-    def _removed(self, n: int, _paths: list[str]) -> None:
-        self.status.showMessage(f"Removed {counted(n, 'document')} from the index (files on disk are untouched)", 6000)
-        self._job_finished()
-
     def _job_finished(self) -> None:
         """A job ended or files were removed: the Library, the counts and the shown results catch up."""
         self.library_ctl.refresh()
@@ -305,35 +286,13 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     # ------------------------------------------------------------------------------------------ search
     def run_search(self, keep_selection: bool = False) -> None:
-        q = self.search_bar.query()
-        if not q:
-            self.searcher.clear()
-            return
-        if not self.searcher.has_service():
-            self.results_info.setText("Opening the library…")
-            return
-        cur = self.results_model.result(self.actions_.current_row()) if keep_selection else None
-        if self.results_model.rowCount() == 0:
-            self.results_info.setText("Searching…")
-        self.searcher.search(SearchRequest(q, self.search_bar.current_backend(), self.settings.search.top_k,
-                                           self.search_bar.filters(), cur.chunk_id if cur else None))
+        self.query_flow.run(keep_selection)
 
-    def _search_cleared(self) -> None:
-        self.search_tab.clear()
-        self._show_state()
-
-    def _search_done(self, resp: SearchResponse) -> None:
-        self.search_tab.show_response(resp, self.stats, self.is_busy())
-        self._show_state()
-        self.search_finished.emit(resp.query)
-
-    def _search_failed(self, req: SearchRequest, exc: BaseException, tb: str) -> None:
-        self.search_tab.show_failure(req.query, search_error_text(exc, tb))
-        self.search_finished.emit(req.query)
+    def _library_state(self) -> LibraryState:
+        return LibraryState(open=self.svc is not None, busy=self.is_busy(), stats=self.stats)
 
     def _show_state(self) -> None:
-        lib = LibraryState(open=self.svc is not None, busy=self.is_busy(), stats=self.stats)
-        self.search_tab.show_state(self.search_bar.query(), lib, self.search_bar.active_filter_count())
+        self.query_flow.show_state()
 
     def focus_search(self) -> None:
         self.tabs.setCurrentIndex(0)

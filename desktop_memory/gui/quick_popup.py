@@ -12,7 +12,7 @@ A small frameless window on top of everything, in the upper third of the screen 
 It is built from the same parts as the window's search tab: a :class:`SearchController` (debounce, latest query
 wins, keyword-only while the model loads) and a :class:`ContextController` (re-packs the included results under
 the budget, copies exactly that block) over its own results model, on a worker runner of its own, with the
-window's service (gui/shell.py hands it over).
+window's service (gui/desktop_integration.py hands it over).
 """
 
 from __future__ import annotations

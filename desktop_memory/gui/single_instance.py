@@ -22,9 +22,14 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..instance_endpoint import endpoint, private_dir_problem, private_runtime_dir
+
+if TYPE_CHECKING:  # Qt is imported lazily here (see above)
+    from PySide6.QtCore import QObject
+
+    from .instance_server import InstanceServer
 
 HANDOFF_TIMEOUT_S = 1.0
 MAX_MESSAGE = 64 * 1024  # one request line: a dropped folder list, not a stream
@@ -151,7 +156,7 @@ def _hand_off_qt(name: str, message: dict[str, Any], timeout_s: float) -> bool:
     return bytes(sock.readAll().data()).strip() == b"ok"
 
 
-def make_server(db_path: Path | str, parent: Any = None) -> Any:
+def make_server(db_path: Path | str, parent: QObject | None = None) -> InstanceServer | None:
     """Start listening (an ``InstanceServer``), or None when the endpoint cannot be taken (it is logged)."""
     try:
         from .instance_server import InstanceServer

@@ -1,7 +1,7 @@
 """The tray icon: Quick search, Show window, Pause watching (when the app watches folders), Quit.
 
-It only emits requests; gui/shell.py decides what they do. A click on the icon shows the window, a middle click
-opens the quick-search popup.
+It only emits requests; gui/desktop_integration.py decides what they do. A click on the icon shows the window, a
+middle click opens the quick-search popup.
 """
 
 from __future__ import annotations

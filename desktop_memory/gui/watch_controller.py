@@ -8,16 +8,21 @@ queued update, and no widget is touched from a worker. Pausing is a flag plus a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
 from ..service_api import MemoryApi
 
 if TYPE_CHECKING:  # the watch package (the walk, ignore rules, the indexer) is imported when a watch starts, on
     # the worker that opens the service (service_host.py), not before the window's first paint
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QMainWindow
+
     from ..watch import Watcher, WatchUpdate
+    from .library_view import LibraryView
+    from .service_host import ServiceHost
 
 # == watch.update's state and kind names (compared here; importing them would import the whole watch package)
 STATE_PAUSED, STATE_WATCHING = "paused", "watching"
@@ -39,6 +44,7 @@ class WatchController(QObject):
         self._factory = factory
         self._watcher: Watcher | None = None
         self.last_update: WatchUpdate | None = None
+        self.pause_action: QAction | None = None  # Library → Pause watching folders (install_watch)
         self._arrived.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     # ---------- life cycle ----------
@@ -121,11 +127,13 @@ class WatchController(QObject):
         self.status_changed.emit(self.status_text())
 
 
-def install_watch(window: Any) -> WatchController:
-    """Wire live folders into the main window with signals only: the watch starts when the library opens, learns
-    about added/removed folders when a job ends, shows "watching N folders" in the status bar and each folder's
-    state in the Library (whose context menu pauses/resumes a folder), adds **Library → Pause watching folders**,
-    pokes the Library after a change, and keeps pause state in settings (through the window's ServiceHost).
+def install_watch(window: QMainWindow, host: ServiceHost, library: LibraryView, *, poke: Callable[[], None],
+                  service_ready: SignalInstance, folders_changed: Sequence[SignalInstance]) -> WatchController:
+    """Wire live folders into the main window with signals only: the watch starts when the library opens
+    (``service_ready``, through ``host``), learns about added/removed folders (``folders_changed``), shows "watching
+    N folders" in the window's status bar and each folder's state in ``library`` (whose context menu pauses/resumes
+    a folder), adds **Library → Pause watching folders** (the controller's ``pause_action``), calls ``poke`` after a
+    change (the Library and the counts catch up), and keeps pause state in settings (through ``host``).
 
     The window must call ``controller.stop()`` before it closes or replaces its service."""
     import dataclasses
@@ -134,8 +142,6 @@ def install_watch(window: Any) -> WatchController:
     from PySide6.QtWidgets import QLabel, QMenu
 
     from .window_menus import LIBRARY_MENU
-
-    host = window.host
 
     def persist(paused_all: bool, paused: tuple[str, ...]) -> None:  # settings are replaced, never edited
         watch = dataclasses.replace(host.settings.watch, paused_all=paused_all, paused=paused)
@@ -146,7 +152,6 @@ def install_watch(window: Any) -> WatchController:
     label.setObjectName("Muted")
     label.setToolTip("Folders in the library are watched: changes are indexed as they happen")
     window.statusBar().addPermanentWidget(label)
-    library = window.library
 
     def show_states() -> None:
         label.setText(ctl.status_text())
@@ -156,15 +161,15 @@ def install_watch(window: Any) -> WatchController:
         if update.changed or update.kind in (ERROR, CHECKING):  # CHECKING: a big folder's catch-up, each second
             window.statusBar().showMessage(update.message.splitlines()[0], 8000)
         if update.changed or update.kind in (EMBEDDED, CATCH_UP):
-            window.library_ctl.poke()  # stats and the Library catch up (at most every 0.5 s)
+            poke()  # stats and the Library catch up (at most every 0.5 s)
 
-    def service_ready() -> None:
-        if window.svc is not None:
-            ctl.start(window.svc)
+    def start() -> None:
+        if host.svc is not None:
+            ctl.start(host.svc)
 
-    window.service_ready.connect(service_ready)
-    window.job_finished.connect(lambda _summary: ctl.refresh())  # a folder was added
-    window.index_jobs.removed.connect(lambda *_: ctl.refresh())  # a folder was removed
+    service_ready.connect(start)
+    for changed in folders_changed:  # a folder was added (a job ended) or removed
+        changed.connect(lambda *_: ctl.refresh())
     ctl.status_changed.connect(lambda _text: show_states())
     ctl.updated.connect(updated)
     library.watch_pause_requested.connect(lambda folder, pause: ctl.set_paused(pause, folder))
@@ -176,5 +181,5 @@ def install_watch(window: Any) -> WatchController:
         pause_all.triggered.connect(ctl.set_paused)  # by the user only (not by setChecked below)
         menu.aboutToShow.connect(lambda: pause_all.setChecked(ctl.paused_all))
         menu.addAction(pause_all)
-        window.act_pause_watching = pause_all
+        ctl.pause_action = pause_all
     return ctl

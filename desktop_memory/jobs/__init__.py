@@ -1,8 +1,23 @@
 """The one scheduler for every write to the library (Qt-free): see scheduler.py."""
 
-from .queue import AUTO, COMPACT, EMBED, PERSON, PRIORITY, READ, REMOVE, WATCH, WATCHED, Event, Job, JobQueue
+from .events import (
+    BurstEnded,
+    Done,
+    Dropped,
+    Failed,
+    JobEvent,
+    Paused,
+    Progress,
+    Queued,
+    Removing,
+    Started,
+    Yielded,
+    unhandled,
+)
+from .queue import AUTO, COMPACT, EMBED, PERSON, PRIORITY, READ, REMOVE, WATCH, WATCHED, Job, JobQueue
 from .scheduler import Scheduler, describe
 from .summary import add_reads, merge_summaries
 
-__all__ = ["AUTO", "COMPACT", "EMBED", "PERSON", "PRIORITY", "READ", "REMOVE", "WATCH", "WATCHED", "Event", "Job",
-           "JobQueue", "Scheduler", "add_reads", "describe", "merge_summaries"]
+__all__ = ["AUTO", "COMPACT", "EMBED", "PERSON", "PRIORITY", "READ", "REMOVE", "WATCH", "WATCHED", "BurstEnded", "Done",
+           "Dropped", "Failed", "Job", "JobEvent", "JobQueue", "Paused", "Progress", "Queued", "Removing", "Scheduler",
+           "Started", "Yielded", "add_reads", "describe", "merge_summaries", "unhandled"]

@@ -78,17 +78,6 @@ class Job:
         return any(is_inside(p, f) for p in self.paths for f in folders)
 
 
-@dataclass
-class Event:
-    """What the scheduler tells its listeners: ``queued`` / ``started`` / ``progress`` / ``yielded`` / ``done`` /
-    ``failed`` / ``dropped`` / ``removing`` (payload: the paths about to be removed) / ``paused`` (payload: bool) /
-    ``burst`` (payload: (the burst's IndexSummary, whether the person's work was part of it))."""
-
-    kind: str
-    job: Job | None = None
-    payload: Any = None
-
-
 class JobQueue:
     """Waiting jobs, ordered by priority then arrival. Reads with the same ``force`` merge; one embedding at most."""
 
@@ -164,7 +153,6 @@ __all__ = [
     "WATCHED",
     "WRITER",
     "YIELDING",
-    "Event",
     "Job",
     "JobQueue",
     "WatchWork",

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import IndexProgress
 from ..paths import is_inside
+from .events import BurstEnded, Done, Dropped, Failed, JobEvent, Paused, Progress, Queued, Removing, Started, Yielded
 from .queue import (
     AUTO,
     COMPACT,
@@ -54,7 +55,6 @@ from .queue import (
     WATCHED,
     WRITER,
     YIELDING,
-    Event,
     Job,
     JobQueue,
     WatchWork,
@@ -102,7 +102,7 @@ class Scheduler:
         self.auto_embed = auto_embed
         self._queue = JobQueue()
         self._cond = threading.Condition()
-        self._listeners: list[Callable[[Event], None]] = []
+        self._listeners: list[Callable[[JobEvent], None]] = []
         self._thread: threading.Thread | None = None  # the writer lane
         self._embed_thread: threading.Thread | None = None  # the embedding lane
         self.running: Job | None = None  # on the writer lane
@@ -174,23 +174,24 @@ class Scheduler:
         return self._submit(Job(REMOVE, list(pending), source=AUTO))
 
     # ---------- listening ----------
-    def subscribe(self, fn: Callable[[Event], None]) -> Callable[[], None]:
-        """Call ``fn(event)`` for every event (on the worker thread, or the caller's for ``removing``)."""
+    def subscribe(self, fn: Callable[[JobEvent], None]) -> Callable[[], None]:
+        """Call ``fn(event)`` for every event (jobs/events.py; on the worker thread, or the caller's for
+        :class:`Removing`)."""
         with self._cond:
             self._listeners.append(fn)
         return lambda: self._unsubscribe(fn)
 
-    def _unsubscribe(self, fn: Callable[[Event], None]) -> None:
+    def _unsubscribe(self, fn: Callable[[JobEvent], None]) -> None:
         with self._cond:
             if fn in self._listeners:
                 self._listeners.remove(fn)
 
-    def _emit(self, kind: str, job: Job | None = None, payload: Any = None) -> None:
+    def _emit(self, event: JobEvent) -> None:
         with self._cond:
             listeners = list(self._listeners)
         for fn in listeners:
             try:
-                fn(Event(kind, job, payload))
+                fn(event)
             except Exception:  # a front end's bug must not stop the writer
                 log.exception("scheduler listener failed")
 
@@ -210,7 +211,7 @@ class Scheduler:
         """Embed every passage still without a vector. Only the person's request ends a pause."""
         if source == PERSON:
             self._set_paused(False)
-            self._emit("paused", payload=False)
+            self._emit(Paused(False))
         elif self.paused or not self.auto_embed:
             return None
         return self._submit(Job(EMBED, source=source))
@@ -230,7 +231,7 @@ class Scheduler:
         removal = self._submit(Job(REMOVE, list(paths)))  # queued first: whatever the watchers do next waits for it
         for job in dropped:
             self._drop(job, "its folder was removed")
-        self._emit("removing", payload=list(paths))
+        self._emit(Removing(tuple(paths)))
         return removal
 
     def cancel(self) -> Job | None:
@@ -248,7 +249,7 @@ class Scheduler:
                 self._burst = Burst(visible=True)  # cancelled before it started: still one (empty) summary
         for job in gone:
             self._drop(job, "cancelled")
-        self._emit("paused", payload=True)
+        self._emit(Paused(True))
         if not stopping:
             self._end_burst(cancelled=True)
         return stopping[-1] if stopping else None
@@ -345,13 +346,13 @@ class Scheduler:
                 self._embed_thread.start()
             self._cond.notify_all()
         if merged is job:
-            self._emit("queued", job)
+            self._emit(Queued(job))
         return merged
 
     def _drop(self, job: Job, why: str) -> None:
         job.dropped = why
         job.finish()
-        self._emit("dropped", job, why)
+        self._emit(Dropped(job, why))
 
     def _run(self, lane: str) -> None:
         while True:
@@ -382,7 +383,7 @@ class Scheduler:
                         ended, self._burst = self._burst, None
                     self._cond.notify_all()
                 if ended is not None:
-                    self._emit("burst", None, (ended.summary(cancelled), ended.visible))
+                    self._emit(BurstEnded(ended.summary(cancelled), ended.visible))
 
     def _set_running(self, lane: str, job: Job | None) -> None:
         if lane == WRITER:
@@ -392,18 +393,18 @@ class Scheduler:
 
     def _run_one(self, job: Job, burst: Burst) -> None:
         job.slices += 1
-        self._emit("started", job)
+        self._emit(Started(job))
         step = _StepAside(self, job)
 
         def progress(p: IndexProgress) -> None:
-            self._emit("progress", job, p)
+            self._emit(Progress(job, p))
 
         try:
             summary = self._execute(job, burst, step, progress)
         except BaseException as exc:  # the job failed; the writer goes on with the next one
             job.error = exc
             job.finish()
-            self._emit("failed", job, traceback.format_exc())
+            self._emit(Failed(job, traceback.format_exc()))
             return
         if step.stepped_aside and not job.cancel.is_set() and not self.stopping:
             with self._cond:
@@ -411,7 +412,7 @@ class Scheduler:
                     self._queue.put_back_after(job, WATCH)  # the edits waiting now go first, then it goes on
                 else:
                     self._queue.put_back(job)  # resumes by itself after the job that is waiting
-            self._emit("yielded", job)
+            self._emit(Yielded(job))
             return
         if job.kind == READ and job.cancel.is_set() and job.paths and not self.stopping and not self.paused:
             job.cancel.clear()  # stopped for a removal: the rest of its paths are read after it
@@ -422,7 +423,7 @@ class Scheduler:
         if job.kind in (READ, WATCH) and summary is not None and (summary.chunks_added or job.kind == READ):
             self.embed(source=AUTO if job.source == PERSON else WATCHED)
         job.finish()
-        self._emit("done", job, summary)
+        self._emit(Done(job, job.summary))
 
     def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
         svc = self._svc
@@ -467,7 +468,7 @@ class Scheduler:
         with self._cond:
             burst, self._burst = self._burst, None
         if burst is not None:
-            self._emit("burst", None, (burst.summary(cancelled), burst.visible))
+            self._emit(BurstEnded(burst.summary(cancelled), burst.visible))
 
 
 def describe(job: Job) -> str:
@@ -476,4 +477,4 @@ def describe(job: Job) -> str:
             WATCH: "indexing changes"}[job.kind]
 
 
-__all__ = ["Event", "Scheduler", "describe"]
+__all__ = ["Scheduler", "describe"]

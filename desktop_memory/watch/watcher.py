@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..jobs import AUTO, EMBED, REMOVE, Event, Job
+from ..jobs import AUTO, EMBED, REMOVE, WATCHED, Done, Job, JobEvent, Removing
 from ..models import IndexSummary
 from ..paths import is_inside, normalise
 from .batch import index_batch
@@ -295,22 +295,23 @@ class Watcher:
         self._emit(WatchUpdate(CATCH_UP, f"finishing a removal {why}: {removal_names(job.paths)}{files}…",
                                watching=self.watching_count()))
 
-    def _scheduler_event(self, event: Event) -> None:
+    def _scheduler_event(self, event: JobEvent) -> None:
         """From the scheduler: a folder is being removed (stop watching it now), or an embedding finished."""
-        if event.kind == "removing":
-            self._forget(list(event.payload))
-        elif event.kind == "done" and event.job is not None and event.job.kind == REMOVE \
-                and event.job.source == AUTO:
-            self._say_removal(event.job, "finished")
-        elif event.kind == "done" and event.job is not None and event.job.kind == EMBED:
-            s = event.job.summary
-            if s.embed_error:
-                self._emit(WatchUpdate(ERROR, f"embedding stopped: {s.embed_error} (keyword search works)",
-                                       watching=self.watching_count()))
-            elif s.chunks_embedded:
-                self._emit(WatchUpdate(EMBEDDED, f"embedded {s.chunks_embedded} chunks ({s.embed_s:.2f} s)",
-                                       chunks_embedded=s.chunks_embedded, elapsed_s=s.embed_s,
-                                       watching=self.watching_count()))
+        match event:
+            case Removing(paths=paths):
+                self._forget(list(paths))
+            case Done(job=job) if job.kind == REMOVE and job.source == AUTO:
+                self._say_removal(job, "finished")
+            case Done(job=job, summary=s) if job.kind == EMBED:
+                if s.embed_error:
+                    self._emit(WatchUpdate(ERROR, f"embedding stopped: {s.embed_error} (keyword search works)",
+                                           watching=self.watching_count()))
+                elif s.chunks_embedded:
+                    self._emit(WatchUpdate(EMBEDDED, f"embedded {s.chunks_embedded} chunks ({s.embed_s:.2f} s)",
+                                           chunks_embedded=s.chunks_embedded, elapsed_s=s.embed_s,
+                                           watching=self.watching_count()))
+            case _:
+                pass  # the watcher's own batches report through their summaries (batch.py)
 
     def _forget(self, paths: list[str]) -> None:
         """Removed from the library: unwatched in the same step (the removal itself follows in the writer)."""
@@ -340,7 +341,7 @@ class Watcher:
             if any(is_inside(folder, k) for k in known) or not os.path.isdir(folder):
                 continue
             t0 = time.perf_counter()
-            summary = self._scheduler.read([folder], source="watch").wait()
+            summary = self._scheduler.read([folder], source=WATCHED).wait()
             if summary is None:
                 continue
             self._emit(self._summary_update(CATCH_UP, summary, removed_paths=[], events=0, t0=t0,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.config import Settings, WatchSettings
+from desktop_memory.jobs import EMBED
 from desktop_memory.service import MemoryService
 from tests.support.paced import PacedEmbedder, write_folder
 
@@ -113,7 +114,7 @@ def test_a_database_round_trip_offers_resume_and_a_switch_shows_a_pause(make_win
     _library(a_db, write_folder(tmp_path / "notes-a", files=60), embed=False)
     _library(b_db, write_folder(tmp_path / "notes-b", files=3, word="berry"), embed=False, paused=True)
     w = make_window(paced_factory, _settings(a_db))
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed",
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED,
                     timeout=20000)  # the interrupted embedding resumed by itself (once)
     old = w.svc
     w.apply_settings(dataclasses.replace(w.settings, db_path=str(b_db)))

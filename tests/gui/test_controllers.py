@@ -17,6 +17,7 @@ from desktop_memory.gui.results_model import ResultsModel
 from desktop_memory.gui.search_controller import LOADING_NOTE, SearchController, SearchRequest
 from desktop_memory.gui.service_host import ServiceHost
 from desktop_memory.gui.tasks import TaskRunner
+from desktop_memory.jobs import EMBED, READ
 from desktop_memory.models import Stats
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import load_settings
@@ -106,7 +107,7 @@ def test_index_jobs_merge_cancel_and_resume_once(qtbot, tmp_path, docs_dir):
     ctl.set_service(svc)
     qtbot.waitUntil(lambda: not ctl.is_running() and not ctl.pending, timeout=10000)
     # three drops, one read; then one embedding behind it (read first, then embed), one summary for the burst
-    assert [j.kind for j in started] == ["index", "embed"] and len(started[0].paths) == 3
+    assert [j.kind for j in started] == [READ, EMBED] and len(started[0].paths) == 3
     assert len(summaries) == 1 and ctl.last_summary is not None and ctl.last_summary.indexed == 3
 
     ctl.add_paths([str(docs_dir)], force=True)

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from desktop_memory.config import Settings
+from desktop_memory.jobs import EMBED
 from desktop_memory.models import IndexProgress
 from desktop_memory.service import MemoryService
 from tests.support.paced import PacedEmbedder, write_folder
@@ -31,7 +32,7 @@ def test_embedding_names_what_it_embeds_and_a_removal_is_not_re_embedded(make_wi
     office = write_folder(tmp_path / "office", files=40, word="quokka")
     w = make_window(paced_factory)
     drop(w, [office])  # read, then the vectors: the read is quick, the embedding takes a while
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed", timeout=30000)
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED, timeout=30000)
     qtbot.waitUntil(lambda: w.svc.stats().vectors > 0, timeout=20000)
     qtbot.wait(1500)  # a few embedding slices report their progress
     line = w.progress.current.text()
@@ -45,7 +46,7 @@ def test_embedding_names_what_it_embeds_and_a_removal_is_not_re_embedded(make_wi
     w.cancel_job()
     wait_job(qtbot, w)
     w.reembed_library()  # Library ▸ Embed missing vectors
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed"
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED
                     and not w.index_jobs.current.auto, timeout=20000)
     w.remove_paths([str(office)])  # the folder being embedded
     wait_job(qtbot, w)

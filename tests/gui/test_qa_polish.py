@@ -8,6 +8,7 @@ from pathlib import Path
 
 from desktop_memory.config import Settings, WatchSettings
 from desktop_memory.gui.status_bar import StatusBar
+from desktop_memory.jobs import EMBED
 
 from .helpers import drop, wait_job
 
@@ -111,7 +112,7 @@ def test_the_embedding_panel_shows_one_count_of_vectors(qtbot, make_window, tmp_
     office = write_folder(tmp_path / "office", files=40, word="quokka")
     w = make_window(lambda settings: MemoryService(settings, embedder=PacedEmbedder(0.3)))
     drop(w, [office])
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed", timeout=30000)
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED, timeout=30000)
     qtbot.waitUntil(lambda: w.progress.vectors is not None, timeout=20000)
     w.index_jobs.progress.emit(IndexProgress(phase="embed", chunks_to_embed=464, chunks_embedded=48))
     line, detail = w.progress.current.text(), w.progress.detail.text()

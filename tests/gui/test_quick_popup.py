@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 from desktop_memory.config import Settings
 from desktop_memory.context.tokens import estimate_tokens
 from desktop_memory.gui import single_instance
-from desktop_memory.gui.shell import DesktopShell, install_shell, watch_controller
+from desktop_memory.gui.desktop_integration import DesktopShell, install_shell
 from desktop_memory.settings_file import load_settings
 
 from .helpers import drop, search, wait_job
@@ -276,7 +276,7 @@ def test_tray_pause_watching_drives_the_watch_controller(qtbot, make_window, has
     monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
     w = make_window(hash_factory, Settings(db_path=str(tmp_path / "m.db")))
     controller = w.watch  # the window watches its folders (gui/watch_controller.py, installed by MainWindow)
-    assert isinstance(controller, WatchController) and watch_controller(w) is controller
+    assert isinstance(controller, WatchController)
     calls = []
     monkeypatch.setattr(controller, "set_paused", lambda on, folder=None: calls.append(on))
     shell = DesktopShell(QApplication.instance(), w)

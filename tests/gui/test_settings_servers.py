@@ -153,7 +153,7 @@ def test_quick_popup_shows_the_rerankers_order_and_falls_back(qtbot, make_window
 
     from PySide6.QtWidgets import QApplication
 
-    from desktop_memory.gui.shell import DesktopShell
+    from desktop_memory.gui.desktop_integration import DesktopShell
 
     from .helpers import drop, wait_job
 

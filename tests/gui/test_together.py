@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from desktop_memory.config import Settings, WatchSettings
+from desktop_memory.jobs import EMBED
 from desktop_memory.service import MemoryService
 from tests.support.paced import PacedEmbedder, write_folder
 
@@ -44,7 +45,7 @@ def _library(factory, *folders: Path) -> None:
 def _embedding_window(make_window, factory, qtbot):
     w = make_window(factory, SETTINGS)
     qtbot.waitUntil(lambda: w.watch.ready, timeout=30000)
-    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == "embed",
+    qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED,
                     timeout=20000)  # the interrupted embedding resumed by itself (once)
     qtbot.waitUntil(lambda: w.svc.stats().vectors > 0, timeout=20000)
     return w
@@ -174,8 +175,8 @@ def test_cold_quick_start_shows_the_popup(qtbot, hash_factory, tray):
 
     from desktop_memory.config import settings_path
     from desktop_memory.gui.app import present
+    from desktop_memory.gui.desktop_integration import DesktopShell
     from desktop_memory.gui.main_window import MainWindow
-    from desktop_memory.gui.shell import DesktopShell
 
     w = MainWindow(Settings(), service_factory=hash_factory, settings_path=settings_path())
     qtbot.addWidget(w)

@@ -7,10 +7,10 @@ import shutil
 from PySide6.QtWidgets import QApplication
 
 from desktop_memory.gui import desktop
+from desktop_memory.gui.desktop_integration import DesktopShell
 from desktop_memory.gui.drop_zone import formats_sentence
 from desktop_memory.gui.results_model import ResultDelegate
 from desktop_memory.gui.search_view import KIND_LABELS
-from desktop_memory.gui.shell import DesktopShell
 from desktop_memory.gui.window_size import SMALL_SCREEN, TITLE_BAR
 from desktop_memory.models import Location, SearchResult
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from desktop_memory.jobs import EMBED, READ, REMOVE, WATCH, Job, JobQueue, add_reads, merge_summaries
+from desktop_memory.jobs import EMBED, READ, REMOVE, WATCH, BurstEnded, Done, Job, JobQueue, add_reads, merge_summaries
 from desktop_memory.models import FileOutcome, IndexSummary
 from desktop_memory.service import MemoryService
 
@@ -43,8 +43,8 @@ def test_a_removal_runs_within_one_slice_of_a_long_embedding_which_then_resumes(
     keep = write_folder(tmp_path / "keep", files=60)
     gone = write_folder(tmp_path / "gone", files=20, word="zebra")
     sched = svc.scheduler
-    events: list[str] = []
-    sched.subscribe(lambda ev: events.append(f"{ev.kind}:{ev.job.kind if ev.job else ''}"))
+    done: list[str] = []  # the kinds of the jobs that ended
+    sched.subscribe(lambda ev: done.append(ev.job.kind) if isinstance(ev, Done) else None)
     sched.read([str(keep), str(gone)])
     wait_for(lambda: paced.slices >= 3, what="embedding under way")
     t0 = time.monotonic()
@@ -54,7 +54,7 @@ def test_a_removal_runs_within_one_slice_of_a_long_embedding_which_then_resumes(
     assert removal.result == 20 and took < 2 * SLICE_S + 1.0, took  # one slice, plus the removal itself
     assert not [r for r in svc.search("zebra", backend="keyword")]
     assert svc.stats().pending_vectors > 0, "the embedding was still running when the removal went through"
-    assert "done:embed" not in events  # the embedding took turns with the removal, it did not end for it
+    assert EMBED not in done  # the embedding took turns with the removal, it did not end for it
     assert sched.wait_idle(120)  # ...and it resumed by itself and finished
     st = svc.stats()
     assert st.pending_vectors == 0 and st.vectors == st.chunks
@@ -65,7 +65,7 @@ def test_cancel_stops_embedding_within_one_slice_and_nothing_restarts_it(svc, pa
     folder = write_folder(tmp_path / "notes", files=60)
     sched = svc.scheduler
     bursts: list[IndexSummary] = []
-    sched.subscribe(lambda ev: bursts.append(ev.payload[0]) if ev.kind == "burst" else None)
+    sched.subscribe(lambda ev: bursts.append(ev.summary) if isinstance(ev, BurstEnded) else None)
     t_start = time.monotonic()
     sched.read([str(folder)])
     wait_for(lambda: paced.slices >= 4, what="embedding under way")

@@ -14,7 +14,7 @@ import pytest
 from desktop_memory import service as service_mod
 from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
 from desktop_memory.errors import Cancelled
-from desktop_memory.jobs import EMBED, REMOVE, WATCH
+from desktop_memory.jobs import EMBED, REMOVE, WATCH, Done, Progress
 from desktop_memory.models import IndexSummary
 from desktop_memory.service import MemoryService
 from desktop_memory.store import erase
@@ -52,15 +52,13 @@ def test_an_edit_commits_between_the_slices_of_a_big_removal_while_embedding_run
         return svc.index_paths([note], embed=False)
 
     def listen(ev) -> None:
-        if ev.job is None:
-            return
-        if ev.kind == "progress" and ev.job.kind == REMOVE:
-            if ev.payload.files_done == 2 and not searched:  # the first slice is committed: an edit arrives now
+        if isinstance(ev, Progress) and ev.job.kind == REMOVE:
+            if ev.progress.files_done == 2 and not searched:  # the first slice is committed: an edit arrives now
                 sched.watch_batch(edit, label="edit")
                 # a search answers while the removal runs (readers never wait for the writer)
                 searched.append(len(svc.search("lorem", backend="keyword")))
             threading.Event().wait(0.02)  # each slice takes a while, as on a big library
-        if ev.kind == "done" and ev.job.kind in (REMOVE, WATCH):
+        if isinstance(ev, Done) and ev.job.kind in (REMOVE, WATCH):
             order.append(ev.job.kind)
             if ev.job.kind == WATCH:
                 edit_done.set()

@@ -166,7 +166,7 @@ def test_the_shell_takes_any_message_without_a_traceback(qtbot, qapp):
     from PySide6.QtWidgets import QWidget
 
     from desktop_memory.config import Settings
-    from desktop_memory.gui.shell import DesktopShell
+    from desktop_memory.gui.desktop_integration import DesktopShell
 
     class Window(QWidget):
         quick_search_requested = Signal()  # File ▸ Quick search (the shell connects it)
