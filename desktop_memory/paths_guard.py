@@ -13,11 +13,7 @@ import os
 import posixpath
 from collections.abc import Sequence
 
-from .errors import UserError
-
-
-class OutsideLibrary(UserError):
-    """A path that is not a folder (or a file inside a folder) of the library, or reaches outside one."""
+from .errors import OutsideLibrary
 
 
 def not_in_library(shown: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import EMBEDDERS, EmbedderSettings, Settings, settings_path
-from ..errors import UserError
+from ..errors import UsageError, UserError
 from ..settings_file import load_settings, save_settings
 
 COMMANDS = ("embedder", "rerank", "api-key")
@@ -80,8 +80,6 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
     """(action, name), checked without ever repeating what was typed: a word in the wrong place may be the key."""
-    from .subcommands import UsageError
-
     usage = "usage: desktop-memory api-key {set,clear,status} {embedder,rerank} (set reads the key from stdin)"
     if args.extra or args.action not in ("set", "clear", "status") or args.name not in KEY_NAMES:
         looks_like_key = bool(args.extra) or any(v is not None and v not in ("set", "clear", "status", *KEY_NAMES)
@@ -96,8 +94,6 @@ def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
 def _check_urls(args: argparse.Namespace) -> None:
     """``--url`` refused at once, in one sentence naming it, when it cannot be a server's address."""
     from ..config import url_problem
-    from .subcommands import UsageError
-
     url = getattr(args, "url", None)
     why = url_problem(url) if url is not None else None
     if why is not None:
@@ -107,8 +103,6 @@ def _check_urls(args: argparse.Namespace) -> None:
 def _check_url_in_use(field: str | None, url: str) -> None:
     """A server chosen without --url uses the address saved for it, which may be one an older version let in."""
     from ..config import url_problem
-    from .subcommands import UsageError
-
     why = url_problem(url) if field else None
     if why is not None:
         raise UsageError(f"The saved {field} {url!r} is not an http:// or https:// address ({why}): give the "

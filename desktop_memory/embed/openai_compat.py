@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderError
+from ..errors import EmbedderError, OpenAIModelMissing, ServerError
 from .base import recipe_suffix
 from .http_retry import body_cap
-from .openai_http import JsonServer, ServerError, normalise_base
+from .openai_http import JsonServer, normalise_base
 from .server_embedder import MAX_MODEL_NAME, MAX_MODELS, PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ def _netloc(url: str) -> str:
         return urlsplit(url).netloc
     except ValueError:
         return url
-
-
-class OpenAIModelMissing(EmbedderError):
-    """The server is up but does not serve the configured model."""
 
 
 class OpenAICompatEmbedder(ServerEmbedder):

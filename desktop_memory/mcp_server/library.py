@@ -27,8 +27,8 @@ from typing import TypeVar
 from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
-from ..errors import LibraryMissing, UserError
-from ..paths_guard import OutsideLibrary, checked_path, not_in_library
+from ..errors import LibraryMissing, OutsideLibrary, UserError
+from ..paths_guard import checked_path, not_in_library
 from ..service import MemoryService
 from ..store.connection import probe_busy
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..config import SearchSettings, data_dir
-from ..embed.openai_http import JsonServer, ServerError
-from ..errors import EmbedderError
+from ..embed.openai_http import JsonServer
+from ..errors import EmbedderError, RerankError, ServerError
 from ..models import LaneHit
 from ..private_files import make_private_dirs, open_private
 from ..store import Store
@@ -42,10 +42,6 @@ if TYPE_CHECKING:
     import httpx
 
 RERANK_LANE = "rerank"
-
-
-class RerankError(EmbedderError):
-    """The reranker could not order these passages (the caller keeps the fused order)."""
 
 
 def rerank_endpoint(url: str) -> str:

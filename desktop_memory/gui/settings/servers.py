@@ -41,9 +41,8 @@ def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str,
     that is up without the chosen model still gives its list, so the person can pick one; with no model chosen yet
     the list is the answer (the Model box offers it); a model the server does not list is warned about even when
     the server embeds with it (a proxy's wildcard route may answer for a misspelt name)."""
-    from ...embed.openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
-    from ...embed.openai_http import ServerError
-    from ...errors import EmbedderError
+    from ...embed.openai_compat import OpenAICompatEmbedder
+    from ...errors import EmbedderError, OpenAIModelMissing, ServerError
 
     emb = OpenAICompatEmbedder(es, api_key=api_key or None, retries=0)
     try:
