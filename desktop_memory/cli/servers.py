@@ -16,6 +16,7 @@ import argparse
 import dataclasses
 import getpass
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from ..errors import UsageError, UserError
 from ..settings_file import load_settings, save_settings
 
 COMMANDS = ("embedder", "rerank", "api-key")
-KEY_NAMES = ("embedder", "rerank")  # embed/api_keys.py's names (imported lazily: the CLI starts without numpy)
+KEY_NAMES = ("embedder", "rerank")  # api_keys.py's names (imported lazily: the CLI starts without numpy)
 
 
 def add_server_parsers(sub: Any) -> None:
@@ -118,7 +119,7 @@ def _read_key(name: str) -> str:
 
 
 def _api_key(action: str, name: Any) -> int:
-    from ..embed.api_keys import clear_key, key_status, set_key
+    from ..api_keys import clear_key, key_status, set_key
 
     if action == "status":
         print(f"{name} API key: {key_status(name)}")
@@ -148,7 +149,7 @@ def _describe_embedder(e: EmbedderSettings) -> str:
 
 
 def _embedder(args: argparse.Namespace, settings: Settings) -> int:
-    from ..embed import known_prefixes, make_embedder
+    from ..model_servers import ModelServers, known_prefixes
 
     old = settings.embedder
     new = old
@@ -173,7 +174,7 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
         new = dataclasses.replace(new, query_prefix=args.query_prefix)
     if args.document_prefix is not None:
         new = dataclasses.replace(new, document_prefix=args.document_prefix)
-    tested = _test_embedder(lambda: make_embedder(new)) if args.test else None  # before anything is saved
+    tested = _test_embedder(lambda: ModelServers().try_embedder(new)) if args.test else None  # before any save
     if new != old:
         _switch_embedder(settings, new, args.db)
     else:
@@ -185,14 +186,12 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _test_embedder(make: Any) -> str:
+def _test_embedder(try_it: Callable[[], str]) -> str:
     """Contact the server (or load the local model) and embed a probe; a failure, whatever it is (a server that
     is down, a malformed URL, a model that is missing), is one sentence and exit 1, with nothing saved and
     nothing in any library touched."""
-    from ..embed.probe import probe
-
     try:
-        return "ok: " + probe(make())
+        return "ok: " + try_it()
     except Exception as exc:  # one sentence for any failure: the point of --test is to catch them
         reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         raise UserError(f"The test failed, so nothing was saved or changed: {reason}.") from exc
@@ -243,7 +242,7 @@ def _rerank(args: argparse.Namespace, settings: Settings) -> int:
     print(f"rerank: {state}, {s.rerank_url}, model {s.rerank_model or '(server default)'}, top {s.rerank_depth}, "
           f"timeout {s.rerank_timeout_s:g} s" + (f" (saved to {settings_path()})" if changes else ""))
     if args.test:
-        from ..retrieve.rerank import HttpReranker
+        from ..model_servers import ModelServers
 
-        print(HttpReranker.from_settings(s).check_connection())
+        print(ModelServers().test_reranker(s).status)
     return 0

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_library(settings: Settings, args: argparse.Namespace) -> int:
-    from ..store.connection import on_busy_wait
+    from ..lock_waits import on_busy_wait
 
     told: list[str] = []
 

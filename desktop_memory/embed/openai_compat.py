@@ -43,7 +43,7 @@ class OpenAICompatEmbedder(ServerEmbedder):
     Args:
         settings: ``openai_url``, ``openai_model``, ``openai_timeout_s``, ``batch_size`` and the prefixes.
         expected_dim: the dimension the index holds; a model answering another size fails loudly.
-        api_key: overrides the stored key (embed/api_keys.py), for tests.
+        api_key: overrides the stored key (api_keys.py), for tests.
         retries, backoff_s, transport, sleep: as for the Ollama embedder.
     """
 

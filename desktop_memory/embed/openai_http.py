@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..api_keys import KeyName, generation, get_key, key_problem, redact
 from ..config import url_problem
 from ..errors import ApiKeyError, ServerError
-from .api_keys import KeyName, generation, get_key, key_problem, redact
 from .http_retry import MAX_BODY_BYTES, BodyTooLarge, RequestFailed, Transient, send_with_retries
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when a server is actually used

@@ -47,7 +47,7 @@ from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .search_warm_up import SearchWarmUp
 from .service_host import ServiceHost, default_service_factory
-from .settings import ProbeFn, plain_error
+from .settings import plain_error
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
@@ -75,9 +75,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     stats_refreshed = Signal()
 
     def __init__(self, settings: Settings, *, service_factory: ServiceFactory | None = None,
-                 settings_path: Path | None = None, probe: ProbeFn | None = None) -> None:
+                 settings_path: Path | None = None) -> None:
         super().__init__()
-        self._probe = probe
         self.jobs = TaskRunner(self, max_threads=3, name="jobs")
         self.queries = TaskRunner(self, max_threads=3, name="queries")
         self.host = ServiceHost(settings, self.jobs, service_factory, settings_path, self)
@@ -354,7 +353,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     def show_settings(self) -> SettingsDialog:
         from .settings import SettingsDialog  # on first use (see settings/__init__.py)
 
-        dlg = SettingsDialog(self.settings, self.queries, self, **({"probe": self._probe} if self._probe else {}))
+        svc = self.svc  # its model-server probes; without a library the dialog makes its own
+        dlg = SettingsDialog(self.settings, self.queries, self, servers=svc.servers if svc is not None else None)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))
         dlg.open()

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import WEAK, SearchFilters, SearchResult, is_inside
+from ..models import WEAK, SearchFilters, SearchResult, StoredPassage, is_inside
 from ..paths_guard import checked_glob
 from ..service import MemoryService
-from ..store.passages import StoredPassage
 from .library import Library, parse_when
 from .schemas import (
     ContextOut,

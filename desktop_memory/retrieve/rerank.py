@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..app_dirs import RERANK_SERVERS_FILE
 from ..config import SearchSettings, data_dir
 from ..embed.openai_http import JsonServer
 from ..errors import EmbedderError, RerankError, ServerError
@@ -179,7 +180,7 @@ class HttpReranker:
         return out
 
 
-LEARNED_FILE = "rerank-servers.json"  # in the data folder: what each configured rerank endpoint turned out to want
+LEARNED_FILE = RERANK_SERVERS_FILE  # in the data folder: what each configured rerank endpoint turned out to want
 
 
 def _learned() -> dict[str, dict[str, Any]]:

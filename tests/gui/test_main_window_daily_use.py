@@ -11,6 +11,8 @@ import os
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from desktop_memory.config import EmbedderSettings
+from desktop_memory.model_servers import ModelServers, ServerAnswer
 from desktop_memory.models import FileOutcome, IndexProgress, IndexSummary, Stats
 
 from .fake_service import FakeService
@@ -188,8 +190,14 @@ def test_library_empty_filter_message_and_status_tooltip(qtbot, make_window, inl
 def test_settings_help_path_style_and_plain_ollama_errors(qtbot, make_window):
     from desktop_memory.gui.settings import plain_error
 
-    w = make_window(FakeService, probe=lambda es: (_ for _ in ()).throw(
-        ConnectionError("Cannot reach Ollama at `http://localhost:11434`: [Errno 111] Connection refused")))
+    class Refused(ModelServers):
+        def test_ollama(self, es: EmbedderSettings) -> ServerAnswer:
+            raise ConnectionError("Cannot reach Ollama at `http://localhost:11434`: [Errno 111] Connection refused")
+
+    class RefusingService(FakeService):
+        servers = Refused()
+
+    w = make_window(RefusingService)
     dlg = w.show_settings()
     for name in ("search.rrf_k", "search.top_k", "search.keyword_weight", "search.dense_weight",
                  "chunking.max_chars", "embedder.query_prefix", "embedder.document_prefix", "search.backend",

@@ -23,9 +23,9 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import char_name, config_dir
-from ..errors import ApiKeyError, UserError
-from ..private_files import make_private_dirs, open_private
+from .config import char_name, config_dir
+from .errors import ApiKeyError, UserError
+from .private_files import make_private_dirs, open_private
 
 KeyName = Literal["embedder", "rerank"]
 KEY_NAMES: tuple[KeyName, ...] = ("embedder", "rerank")
