@@ -92,10 +92,6 @@ class JsonServer:
     def __repr__(self) -> str:  # never the key
         return f"JsonServer({self.base_url!r})"
 
-    @property
-    def has_key(self) -> bool:
-        return bool(self._key())
-
     def _key(self) -> str:
         if not self._fixed_key and self._key_generation != generation():
             current = generation()

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled
-from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing, is_inside
+from ..models import FileOutcome, IndexProgress, LibraryListing, is_inside
 from ..service_api import MemoryApi
 from .formatting import human_bytes
 from .library_model import LibraryModel, PathRole
@@ -47,7 +47,6 @@ from .library_tree import (
     TreeSpec,
     _Node,
     build_tree,
-    listing_from_documents,
     walk,
 )
 from .removal_words import removal_what, wide_enough_for_title
@@ -212,12 +211,6 @@ class LibraryView(QWidget):
                                  and listing.total_documents <= 300)
         self.model.set_listing(listing, outcomes, tree)
         self._update_empty()
-
-    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
-        """Every document at once (tests, and what a small library's listing amounts to)."""
-        listing = listing_from_documents(list(docs), self.model.spec.query())
-        listing.complete = True
-        self.set_listing(listing, outcomes)
 
     def _fetch_visible(self) -> None:
         """Page in the next files of every open folder whose last loaded row is on screen or within a screen of

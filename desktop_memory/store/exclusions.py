@@ -38,11 +38,6 @@ class Exclusions:
                           "on conflict(path) do update set root = excluded.root, added_at = excluded.added_at",
                           (path, root, time.time()))
 
-    def covering(self, path: str) -> str | None:
-        """The exclusion that keeps ``path`` out (itself or a folder above it), or None."""
-        holders = [p for p in self.paths() if is_inside(path, p)]
-        return min(holders, key=len) if holders else None
-
     def drop_under(self, path: str) -> list[str]:
         """Lift every exclusion at or below ``path``; returns them."""
         gone = [p for p in self.paths() if is_inside(p, path)]
