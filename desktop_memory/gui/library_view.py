@@ -464,5 +464,5 @@ class LibraryView(QWidget):
         m.exec(self.tree.viewport().mapToGlobal(pos))
 
 
-# the tree model's parts are imported from here by library_sync.py and tests
+# the tree model's parts are imported from here by library_controller.py and tests
 __all__ = ["LibraryView", "TreeSpec", "build_tree", "walk"]

@@ -4,7 +4,7 @@
 * :class:`~.index_jobs.IndexJobController`: the window's view of the core's scheduler (drops, Cancel, Resume);
 * :class:`~.search_controller.SearchController`: searches, the stale-result rule, notes;
 * :class:`~.context_controller.ContextController`: packing and copying the prompt context;
-* :class:`~.library_sync.LibraryController`: the "library changed" signal, stats and the Library tree.
+* :class:`~.library_controller.LibraryController`: the "library changed" signal, stats and the Library tree.
 
 Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Background
 writes are jobs of the service's scheduler (desktop_memory/jobs); other calls go through a TaskRunner: ``jobs``
@@ -36,7 +36,7 @@ from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
 from .formatting import counted
 from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
-from .library_sync import LibraryController
+from .library_controller import LibraryController
 from .library_view import LibraryView
 from .messages import error_text, search_error_text, show_open_notices
 from .pause_banner import install_pause_banner

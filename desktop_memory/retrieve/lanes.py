@@ -15,7 +15,7 @@ import numpy as np
 from ..models import SearchFilters
 from ..store import Store
 from ..store.cjk import query_grams
-from ..store.records import ChunkRow
+from ..store.row_types import ChunkRow
 from ..store.search_reads import FtsTable
 from .compounds import compound_counts
 from .dense import dense_exact, dense_search

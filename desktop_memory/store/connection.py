@@ -22,7 +22,7 @@ from ..errors import NotOurDatabase, StoreBusy, StoreDamaged, StoreError, StoreF
 from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
 from .migrations import preflight
 from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read_only_media, open_fallback
-from .rows import as_str, scalar
+from .sql_values import as_str, scalar
 
 MIN_VEC_VERSION = (0, 1, 6)
 # Writers wait their turn: another process (the app, `watch`, another `index`, MCP) holds the write lock for one

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from ..models import DocumentInfo, FolderSummary, LibraryListing, LibraryQuery, folder_path
 from .migrations import FOLDER_KEY
 from .repository import Store
-from .rows import as_float, as_int, as_str, scalar_int
+from .sql_values import as_float, as_int, as_str, scalar_int
 
 _D_FOLDER_KEY = FOLDER_KEY.replace("path", "d.path")  # the same expression, documents aliased d
 

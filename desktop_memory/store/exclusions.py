@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from ..models import is_inside
-from .rows import as_str
+from .sql_values import as_str
 
 
 class Exclusions:

@@ -24,7 +24,7 @@ import apsw
 from ..errors import Cancelled
 from ..models import chunk_text_hash
 from . import migrations as _migrations
-from .rows import as_int, as_str, scalar, scalar_int
+from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 from .vectors import code_bytes
 

@@ -16,7 +16,7 @@ import apsw
 from ..errors import DatabaseDamaged, NotOurDatabase, StoreError
 from ..models import chunk_text_hash
 from ..private_files import create_private_file
-from .rows import as_bytes, as_int, as_str, scalar_int
+from .sql_values import as_bytes, as_int, as_str, scalar_int
 
 # SQL scripts, or callables taking the connection (run inside the step's transaction)
 MIGRATIONS: list[str | Callable[[apsw.Connection], None]] = [

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import PassageWithNeighbours, StoredPassage
-from .records import stored_location
 from .repository import Store
+from .row_types import stored_location
 
 _COLUMNS = ("c.id, c.doc_id, c.ord, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
             "c.char_start, c.char_end, d.mtime")

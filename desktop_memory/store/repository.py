@@ -37,9 +37,9 @@ from .meta import MetaTable
 from .migrations import current_version, migrate
 from .model_sets import ModelSets, side_problems
 from .readonly import DISK_FULL, mode_of
-from .records import DocRow, WriteResult
-from .rows import as_int, as_str, scalar, scalar_int
+from .row_types import DocRow, WriteResult
 from .search_reads import SearchReads
+from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 
 PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed (see Store.begin_removal)

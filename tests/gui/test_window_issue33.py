@@ -210,7 +210,7 @@ def test_at_the_minimum_size_the_notes_leave_room_for_results(qtbot, make_window
 
 
 def test_search_notes_are_tidy_sentences():
-    from desktop_memory.gui.search_shown import join_notes, note_sentence
+    from desktop_memory.gui.results_wording import join_notes, note_sentence
 
     note = ("rerank off, fused order kept: The reranker at http://x/v1/rerank did not answer within 2 s. Check the "
             "server or try again.")
