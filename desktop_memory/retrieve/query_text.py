@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-MAX_TERMS = 256  # distinct terms (was 48: 17 % of one collection's queries lost terms)
+MAX_TERMS = 256  # distinct terms (at 48, 17 % of one collection's queries lose terms)
 LONG_QUERY_TERMS = 32  # from this many distinct content words on (a paragraph), repeats weigh more
 MAX_REPEAT = 4  # a word's weight grows with its count up to this many (each repeat is one more phrase to score)
 _WORD = re.compile(r"\w+", re.UNICODE)

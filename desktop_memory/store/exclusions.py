@@ -1,8 +1,8 @@
 """Exclusions: what the person removed from inside a library folder, kept out of every later walk of it.
 
-Why a table of its own (issue 30 item 4): removing a subfolder or a file of a watched folder used to delete its
-documents only; the folder stayed in the library, so the next edit (the watcher), the next start (the catch-up) or
-a re-read (F5) read it all again. An exclusion is recorded in the same transaction as the removal's intent
+Why a table of its own (issue 30 item 4): deleting the documents of a removed subfolder or file is not enough while
+its folder stays in the library: the next edit (the watcher), the next start (the catch-up) or a re-read (F5) would
+read it all again. An exclusion is recorded in the same transaction as the removal's intent
 (``Store.begin_removal``), so from that commit on nothing automatic brings the path back. Naming the path itself
 again (``index PATH``, a drop, "Include again", ``include PATH``) is the person's explicit wish and lifts it.
 Paths are compared as strings (``models.is_inside``): an exclusion holds for a file that is gone or not yet there.

@@ -409,8 +409,8 @@ class Store:
         by_status = {as_str(status): as_int(n) for status, n in self.conn.execute(
             "select status, count(*) from documents group by status"
         )}
-        # each count from an index, never a scan of the chunk rows (their text): at a million passages the one
-        # scan took 3-4 s. vectors = chunks - those without one (pending, and duplicates not embedded), exact
+        # each count from an index, never a scan of the chunk rows (their text): at a million passages that one
+        # scan costs 3-4 s. vectors = chunks - those without one (pending, and duplicates not embedded), exact
         chunks = scalar_int(self.conn, "select count(*) from chunks")  # the smallest index (chunks_doc)
         dups = scalar_int(self.conn, "select count(*) from chunks where dup_of is not null")  # chunks_dup_of
         dups_unembedded = scalar_int(
