@@ -192,10 +192,6 @@ def snippet(text: str, terms: list[str], max_chars: int = 320) -> str:
     return ("… " if start > 0 else "") + flat[start:end] + (" …" if end < len(flat) else "")
 
 
-def thousands(n: int) -> str:
-    return f"{n:,}"
-
-
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """ "1 document", "2,048 documents": a count with its noun in the right number."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

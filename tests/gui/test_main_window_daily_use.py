@@ -31,7 +31,7 @@ class WeakFake(FakeService):
 
 
 def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window, inline_tasks):
-    from desktop_memory.gui.keys import shortcut_clashes
+    from .key_checks import shortcut_clashes
 
     w = make_window(FakeService)
     assert shortcut_clashes(w) == {}
@@ -161,7 +161,7 @@ def test_copied_context_names_files_relative_to_the_folder_and_highlights_are_ft
 
     lit = {m.split(MARK_END)[0].lower() for m in marked.split(MARK_START)[1:]}
     assert lit and lit <= {"async", "functions", "function", "run", "running", "runs"}, lit
-    assert w.preview.highlights >= 1 and "```" not in w.preview.plain_text()  # rendered Markdown
+    assert w.preview.highlights >= 1 and "```" not in w.preview.browser.toPlainText()  # rendered Markdown
     # Enter in the list opens at the line (command when one is configured; no shell)
     w.apply_settings(dataclasses.replace(w.settings, desktop=dataclasses.replace(
         w.settings.desktop, open_with="myeditor +{line} {path}")))

@@ -11,11 +11,11 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from desktop_memory.gui import desktop
-from desktop_memory.gui.keys import mnemonic, mnemonic_clashes
 from desktop_memory.gui.library_model import PathRole
 
 from .conftest import PDFS
 from .helpers import drop, search, wait_job
+from .key_checks import mnemonic, mnemonic_clashes
 
 ABSTRACT = json.loads((__import__("pathlib").Path(__file__).parents[1] / "data" / "issue33"
                        / "30720103.json").read_text(encoding="utf-8"))
