@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..api_keys import KEY_NAMES, clear_key, key_status, set_key
 from ..config import EMBEDDERS, EmbedderSettings, Settings, settings_path
 from ..errors import UsageError, UserError
 from ..settings_file import load_settings, save_settings
 
 COMMANDS = ("embedder", "rerank", "api-key")
-KEY_NAMES = ("embedder", "rerank")  # api_keys.py's names (imported lazily: the CLI starts without numpy)
 
 
 def add_server_parsers(sub: Any) -> None:
@@ -119,8 +119,6 @@ def _read_key(name: str) -> str:
 
 
 def _api_key(action: str, name: Any) -> int:
-    from ..api_keys import clear_key, key_status, set_key
-
     if action == "status":
         print(f"{name} API key: {key_status(name)}")
         return 0
