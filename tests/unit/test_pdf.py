@@ -19,12 +19,12 @@ from desktop_memory.ingest.pdf import (
     PdfExtractor,
     build_pdf_doc,
     extract_pdf,
-    extract_pdf_in_process,
 )
 from desktop_memory.ingest.pdf_worker import clean_page_text, describe_pages, scanned_reason
 from desktop_memory.ingest.readers import read_document
 from tests.conftest import PDFS
 from tests.support.chunk_contract import chunk_problems
+from tests.support.pdf_in_process import extract_pdf_in_process
 
 MANIFEST = PDFS / "manifest.tsv"
 
