@@ -16,7 +16,7 @@ from desktop_memory.models import SearchFilters
 from desktop_memory.retrieve.query_text import (
     LONG_QUERY_TERMS,
     MAX_TERMS,
-    fts_match_expression,
+    or_match,
     term_counts,
     weighted_terms,
 )
@@ -111,11 +111,11 @@ def test_first_screen_shows_distinct_files_and_keeps_passages_for_the_context(tw
 
 def test_repeated_words_weigh_more_only_in_long_queries():
     short = "heat transfer heat flux"
-    assert fts_match_expression(short) == '"heat" OR "transfer" OR "flux"'
+    assert or_match(weighted_terms(term_counts(short))) == '"heat" OR "transfer" OR "flux"'
     words = [f"w{i}" for i in range(LONG_QUERY_TERMS)]
     long_query = " ".join(words + ["w0", "w0", "w1"])
-    expr = fts_match_expression(long_query)
-    assert expr is not None and expr.count('"w0"') == 3 and expr.count('"w1"') == 2 and expr.count('"w5"') == 1
+    expr = or_match(weighted_terms(term_counts(long_query)))
+    assert expr.count('"w0"') == 3 and expr.count('"w1"') == 2 and expr.count('"w5"') == 1
     # no 48-term cut: a pasted paragraph keeps its words (up to MAX_TERMS distinct ones)
     many = " ".join(f"t{i}" for i in range(200))
     assert len(term_counts(many)) == 200 <= MAX_TERMS
