@@ -10,6 +10,9 @@ from pathlib import Path
 from .config import data_dir
 
 GUI_LOG = "gui.log"  # rotated to gui.log.1, gui.log.2 (gui/app.py)
+# in the data folder: the bundled model's check (embed/model_check.py), what rerank servers want (retrieve/rerank.py)
+MODEL_CHECK_FILE = "model-check.json"
+RERANK_SERVERS_FILE = "rerank-servers.json"
 
 
 def log_dir() -> Path:

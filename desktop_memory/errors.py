@@ -1,12 +1,16 @@
 """Errors a person can act on (UserError) versus bugs (everything else): every error class of the app is here.
 
 The GUI, CLI and MCP server show a UserError's message as-is, without a traceback; anything else is a bug. When a
-front end needs to tell cases apart (a busy database, a damaged one), it looks at the class, not the words.
+front end needs to tell cases apart (a busy database, a damaged one), it looks at the class, not the words. The only
+exceptions defined elsewhere are private signals that never leave their package (the HTTP retry loop's
+``RequestFailed``/``BodyTooLarge``, the office readers' ``DocumentProblem``, the instance socket's ``BadRequest``):
+each is caught beside where it is raised and turned into one of these.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 
 class UserError(Exception):
@@ -39,6 +43,19 @@ class StoreDamaged(StoreError):
         super().__init__(message)
         self.problems = list(problems or [])
         self.advice = advice
+
+
+class DatabaseDamaged(StoreDamaged):
+    """The file is a desktop-memory database whose schema is broken (a table or column missing, a bad version)."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        backups = sorted(path.parent.glob(f"{path.name}.bak-v*")) if str(path) not in ("", ":memory:") else []
+        restore = (f"restore the backup {backups[-1]}" if backups
+                   else "restore it from a backup, or move it aside and index your folders again")
+        super().__init__(
+            f"The database {path} is damaged: {'; '.join(problems)}. Run `desktop-memory check` for details, "
+            f"or {restore}. Nothing was changed.", problems=problems, advice=f"{restore}. Nothing was changed."
+        )
 
 
 class NotOurDatabase(StoreError):
@@ -82,8 +99,43 @@ class OllamaModelMissing(EmbedderError):
     """The Ollama server is up but does not have the configured model (the fix is ``ollama pull``)."""
 
 
+class OpenAIModelMissing(EmbedderError):
+    """The OpenAI-compatible server is up but does not serve the configured model."""
+
+
+# how a model server failed (ServerError.kind): the caller words the advice
+Failure = Literal["connect", "timeout", "dropped", "status", "auth", "model", "too_large", "no_route", "rejected",
+                  "bad_reply", "too_big"]
+
+
+class ServerError(EmbedderError):
+    """A model server failed; ``kind`` says how (the caller adds advice), ``status`` is the HTTP status if any."""
+
+    def __init__(self, message: str, kind: Failure, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind: Failure = kind
+        self.status = status
+
+
+class ApiKeyError(EmbedderError):
+    """A key that cannot be sent (non-ASCII, a control character, several lines): the message names where it is
+    kept and the position and kind of the bad character, never the key."""
+
+
+class RerankError(EmbedderError):
+    """The reranker could not order these passages (the caller keeps the fused order)."""
+
+
 class LibraryMissing(UserError):
     """No database at the configured path yet (the MCP server says how to make one)."""
+
+
+class OutsideLibrary(UserError):
+    """A path that is not a folder (or a file inside a folder) of the library, or reaches outside one."""
+
+
+class UsageError(UserError):
+    """Bad usage the parser cannot see (a path that does not exist): exit 2, like argparse's own errors."""
 
 
 class Cancelled(Exception):

@@ -305,6 +305,28 @@ class DocumentInfo:
 
 
 @dataclass
+class StoredPassage:
+    """One passage as stored, found again by its id (the MCP server's ``get_passage``; store/passages.py)."""
+
+    chunk_id: int
+    doc_id: int
+    ord: int  # position of the chunk in its file (0-based)
+    source: str  # absolute path of the file
+    kind: str
+    text: str  # the stored chunk text (Markdown chunks start with their heading breadcrumb)
+    location: Location
+    mtime: float
+
+
+@dataclass
+class PassageWithNeighbours:
+    passage: StoredPassage
+    before: list[StoredPassage] = field(default_factory=list)  # nearest last
+    after: list[StoredPassage] = field(default_factory=list)  # nearest first
+    chunks_in_file: int = 0
+
+
+@dataclass
 class Stats:
     documents: dict[str, int]  # by status
     chunks: int

@@ -13,12 +13,8 @@ import os
 import posixpath
 from collections.abc import Sequence
 
-from .errors import UserError
+from .errors import OutsideLibrary
 from .paths import is_inside, normalise
-
-
-class OutsideLibrary(UserError):
-    """A path that is not a folder (or a file inside a folder) of the library, or reaches outside one."""
 
 
 def not_in_library(shown: str) -> str:

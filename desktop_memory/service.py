@@ -50,6 +50,7 @@ from .ingest.model_build import ModelView, build_beside, model_view
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
 from .jobs import Job, JobEvent, Progress, Scheduler
+from .model_servers import ModelServers
 from .models import (
     ContextReport,
     DocumentInfo,
@@ -58,6 +59,7 @@ from .models import (
     LibraryListing,
     LibraryQuery,
     ModelVectors,
+    PassageWithNeighbours,
     SearchFilters,
     SearchResult,
     Stats,
@@ -72,7 +74,7 @@ from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
 from .store import Store, doc_listing
 from .store.connection import translate_error
-from .store.passages import PassageWithNeighbours, read_passage
+from .store.passages import read_passage
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
@@ -164,6 +166,8 @@ def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> 
 
 
 class MemoryService:
+    servers = ModelServers()  # model-server probes for the front ends (model_servers.py): no state, no library
+
     def __init__(self, settings: Settings | None = None, db_path: Path | str | None = None,
                  embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
                  busy_timeout_ms: int | None = None) -> None:

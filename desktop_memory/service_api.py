@@ -32,6 +32,7 @@ from .models import (
 if TYPE_CHECKING:  # annotations only: importing retrieve (numpy, the store, the embedders) and the job scheduler
     # here put 1.2 s on the window's start-up before its first paint
     from .jobs import Scheduler
+    from .model_servers import ModelServers
     from .retrieve import SearchOutcome
 
 ProgressCallback = Callable[[IndexProgress], None]
@@ -49,6 +50,9 @@ class MemoryApi(Protocol):
 
     @property
     def scheduler(self) -> Scheduler: ...  # the one writer's jobs: reads, watch batches, removals, embedding
+
+    @property
+    def servers(self) -> ModelServers: ...  # test a model server, list its models (model_servers.py; no library)
 
     # -- indexing (what the scheduler's jobs call) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,

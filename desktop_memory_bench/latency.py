@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -101,14 +100,6 @@ class RssSampler:
     @property
     def growth(self) -> int:
         return max(0, self.peak - self.start)
-
-
-class Stopwatch:
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
 
 
 def load_average() -> list[float] | None:

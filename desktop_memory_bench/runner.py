@@ -148,7 +148,7 @@ def machine_info() -> dict[str, Any]:
     import sqlite_vec
 
     from desktop_memory.store.connection import open_connection
-    from desktop_memory.store.rows import scalar
+    from desktop_memory.store.sql_values import scalar
 
     try:
         conn = open_connection(":memory:")

@@ -31,7 +31,7 @@ from desktop_memory.errors import UserError
 from desktop_memory.ingest.pipeline import WRITE_BATCH_CHUNKS
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.store.doc_writes import DocumentWrite
-from desktop_memory.store.rows import as_int, as_str, scalar_int
+from desktop_memory.store.sql_values import as_int, as_str, scalar_int
 
 from .dataset import load_beir
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise

@@ -17,10 +17,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..errors import UserError
+from ..errors import UsageError, UserError
 from ..harness import BENCH_INSTALL_HINT
 from .parser import _bounded_int, _parse_when, build_parser, valid_arg
-from .subcommands import UsageError, run
+from .subcommands import run
 
 __all__ = ["BENCH_INSTALL_HINT", "_bounded_int", "_parse_when", "build_parser", "main", "valid_arg"]
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..app_dirs import GUI_LOG, log_dir
+from ..app_dirs import GUI_LOG, MODEL_CHECK_FILE, RERANK_SERVERS_FILE, log_dir
 from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR, config_dir, data_dir, default_db_path, settings_path
 from ..errors import SettingsError
 
@@ -28,10 +28,8 @@ def _entry(what: str, path: Path | str | None, **extra: Any) -> dict[str, Any]:
 
 def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Every place the app reads or writes, keyed by a stable name, and notes (overrides, a broken settings file)."""
-    from ..embed.api_keys import KEY_NAMES, SERVICE, env_var, key_file, key_status
-    from ..embed.model_check import CACHE_FILE
+    from ..api_keys import KEY_NAMES, SERVICE, env_var, key_file, key_status
     from ..instance_endpoint import endpoint
-    from ..retrieve.rerank import LEARNED_FILE
     from ..settings_file import load_settings
 
     notes: list[str] = []
@@ -58,8 +56,8 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
         "data_folder": _entry("data folder", data_dir()),
         "database": _entry("database", db, wal=[f"{db}-wal", f"{db}-shm"], backups=backups),
         "logs": _entry("logs (the window's)", log_dir(), files=[GUI_LOG, f"{GUI_LOG}.1", f"{GUI_LOG}.2"]),
-        "cache": _entry("model-check cache", data_dir() / CACHE_FILE),
-        "rerank_cache": _entry("what rerank servers turned out to want", data_dir() / LEARNED_FILE),
+        "cache": _entry("model-check cache", data_dir() / MODEL_CHECK_FILE),
+        "rerank_cache": _entry("what rerank servers turned out to want", data_dir() / RERANK_SERVERS_FILE),
         "socket": _entry("single-instance socket (while the app runs)", socket),
     }
     for var in (ENV_CONFIG_DIR, ENV_DATA_DIR):

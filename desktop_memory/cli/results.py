@@ -121,7 +121,7 @@ def server_json(args: argparse.Namespace) -> int:
         code = run_server_command(args)
     messages = [line for line in said.getvalue().splitlines() if line.strip()]
     if args.command == "api-key":
-        from ..embed.api_keys import key_status
+        from ..api_keys import key_status
 
         _print({"name": args.name, "status": key_status(args.name), "messages": messages})
         return code

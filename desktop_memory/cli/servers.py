@@ -16,15 +16,16 @@ import argparse
 import dataclasses
 import getpass
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..api_keys import KEY_NAMES, clear_key, key_status, set_key
 from ..config import EMBEDDERS, EmbedderSettings, Settings, settings_path
-from ..errors import UserError
+from ..errors import UsageError, UserError
 from ..settings_file import load_settings, save_settings
 
 COMMANDS = ("embedder", "rerank", "api-key")
-KEY_NAMES = ("embedder", "rerank")  # embed/api_keys.py's names (imported lazily: the CLI starts without numpy)
 
 
 def add_server_parsers(sub: Any) -> None:
@@ -80,8 +81,6 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
     """(action, name), checked without ever repeating what was typed: a word in the wrong place may be the key."""
-    from .subcommands import UsageError
-
     usage = "usage: desktop-memory api-key {set,clear,status} {embedder,rerank} (set reads the key from stdin)"
     if args.extra or args.action not in ("set", "clear", "status") or args.name not in KEY_NAMES:
         looks_like_key = bool(args.extra) or any(v is not None and v not in ("set", "clear", "status", *KEY_NAMES)
@@ -96,8 +95,6 @@ def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
 def _check_urls(args: argparse.Namespace) -> None:
     """``--url`` refused at once, in one sentence naming it, when it cannot be a server's address."""
     from ..config import url_problem
-    from .subcommands import UsageError
-
     url = getattr(args, "url", None)
     why = url_problem(url) if url is not None else None
     if why is not None:
@@ -107,8 +104,6 @@ def _check_urls(args: argparse.Namespace) -> None:
 def _check_url_in_use(field: str | None, url: str) -> None:
     """A server chosen without --url uses the address saved for it, which may be one an older version let in."""
     from ..config import url_problem
-    from .subcommands import UsageError
-
     why = url_problem(url) if field else None
     if why is not None:
         raise UsageError(f"The saved {field} {url!r} is not an http:// or https:// address ({why}): give the "
@@ -124,8 +119,6 @@ def _read_key(name: str) -> str:
 
 
 def _api_key(action: str, name: Any) -> int:
-    from ..embed.api_keys import clear_key, key_status, set_key
-
     if action == "status":
         print(f"{name} API key: {key_status(name)}")
         return 0
@@ -154,7 +147,7 @@ def _describe_embedder(e: EmbedderSettings) -> str:
 
 
 def _embedder(args: argparse.Namespace, settings: Settings) -> int:
-    from ..embed import known_prefixes, make_embedder
+    from ..model_servers import ModelServers, known_prefixes
 
     old = settings.embedder
     new = old
@@ -179,7 +172,7 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
         new = dataclasses.replace(new, query_prefix=args.query_prefix)
     if args.document_prefix is not None:
         new = dataclasses.replace(new, document_prefix=args.document_prefix)
-    tested = _test_embedder(lambda: make_embedder(new)) if args.test else None  # before anything is saved
+    tested = _test_embedder(lambda: ModelServers().try_embedder(new)) if args.test else None  # before any save
     if new != old:
         _switch_embedder(settings, new, args.db)
     else:
@@ -191,14 +184,12 @@ def _embedder(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _test_embedder(make: Any) -> str:
+def _test_embedder(try_it: Callable[[], str]) -> str:
     """Contact the server (or load the local model) and embed a probe; a failure, whatever it is (a server that
     is down, a malformed URL, a model that is missing), is one sentence and exit 1, with nothing saved and
     nothing in any library touched."""
-    from ..embed.probe import probe
-
     try:
-        return "ok: " + probe(make())
+        return "ok: " + try_it()
     except Exception as exc:  # one sentence for any failure: the point of --test is to catch them
         reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         raise UserError(f"The test failed, so nothing was saved or changed: {reason}.") from exc
@@ -249,7 +240,7 @@ def _rerank(args: argparse.Namespace, settings: Settings) -> int:
     print(f"rerank: {state}, {s.rerank_url}, model {s.rerank_model or '(server default)'}, top {s.rerank_depth}, "
           f"timeout {s.rerank_timeout_s:g} s" + (f" (saved to {settings_path()})" if changes else ""))
     if args.test:
-        from ..retrieve.rerank import HttpReranker
+        from ..model_servers import ModelServers
 
-        print(HttpReranker.from_settings(s).check_connection())
+        print(ModelServers().test_reranker(s).status)
     return 0

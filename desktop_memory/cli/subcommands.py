@@ -22,7 +22,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Settings, settings_path
-from ..errors import UserError
+from ..errors import DatabaseDamaged, UsageError, UserError
 from ..models import IndexProgress, SearchFilters
 from ..paths import normalise
 from ..settings_file import load_settings, reset_settings
@@ -38,10 +38,6 @@ WRITING = ("index", "embed", "reembed", "remove", "watch", "compact", "include")
 # a removal a kill interrupted is finished before these write anything (`remove` finishes it itself; the window and
 # `watch` through their scheduler): its intent is recorded in the library (issue 30 item 4)
 FINISH_REMOVAL_FIRST = ("index", "embed", "reembed", "compact", "include")
-
-
-class UsageError(UserError):
-    """Bad usage the parser cannot see (a path that does not exist): exit 2, like argparse's own errors."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_library(settings: Settings, args: argparse.Namespace) -> int:
-    from ..store.connection import on_busy_wait
+    from ..lock_waits import on_busy_wait
 
     told: list[str] = []
 
@@ -90,7 +86,6 @@ def _with_library(settings: Settings, args: argparse.Namespace) -> int:
 
 def _open_and_run(settings: Settings, args: argparse.Namespace) -> int:
     from ..service import MemoryService
-    from ..store.migrations import DatabaseDamaged
 
     try:
         svc = MemoryService(settings, db_path=args.db)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderError, OllamaModelMissing
+from ..errors import EmbedderError, OllamaModelMissing, OpenAIModelMissing
 from .base import Embedder
 from .hashing import HashEmbedder
 from .local_onnx import DEFAULT_MODEL_ID, LocalOnnxEmbedder
 from .ollama import OllamaEmbedder
-from .openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
+from .openai_compat import OpenAICompatEmbedder
 from .prefixes import known_prefixes
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Which embedder made a library's vectors, recorded so the library can embed its queries with that model again.
 
 A library keeps the settings that made each of its vector sets (``vector_models.settings``, store/model_sets.py)
-as JSON, without any API key (keys live in embed/api_keys.py, looked up by name when the embedder is made). So a
+as JSON, without any API key (keys live in api_keys.py, looked up by name when the embedder is made). So a
 library opened while another model is configured still searches by meaning with its own vectors, as long as their
 model is available here (the bundled local model always is), instead of switching semantic search off.
 """

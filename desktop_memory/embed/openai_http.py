@@ -12,34 +12,23 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..api_keys import KeyName, generation, get_key, key_problem, redact
 from ..config import url_problem
-from ..errors import EmbedderError
-from .api_keys import ApiKeyError, KeyName, generation, get_key, key_problem, redact
+from ..errors import ApiKeyError, ServerError
 from .http_retry import MAX_BODY_BYTES, BodyTooLarge, RequestFailed, Transient, send_with_retries
 
 if TYPE_CHECKING:  # httpx costs ~0.1 s to import; only pay it when a server is actually used
     import httpx
 
 CONNECT_TIMEOUT_S = 5.0
-Failure = Literal["connect", "timeout", "dropped", "status", "auth", "model", "too_large", "no_route", "rejected",
-                  "bad_reply", "too_big"]
 _TOO_LARGE = ("too large", "too long", "batch size", "maximum context length", "exceeds", "payload")
 _MODEL_MISSING = ("model_not_found", "does not exist", "not found", "no model", "unknown model", "not loaded")
 # words of a server error that is really about a missing key (LiteLLM's proxy answers 500 "Authentication Error,
 # No api key passed in.")
 _KEY_WORDS = ("api key", "api_key", "apikey", "authenticat", "unauthori", "credential")
-
-
-class ServerError(EmbedderError):
-    """A model server failed; ``kind`` says how (the caller adds advice), ``status`` is the HTTP status if any."""
-
-    def __init__(self, message: str, kind: Failure, status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind: Failure = kind
-        self.status = status
 
 
 def normalise_base(url: str) -> str:
@@ -102,10 +91,6 @@ class JsonServer:
 
     def __repr__(self) -> str:  # never the key
         return f"JsonServer({self.base_url!r})"
-
-    @property
-    def has_key(self) -> bool:
-        return bool(self._key())
 
     def _key(self) -> str:
         if not self._fixed_key and self._key_generation != generation():

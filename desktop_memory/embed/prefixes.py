@@ -32,3 +32,23 @@ def known_prefixes(model: str) -> tuple[str, str] | None:
         if pattern.search(name):
             return prefixes
     return None
+
+
+def prefixes_for(model: str, query_prefix: str, document_prefix: str) -> tuple[str, str] | None:
+    """The prefixes to fill in for ``model``, or None to leave the fields alone: only when the model is known and the
+    fields are empty or hold another known model's prefixes (a person's own prefixes are never overwritten)."""
+    known = known_prefixes(model)
+    if known is None or known == (query_prefix, document_prefix):
+        return None
+    ours = {p for _, p in KNOWN_PREFIXES} | {("", "")}
+    return known if (query_prefix, document_prefix) in ours else None
+
+
+def prefixes_to_fill(model: str, query_prefix: str, document_prefix: str) -> tuple[str, str] | None:
+    """As :func:`prefixes_for`, and a model the table does not know clears prefixes that were filled in for
+    another model (they are ours to clear; a person's own are kept)."""
+    new = prefixes_for(model, query_prefix, document_prefix)
+    if new is None and known_prefixes(model) is None and \
+            (query_prefix, document_prefix) in {p for _, p in KNOWN_PREFIXES}:
+        return ("", "")
+    return new

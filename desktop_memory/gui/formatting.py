@@ -192,25 +192,6 @@ def snippet(text: str, terms: list[str], max_chars: int = 320) -> str:
     return ("… " if start > 0 else "") + flat[start:end] + (" …" if end < len(flat) else "")
 
 
-def highlight_html(text: str, terms: list[str], style: str = "font-weight:600;") -> str:
-    """HTML-escape ``text`` and wrap query-term matches in ``<span style=...>``."""
-    rx = _term_regex(terms)
-    if not rx:
-        return html.escape(text)
-    out: list[str] = []
-    pos = 0
-    for m in rx.finditer(text):
-        out.append(html.escape(text[pos : m.start()]))
-        out.append(f'<span style="{style}">{html.escape(m.group(0))}</span>')
-        pos = m.end()
-    out.append(html.escape(text[pos:]))
-    return "".join(out)
-
-
-def thousands(n: int) -> str:
-    return f"{n:,}"
-
-
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """ "1 document", "2,048 documents": a count with its noun in the right number."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

@@ -124,7 +124,7 @@ class IndexJobController(QObject):
         if service is None:
             return
         if self._stop_telling is None:  # imported here: the store is loaded by now (never before the first paint)
-            from ..store.connection import on_busy_wait
+            from ..lock_waits import on_busy_wait
 
             self._stop_telling = on_busy_wait(self._waited.emit)  # any thread → the UI thread (queued)
         sched = self._sched = service.scheduler

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from ..library_listing import listing_from_documents
 from ..models import STATUS_FAILED, STATUS_SKIPPED, DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
 from ..paths import is_inside
 from .formatting import human_bytes, human_date, short_path
@@ -77,12 +76,6 @@ class LibraryModel(QAbstractItemModel):
         if outcomes is not None:
             self._outcomes = dict(outcomes)
         self._install(tree if tree is not None else build_tree(listing, self._outcomes, self.spec))
-
-    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
-        """Every document at once (a complete listing): what a small library and the tests hand over."""
-        listing = listing_from_documents(list(docs), LibraryQuery())
-        listing.complete = True
-        self.set_listing(listing, outcomes)
 
     def set_outcomes(self, outcomes: dict[str, FileOutcome]) -> None:
         """Last indexing run's outcome per path, so "unchanged" (a run result, not a stored status) shows."""
@@ -247,10 +240,6 @@ class LibraryModel(QAbstractItemModel):
         if n.doc is None and not n.excluded and not (self.spec.needle.strip() or self.spec.problems_only):
             return [n.path]
         return self.file_paths(index)
-
-    def is_folder_path(self, path: str) -> bool:
-        """A folder row's path (not a file's): the confirmation names a folder as one."""
-        return any(n.path == path for n in self._folders_by_key.values())
 
     def excluded_paths(self, index: QModelIndex) -> list[str]:
         """The excluded path a row shows ([] for any other row): what "Include again" names."""

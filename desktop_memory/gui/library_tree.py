@@ -2,7 +2,7 @@
 roll up, and each folder carries only the files loaded so far (the rest arrive a page at a time).
 
 Why a listing instead of every document: at a million passages (145,000 documents) reading and grouping every
-document took 41 s before the Library's first screen. The tree is now built from a
+document costs 41 s before the Library's first screen. So the tree is built from a
 :class:`~desktop_memory.models.LibraryListing`: one summary row per folder (the store's aggregate query) and the
 first files of the folders on screen. A small library's listing is ``complete`` (every document, unfiltered), and
 then filtering and sorting are done in plain Python (desktop_memory/library_listing.py, whose sort keys and filter

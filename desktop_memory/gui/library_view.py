@@ -30,8 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled
-from ..library_listing import listing_from_documents
-from ..models import DocumentInfo, FileOutcome, IndexProgress, LibraryListing
+from ..models import FileOutcome, IndexProgress, LibraryListing
 from ..paths import is_inside
 from ..service_api import MemoryApi
 from .formatting import human_bytes
@@ -213,12 +212,6 @@ class LibraryView(QWidget):
                                  and listing.total_documents <= 300)
         self.model.set_listing(listing, outcomes, tree)
         self._update_empty()
-
-    def set_documents(self, docs: list[DocumentInfo], outcomes: dict[str, FileOutcome] | None = None) -> None:
-        """Every document at once (tests, and what a small library's listing amounts to)."""
-        listing = listing_from_documents(list(docs), self.model.spec.query())
-        listing.complete = True
-        self.set_listing(listing, outcomes)
 
     def _fetch_visible(self) -> None:
         """Page in the next files of every open folder whose last loaded row is on screen or within a screen of
@@ -472,5 +465,5 @@ class LibraryView(QWidget):
         m.exec(self.tree.viewport().mapToGlobal(pos))
 
 
-# the tree model's parts are imported from here by library_sync.py and tests
+# the tree model's parts are imported from here by library_controller.py and tests
 __all__ = ["LibraryView", "TreeSpec", "build_tree", "walk"]

@@ -4,7 +4,7 @@
 * :class:`~.index_jobs.IndexJobController`: the window's view of the core's scheduler (drops, Cancel, Resume);
 * :class:`~.search_controller.SearchController`: searches, the stale-result rule, notes;
 * :class:`~.context_controller.ContextController`: packing and copying the prompt context;
-* :class:`~.library_sync.LibraryController`: the "library changed" signal, stats and the Library tree.
+* :class:`~.library_controller.LibraryController`: the "library changed" signal, stats and the Library tree.
 
 Threading rule: the UI thread never calls the service (except ``apply_settings``, a reference swap). Background
 writes are jobs of the service's scheduler (desktop_memory/jobs); other calls go through a TaskRunner: ``jobs``
@@ -33,7 +33,7 @@ from .drop_zone import DropOverlay, FileDropTarget, route_drops_to
 from .host_feedback import show_host_feedback
 from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
-from .library_sync import LibraryController
+from .library_controller import LibraryController
 from .library_view import LibraryView
 from .messages import error_text
 from .pause_banner import install_pause_banner
@@ -45,7 +45,6 @@ from .search_tab import LibraryState, SearchTab
 from .search_view import SearchBar
 from .search_warm_up import SearchWarmUp
 from .service_host import ServiceHost, default_service_factory
-from .settings import ProbeFn
 from .status_bar import StatusBar
 from .style import app_icon, apply_theme
 from .tasks import TaskRunner
@@ -73,9 +72,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     stats_refreshed = Signal()
 
     def __init__(self, settings: Settings, *, service_factory: ServiceFactory | None = None,
-                 settings_path: Path | None = None, probe: ProbeFn | None = None) -> None:
+                 settings_path: Path | None = None) -> None:
         super().__init__()
-        self._probe = probe
         self.jobs = TaskRunner(self, max_threads=3, name="jobs")
         self.queries = TaskRunner(self, max_threads=3, name="queries")
         self.host = ServiceHost(settings, self.jobs, service_factory, settings_path, self)
@@ -313,7 +311,8 @@ class MainWindow(FileDropTarget, QMainWindow):
     def show_settings(self) -> SettingsDialog:
         from .settings import SettingsDialog  # on first use (see settings/__init__.py)
 
-        dlg = SettingsDialog(self.settings, self.queries, self, **({"probe": self._probe} if self._probe else {}))
+        svc = self.svc  # its model-server probes; without a library the dialog makes its own
+        dlg = SettingsDialog(self.settings, self.queries, self, servers=svc.servers if svc is not None else None)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.accepted.connect(lambda: self.apply_settings(dlg.result_settings()))
         dlg.open()

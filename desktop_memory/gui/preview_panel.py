@@ -174,9 +174,6 @@ class PreviewPanel(QWidget):
         self.highlights = apply_marks(doc, fmt)
         self.browser.moveCursor(QTextCursor.MoveOperation.Start)
 
-    def plain_text(self) -> str:
-        return self.browser.toPlainText()
-
     def _emit_source(self, sig: SignalInstance) -> None:
         if self._result is not None:
             sig.emit(self._result.source)

@@ -335,10 +335,6 @@ class ProgressPanel(QFrame):
         self.cancel_btn.hide()
         self.close_btn.show()
 
-    def problem_texts(self) -> list[str]:
-        items = (self.problems.topLevelItem(i) for i in range(self.problems.topLevelItemCount()))
-        return [f"{item.data(0, Qt.ItemDataRole.UserRole)}: {item.text(2)}" for item in items if item is not None]
-
     def _toggle_problems(self, on: bool) -> None:
         self.problems.setVisible(on)
         shown = "Hide problems" if on else "Show problems"

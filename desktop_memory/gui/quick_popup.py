@@ -40,8 +40,8 @@ from .context_controller import ContextController, block_summary, budget_to_fit,
 from .formatting import query_terms
 from .messages import error_text
 from .results_model import ResultDelegate, ResultsModel
+from .results_wording import join_notes
 from .search_controller import SearchController, SearchRequest, SearchResponse
-from .search_shown import join_notes
 from .tasks import TaskRunner
 
 DEBOUNCE_MS = 120  # shorter than the window's: the popup is for quick, short queries

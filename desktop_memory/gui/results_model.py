@@ -196,7 +196,7 @@ class ResultDelegate(QStyledItemDelegate):
         self._colors: tuple[int, dict[str, QColor]] | None = None  # (palette cache key, its colours)
 
     def _palette_colors(self, pal: QPalette) -> dict[str, QColor]:
-        """style.colors for this palette, computed once per palette (every card used to blend them again)."""
+        """style.colors for this palette, computed once per palette, not blended again for every card."""
         key = pal.cacheKey()
         if self._colors is None or self._colors[0] != key:
             self._colors = (key, colors(pal))

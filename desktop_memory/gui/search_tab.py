@@ -18,8 +18,8 @@ from .drop_zone import EmptyState
 from .formatting import query_terms
 from .preview_panel import PreviewPanel
 from .results_model import ResultDelegate, ResultsModel, ResultsView
+from .results_wording import note_sentence, results_header, semantic_note
 from .search_controller import SearchResponse
-from .search_shown import note_sentence, results_header, semantic_note
 
 NOTE_LINES = 3  # lines of notes over the results
 NOTE_LINES_SHORT = 1  # in a short window (the minimum size)

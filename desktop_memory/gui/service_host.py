@@ -186,9 +186,7 @@ class ServiceHost(QObject):
         self._set_state("loading", "Embedder: testing the new model…")
 
         def switch() -> bool:
-            from .settings.servers import probe_embedder
-
-            probe_embedder(es)  # first: a model that does not answer changes nothing (issue 30)
+            svc.servers.try_embedder(es)  # first: a model that does not answer changes nothing (issue 30)
             return svc.set_embedder_settings(es)
 
         def done(build: bool) -> None:

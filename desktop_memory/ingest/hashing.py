@@ -32,7 +32,3 @@ def hash_file(path: str | os.PathLike[str]) -> str:
             h.update(block)
     return h.hexdigest()
 
-
-def hash_text(text: str) -> str:
-    """blake2b-128 hex of the UTF-8 encoding (lone surrogates are kept via 'surrogatepass')."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -343,7 +343,3 @@ def extract_document(path: str, settings: IngestSettings, *, extractor: PdfExtra
         path, ext, timeout_s=settings.pdf_timeout_s, max_memory_mb=settings.pdf_max_memory_mb
     )
 
-
-def extract_pdf_in_process(path: str, engine: str = "auto", *, ocr: bool = False) -> ExtractedDoc:
-    """Same result without the sandbox: for debugging and benchmarks only (no time or memory bound)."""
-    return build_pdf_doc(pdf_worker.extract(os.path.abspath(path), engine, ocr=ocr))

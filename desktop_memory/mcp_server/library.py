@@ -26,11 +26,10 @@ from typing import TypeVar
 
 from ..config import Settings
 from ..context.paths import display_path
-from ..embed.base import Embedder
-from ..errors import LibraryMissing, UserError
-from ..paths_guard import OutsideLibrary, checked_path, not_in_library
+from ..errors import LibraryMissing, OutsideLibrary, UserError
+from ..lock_waits import probe_busy
+from ..paths_guard import checked_path, not_in_library
 from ..service import MemoryService
-from ..store.connection import probe_busy
 
 T = TypeVar("T")
 
@@ -48,11 +47,9 @@ def missing_message(db_path: Path) -> str:
 class Library:
     """Runs service calls on the server's one worker thread; opens the database on first use."""
 
-    def __init__(self, settings: Settings, db_path: Path | str | None = None,
-                 embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: Settings, db_path: Path | str | None = None) -> None:
         self.settings = settings
         self.db_path = Path(db_path).expanduser() if db_path else settings.resolved_db_path()
-        self._embedder = embedder
         self._svc: MemoryService | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dm-mcp")
         self._roots: tuple[float, list[str]] = (0.0, [])
@@ -75,8 +72,7 @@ class Library:
             if not self.db_path.is_file():
                 raise LibraryMissing(missing_message(self.db_path))
             _probe(self.db_path, wait_ms)
-            self._svc = MemoryService(self.settings, db_path=self.db_path, embedder=self._embedder,
-                                      busy_timeout_ms=BUSY_WAIT_MS)
+            self._svc = MemoryService(self.settings, db_path=self.db_path, busy_timeout_ms=BUSY_WAIT_MS)
         return self._svc
 
     def warm_up(self) -> None:

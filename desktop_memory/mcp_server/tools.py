@@ -15,11 +15,10 @@ from collections.abc import Sequence
 
 from ..context import passage_body, source_line
 from ..errors import UserError
-from ..models import WEAK, SearchFilters, SearchResult
+from ..models import WEAK, SearchFilters, SearchResult, StoredPassage
 from ..paths import is_inside
 from ..paths_guard import checked_glob
 from ..service import MemoryService
-from ..store.passages import StoredPassage
 from .library import Library, parse_when
 from .schemas import (
     ContextOut,

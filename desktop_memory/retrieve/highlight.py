@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ..store import Store
 from .compounds import compound_counts
-from .query_text import quote_fts, weighted_terms
+from .query_text import or_match, weighted_terms
 
 MARK_START = "\ue000"
 MARK_END = "\ue001"
@@ -32,7 +32,7 @@ def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int
     ids = [int(c) for c in chunk_ids][:MAX_IDS]
     if not terms or not ids:
         return {}
-    expr = " OR ".join(quote_fts(t) for t in terms)
+    expr = or_match(terms)
     return {cid: text for cid, text in store.reads.highlighted(expr, ids, MARK_START, MARK_END).items()
             if MARK_START in text}
 

@@ -15,12 +15,12 @@ import numpy as np
 from ..models import SearchFilters
 from ..store import Store
 from ..store.cjk import query_grams
-from ..store.records import ChunkRow
+from ..store.row_types import ChunkRow
 from ..store.search_reads import FtsTable
 from .compounds import compound_counts
 from .dense import dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
-from .query_text import STOPWORDS, quote_fts, weighted_terms
+from .query_text import STOPWORDS, or_match, weighted_terms
 
 Ranked = list[tuple[int, float]]
 
@@ -37,11 +37,11 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     kept = None
     if term_budget > 0 and len(counts) > 1:
         kept, _dropped = plan_terms(store, list(counts), term_budget)
-    expr = " OR ".join(quote_fts(t) for t in weighted_terms(counts, kept))
+    expr = or_match(weighted_terms(counts, kept))
     ranked = _match(store, "chunks_fts", expr, limit, filters) if expr else []
     grams = query_grams(query)
     if grams:
-        extra = _match(store, "chunks_cjk", " OR ".join(quote_fts(g) for g in grams), limit, filters)
+        extra = _match(store, "chunks_cjk", or_match(grams), limit, filters)
         if extra:
             scores = dict(ranked)
             for cid, score in extra:

@@ -13,8 +13,9 @@ keyword lane's postings budget (keyword.py) bounds the cost on big libraries.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-MAX_TERMS = 256  # distinct terms (was 48: 17 % of one collection's queries lost terms)
+MAX_TERMS = 256  # distinct terms (at 48, 17 % of one collection's queries lose terms)
 LONG_QUERY_TERMS = 32  # from this many distinct content words on (a paragraph), repeats weigh more
 MAX_REPEAT = 4  # a word's weight grows with its count up to this many (each repeat is one more phrase to score)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -73,9 +74,7 @@ def quote_fts(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_match_expression(text: str) -> str | None:
-    """An OR query of quoted terms (a repeated word repeated), or None when the text has no searchable words."""
-    terms = weighted_terms(term_counts(text))
-    if not terms:
-        return None
+def or_match(terms: Iterable[str]) -> str:
+    """The FTS5 MATCH expression the lanes send: each term a quoted literal, joined by OR ("" for no terms), so
+    FTS5 parses it whatever the person typed."""
     return " OR ".join(quote_fts(t) for t in terms)

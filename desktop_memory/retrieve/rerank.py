@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..app_dirs import RERANK_SERVERS_FILE
 from ..config import SearchSettings, data_dir
-from ..embed.openai_http import JsonServer, ServerError
-from ..errors import EmbedderError
+from ..embed.openai_http import JsonServer
+from ..errors import EmbedderError, RerankError, ServerError
 from ..models import LaneHit
 from ..private_files import make_private_dirs, open_private
 from ..store import Store
@@ -42,10 +43,6 @@ if TYPE_CHECKING:
     import httpx
 
 RERANK_LANE = "rerank"
-
-
-class RerankError(EmbedderError):
-    """The reranker could not order these passages (the caller keeps the fused order)."""
 
 
 def rerank_endpoint(url: str) -> str:
@@ -183,7 +180,7 @@ class HttpReranker:
         return out
 
 
-LEARNED_FILE = "rerank-servers.json"  # in the data folder: what each configured rerank endpoint turned out to want
+LEARNED_FILE = RERANK_SERVERS_FILE  # in the data folder: what each configured rerank endpoint turned out to want
 
 
 def _learned() -> dict[str, dict[str, Any]]:

@@ -111,13 +111,6 @@ def normalised_bm25(hit: LaneHit | None, scale: LaneScale) -> float:
     return max(0.0, min(1.0, hit.score / ceiling)) if ceiling > 0 else 0.0
 
 
-def classify(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False,
-             vector: bool = True, wording: Wording | None = None, chunk_id: int = 0) -> str:
-    """STRONG or WEAK for one result (``judge`` without the reason)."""
-    return judge(hits, scale, semantic=semantic, keyword=keyword, vector=vector, wording=wording,
-                 chunk_id=chunk_id)[0]
-
-
 def judge(hits: dict[str, LaneHit], scale: LaneScale, *, semantic: bool, keyword: bool = False,
           vector: bool = True, wording: Wording | None = None, chunk_id: int = 0) -> tuple[str, str]:
     """(STRONG or WEAK, why: empty unless the question's wording decided it) for one result. ``semantic``: the

@@ -22,7 +22,7 @@ from ..errors import NotOurDatabase, StoreBusy, StoreDamaged, StoreError, StoreF
 from ..private_files import create_private_file, make_private_dirs, tighten, tighten_all, tightened_notice
 from .migrations import preflight
 from .readonly import DISK_FULL, READ_ONLY, disk_is_full, mark, mode_of, on_read_only_media, open_fallback
-from .rows import as_str, scalar
+from .sql_values import as_str, scalar
 
 MIN_VEC_VERSION = (0, 1, 6)
 # Writers wait their turn: another process (the app, `watch`, another `index`, MCP) holds the write lock for one
@@ -202,7 +202,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         # secure-delete option is persistent, set by a migration; see docs/PRIVACY.md for the measured cost).
         conn.execute("pragma secure_delete=on")
         # No memory-mapped I/O: mapped pages count as the app's memory (1 GB of RSS at 300k chunks) and the
-        # dense lane no longer scans vec0 (it reads candidates by primary key), so the page cache below is
+        # dense lane never scans vec0 (it reads candidates by primary key), so the page cache below is
         # enough: hybrid p50 20 ms at 100k chunks and 36 ms at 300k, app peak RSS ~350-420 MB (docs/BENCHMARKS.md).
         conn.execute("pragma mmap_size=0")
         conn.execute("pragma cache_size=-65536")

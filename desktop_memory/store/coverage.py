@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .repository import Store
-from .rows import as_int
+from .sql_values import as_int
 
 _BATCH = 500  # ids per statement (well under SQLite's variable limit)
 

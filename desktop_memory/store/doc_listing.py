@@ -1,7 +1,7 @@
 """The Library's listing: folder summaries from one aggregate query, and documents one sorted page at a time.
 
-Why: the Library tab used to read every document (with a per-document count of its vectors) and build the whole
-tree before its first screen: 41 s for 145,000 documents at a million passages. Here a folder's summary is one row
+Why: reading every document (with a per-document count of its vectors) and building the whole tree before the
+Library's first screen costs 41 s for 145,000 documents at a million passages. So a folder's summary is one row
 of a ``group by`` over the ``documents_folder`` index (migration 'library listing'), whose first column is the
 folder *key*, the path up to and including its last separator, computed by ``FOLDER_KEY`` from built-in,
 deterministic functions (so the index needs no custom function on any connection); a folder's files are a range
@@ -20,7 +20,7 @@ from ..library_listing import NEEDLE_SQL, PROBLEMS_SQL, folder_path, order_sql
 from ..models import DocumentInfo, FolderSummary, LibraryListing, LibraryQuery
 from .migrations import FOLDER_KEY
 from .repository import Store
-from .rows import as_float, as_int, as_str, scalar_int
+from .sql_values import as_float, as_int, as_str, scalar_int
 
 _D_FOLDER_KEY = FOLDER_KEY.replace("path", "d.path")  # the same expression, documents aliased d
 
@@ -33,7 +33,7 @@ _DOC_COLUMNS = ("d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.ind
 
 
 # Above this many chunks without a vector (a long embedding, e.g. after a model change), the folders' "Semantic"
-# figure is not computed: joining every waiting chunk to its folder took 13 s at a million passages all pending,
+# figure is not computed: joining every waiting chunk to its folder costs 13 s at a million passages all pending,
 # on the worker the searches use, at every refresh. The folders then say they are being embedded (vectors = -1);
 # each file's own figure (a page: a few hundred documents) is still exact.
 PER_FOLDER_PENDING_LIMIT = 50_000

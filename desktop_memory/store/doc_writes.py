@@ -16,8 +16,8 @@ from .cjk import grams_text
 from .dup_holder import holders, take_over
 from .erase import Eraser
 from .meta import MetaTable
-from .records import WriteResult
-from .rows import as_int, as_str, scalar_int
+from .row_types import WriteResult
+from .sql_values import as_int, as_str, scalar_int
 from .vector_rows import VectorRows
 
 

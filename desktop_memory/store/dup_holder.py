@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import apsw
 
-from .rows import as_int, as_str
+from .sql_values import as_int, as_str
 
 
 def holders(conn: apsw.Connection, keys: Sequence[str], doc_id: int) -> dict[str, tuple[int, str]]:

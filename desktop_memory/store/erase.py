@@ -25,7 +25,7 @@ import apsw
 
 from ..errors import Cancelled
 from .meta import MetaTable
-from .rows import scalar_int
+from .sql_values import scalar_int
 
 BULK_ERASE = 25
 COMPACT_HANDLER_STEPS = 100000  # SQLite VM instructions between two progress/cancel looks during VACUUM

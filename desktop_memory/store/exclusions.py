@@ -1,8 +1,8 @@
 """Exclusions: what the person removed from inside a library folder, kept out of every later walk of it.
 
-Why a table of its own (issue 30 item 4): removing a subfolder or a file of a watched folder used to delete its
-documents only; the folder stayed in the library, so the next edit (the watcher), the next start (the catch-up) or
-a re-read (F5) read it all again. An exclusion is recorded in the same transaction as the removal's intent
+Why a table of its own (issue 30 item 4): deleting the documents of a removed subfolder or file is not enough while
+its folder stays in the library: the next edit (the watcher), the next start (the catch-up) or a re-read (F5) would
+read it all again. An exclusion is recorded in the same transaction as the removal's intent
 (``Store.begin_removal``), so from that commit on nothing automatic brings the path back. Naming the path itself
 again (``index PATH``, a drop, "Include again", ``include PATH``) is the person's explicit wish and lifts it.
 Paths are compared as strings (``paths.is_inside``): an exclusion holds for a file that is gone or not yet there.
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from ..paths import is_inside
-from .rows import as_str
+from .sql_values import as_str
 
 
 class Exclusions:
@@ -37,11 +37,6 @@ class Exclusions:
         self.conn.execute("insert into exclusions(path, root, added_at) values(?, ?, ?) "
                           "on conflict(path) do update set root = excluded.root, added_at = excluded.added_at",
                           (path, root, time.time()))
-
-    def covering(self, path: str) -> str | None:
-        """The exclusion that keeps ``path`` out (itself or a folder above it), or None."""
-        holders = [p for p in self.paths() if is_inside(path, p)]
-        return min(holders, key=len) if holders else None
 
     def drop_under(self, path: str) -> list[str]:
         """Lift every exclusion at or below ``path``; returns them."""

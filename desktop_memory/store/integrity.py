@@ -24,7 +24,7 @@ import apsw
 from ..errors import Cancelled
 from ..models import chunk_text_hash
 from . import migrations as _migrations
-from .rows import as_int, as_str, scalar, scalar_int
+from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 from .vectors import code_bytes
 
@@ -170,20 +170,3 @@ class IntegrityChecks:
             if self._progress is not None and time.monotonic() - t_last > 1.0:
                 t_last = time.monotonic()
                 self._progress(f"passage texts (up to id {after:,})", self._done - 1, self.STEPS)
-
-    def check_vector_identity(self) -> list[str]:
-        """Every vector was computed from exactly its chunk's text: the hash recorded with the vector equals the
-        chunk's text hash, and the chunk's hash is the hash of its text (one pass, no model)."""
-        problems = []
-        wrong = scalar_int(
-            self.conn,
-            "select count(*) from chunk_vectors v join chunks c on c.id = v.id "
-            "where v.text_hash is null or v.text_hash is not c.text_hash"
-        )
-        if wrong:
-            problems.append(f"{wrong} vectors were computed from another text than their chunk's "
-                            "(run `desktop-memory reembed`)")
-        stale = self._stale_text_hashes()
-        if stale:
-            problems.append(f"{stale} chunks have a text hash that does not match their text")
-        return problems

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import apsw
 
-from ..errors import NotOurDatabase, StoreDamaged, StoreError
+from ..errors import DatabaseDamaged, NotOurDatabase, StoreError
 from ..models import chunk_text_hash
 from ..private_files import create_private_file
-from .rows import as_bytes, as_int, as_str, scalar_int
+from .sql_values import as_bytes, as_int, as_str, scalar_int
 
 # SQL scripts, or callables taking the connection (run inside the step's transaction)
 MIGRATIONS: list[str | Callable[[apsw.Connection], None]] = [
@@ -264,19 +264,6 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     MIGRATIONS.index(_MIGRATION_EXCLUSIONS) + 1: {"exclusions": ("path", "root", "added_at")},
     MIGRATIONS.index(_migration_model_sets) + 1: {"vector_models": ("model_id", "dim", "slot", "settings")},
 }
-
-
-class DatabaseDamaged(StoreDamaged):
-    """The file is a desktop-memory database whose schema is broken (a table or column missing, a bad version)."""
-
-    def __init__(self, path: Path, problems: list[str]) -> None:
-        backups = sorted(path.parent.glob(f"{path.name}.bak-v*")) if str(path) not in ("", ":memory:") else []
-        restore = (f"restore the backup {backups[-1]}" if backups
-                   else "restore it from a backup, or move it aside and index your folders again")
-        super().__init__(
-            f"The database {path} is damaged: {'; '.join(problems)}. Run `desktop-memory check` for details, "
-            f"or {restore}. Nothing was changed.", problems=problems, advice=f"{restore}. Nothing was changed."
-        )
 
 
 def schema_problems(conn: apsw.Connection) -> list[str]:

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import EmbedderError, StoreError
 from ..models import chunk_text_hash
 from .meta import MetaTable
-from .rows import as_int, as_str, scalar_int
+from .sql_values import as_int, as_str, scalar_int
 from .vectors import bit_codes, code_bytes
 
 TARGET = "vector_target"  # meta key: the model whose set is being built to replace the active one

@@ -7,35 +7,14 @@ Read-only: plain SELECTs, so a reader in another process never blocks the app's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import Location
-from .records import stored_location
+from ..models import PassageWithNeighbours, StoredPassage
 from .repository import Store
+from .row_types import stored_location
 
 _COLUMNS = ("c.id, c.doc_id, c.ord, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
             "c.char_start, c.char_end, d.mtime")
-
-
-@dataclass
-class StoredPassage:
-    chunk_id: int
-    doc_id: int
-    ord: int  # position of the chunk in its file (0-based)
-    source: str  # absolute path of the file
-    kind: str
-    text: str  # the stored chunk text (Markdown chunks start with their heading breadcrumb)
-    location: Location
-    mtime: float
-
-
-@dataclass
-class PassageWithNeighbours:
-    passage: StoredPassage
-    before: list[StoredPassage] = field(default_factory=list)  # nearest last
-    after: list[StoredPassage] = field(default_factory=list)  # nearest first
-    chunks_in_file: int = 0
 
 
 def _row(r: tuple[Any, ...]) -> StoredPassage:

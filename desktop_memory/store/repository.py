@@ -38,9 +38,9 @@ from .meta import MetaTable
 from .migrations import current_version, migrate
 from .model_sets import ModelSets, side_problems
 from .readonly import DISK_FULL, mode_of
-from .records import DocRow, WriteResult
-from .rows import as_int, as_str, scalar, scalar_int
+from .row_types import DocRow, WriteResult
 from .search_reads import SearchReads
+from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 
 PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed (see Store.begin_removal)
@@ -403,8 +403,8 @@ class Store:
         by_status = {as_str(status): as_int(n) for status, n in self.conn.execute(
             "select status, count(*) from documents group by status"
         )}
-        # each count from an index, never a scan of the chunk rows (their text): at a million passages the one
-        # scan took 3-4 s. vectors = chunks - those without one (pending, and duplicates not embedded), exact
+        # each count from an index, never a scan of the chunk rows (their text): at a million passages that one
+        # scan costs 3-4 s. vectors = chunks - those without one (pending, and duplicates not embedded), exact
         chunks = scalar_int(self.conn, "select count(*) from chunks")  # the smallest index (chunks_doc)
         dups = scalar_int(self.conn, "select count(*) from chunks where dup_of is not null")  # chunks_dup_of
         dups_unembedded = scalar_int(

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..models import SearchFilters
 from .filters import allowed_canonical_sql, allowed_sql, filter_sql
-from .records import ChunkRow
-from .rows import as_float, as_int, as_opt_int, as_str
+from .row_types import ChunkRow
+from .sql_values import as_float, as_int, as_opt_int, as_str
 
 FtsTable = Literal["chunks_fts", "chunks_cjk"]  # the words index, and the bigram index of no-space scripts
 DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"

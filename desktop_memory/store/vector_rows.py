@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import EmbedderError
 from ..models import chunk_text_hash
 from .meta import MetaTable
-from .rows import as_bytes, as_int, as_str, scalar_int
+from .sql_values import as_bytes, as_int, as_str, scalar_int
 from .vectors import bit_codes, code_bytes
 
 

@@ -2,7 +2,7 @@
 
 Why: a batch is every change of a burst (an editor's save, a branch switch). ``index_paths`` checks every named path
 before it reads any (paths_guard), so one entry it refuses (a symlink loop ``la -> lb -> la``, a link leading out of
-the folder) used to fail the whole batch: the real edits saved in the same burst waited for the next start. Here
+the folder) would fail the whole batch, and the real edits saved in the same burst would wait for the next start. So
 such an entry is skipped with its reason and the rest of the batch is indexed. A file that vanished between the
 event and the read is the pipeline's own "skipped: not found". A database problem (busy, full, read-only) still
 fails the batch: it is not one entry's fault, and the watcher reports it.

@@ -15,9 +15,8 @@ import pytest
 
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
-from desktop_memory.errors import StoreError
+from desktop_memory.errors import DatabaseDamaged, StoreError
 from desktop_memory.service import MemoryService
-from desktop_memory.store.migrations import DatabaseDamaged
 from tests.robustness.conftest import IS_ROOT, MDDOCS, mounted_tmpfs, remount_ro, run_cli, write_settings
 
 DOCS = sorted((MDDOCS / "fastapi" / "tutorial").glob("*.md"))[:3]

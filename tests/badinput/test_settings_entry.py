@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop_memory.api_keys import get_key, key_file, key_status, redact, set_key
 from desktop_memory.cli import main
 from desktop_memory.config import EmbedderSettings, SearchSettings, Settings, settings_path
-from desktop_memory.embed.api_keys import get_key, key_file, key_status, redact, set_key
-from desktop_memory.errors import EmbedderError as ApiKeyError  # embed.api_keys.ApiKeyError is one
-from desktop_memory.errors import SettingsError
+from desktop_memory.errors import ApiKeyError, SettingsError
 from desktop_memory.settings_file import load_settings, save_settings, settings_problems, validate_settings
 
 BAD_URLS = ["http://[::1", "localhost:8080", "ftp://example.org/v1", "http://local host:8080/v1",

@@ -77,7 +77,7 @@ def test_json_output_of_each_command_is_one_json_document(library, config, tmp_p
 
 
 def test_paths_names_every_place_from_the_real_config_and_creates_nothing(tmp_path, config, library):
-    from desktop_memory.embed.api_keys import KEY_FILE
+    from desktop_memory.api_keys import KEY_FILE
 
     data = tmp_path / "fresh-data"  # a data folder that does not exist yet
     env = {"DESKTOP_MEMORY_DATA_DIR": str(data), "DESKTOP_MEMORY_NO_KEYRING": "1"}

@@ -21,6 +21,7 @@ from desktop_memory.context import build_context as pack
 from desktop_memory.errors import EmbedderError, StoreError
 from desktop_memory.jobs import Scheduler
 from desktop_memory.library_listing import listing_from_documents
+from desktop_memory.model_servers import ModelServers
 from desktop_memory.models import (
     ContextReport,
     DocumentInfo,
@@ -43,6 +44,8 @@ _WORD = re.compile(r"\w+")
 
 
 class FakeService:
+    servers = ModelServers()  # the real probes: GUI tests point them at loopback servers (tests/support/)
+
     def __init__(self, settings: Settings | None = None, *, slow_queries: dict[str, float] | None = None,
                  embedder_error: str | None = None, open_error: str | None = None, file_delay: float = 0.0) -> None:
         if open_error:

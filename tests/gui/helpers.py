@@ -43,3 +43,9 @@ def search(qtbot, window, text: str, timeout: int = 15000) -> None:
     window.search_bar.box.clear()
     with qtbot.waitSignal(window.search_finished, timeout=timeout, check_params_cb=lambda q: q == text.strip()):
         qtbot.keyClicks(window.search_bar.box, text)
+
+
+def problem_texts(panel) -> list[str]:
+    """The progress panel's problem rows as "path: reason" (what the person reads in the list)."""
+    items = (panel.problems.topLevelItem(i) for i in range(panel.problems.topLevelItemCount()))
+    return [f"{item.data(0, Qt.ItemDataRole.UserRole)}: {item.text(2)}" for item in items if item is not None]

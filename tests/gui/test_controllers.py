@@ -11,7 +11,7 @@ from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.gui.context_controller import ContextController
 from desktop_memory.gui.index_jobs import IndexJobController
-from desktop_memory.gui.library_sync import LibraryController
+from desktop_memory.gui.library_controller import LibraryController
 from desktop_memory.gui.library_view import LibraryView
 from desktop_memory.gui.results_model import ResultsModel
 from desktop_memory.gui.search_controller import LOADING_NOTE, SearchController, SearchRequest

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from desktop_memory.gui.library_controller import LibraryController
 from desktop_memory.gui.library_model import PAGE
-from desktop_memory.gui.library_sync import LibraryController
 from desktop_memory.gui.library_view import LibraryView
 from desktop_memory.gui.tasks import TaskRunner
 from desktop_memory.models import DocumentInfo, LibraryListing, LibraryQuery

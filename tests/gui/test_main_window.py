@@ -13,7 +13,7 @@ from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
 from desktop_memory.settings_file import load_settings
 
 from .conftest import FASTAPI, PDFS
-from .helpers import drop, search, wait_job
+from .helpers import drop, problem_texts, search, wait_job
 
 
 def _no_modal() -> None:
@@ -67,7 +67,7 @@ def test_query_shows_ranked_results_with_sources(qtbot, make_window, hash_factor
     assert w.results_view.currentIndex().row() == 0
     assert w.preview.title.text() == "async.md"
     assert results[0].source in w.preview.source.full_text()
-    assert results[0].text.split()[0] in w.preview.plain_text()
+    assert results[0].text.split()[0] in w.preview.browser.toPlainText()
     # filters: kind=pdf leaves no markdown result
     w.search_bar.filter_btn.setChecked(True)
     with qtbot.waitSignal(w.search_finished, timeout=10000):
@@ -166,7 +166,7 @@ def test_failing_file_shows_its_reason(qtbot, make_window, hash_factory, docs_di
     assert problems["encrypted-file.pdf"].status in ("skipped", "failed")
     # the summary lists them with their reasons, inline
     assert w.progress.problems_btn.isVisible()
-    texts = "\n".join(w.progress.problem_texts())
+    texts = "\n".join(problem_texts(w.progress))
     assert "poppler-742-0-fuzzed.pdf: " + problems["poppler-742-0-fuzzed.pdf"].reason in texts
     assert w.progress.problems.isVisible()  # failures are shown right away
     # the library shows status and reason too

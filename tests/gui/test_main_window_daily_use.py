@@ -11,6 +11,8 @@ import os
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from desktop_memory.config import EmbedderSettings
+from desktop_memory.model_servers import ModelServers, ServerAnswer
 from desktop_memory.models import FileOutcome, IndexProgress, IndexSummary, Stats
 
 from .fake_service import FakeService
@@ -29,7 +31,7 @@ class WeakFake(FakeService):
 
 
 def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window, inline_tasks):
-    from desktop_memory.gui.keys import shortcut_clashes
+    from .key_checks import shortcut_clashes
 
     w = make_window(FakeService)
     assert shortcut_clashes(w) == {}
@@ -159,7 +161,7 @@ def test_copied_context_names_files_relative_to_the_folder_and_highlights_are_ft
 
     lit = {m.split(MARK_END)[0].lower() for m in marked.split(MARK_START)[1:]}
     assert lit and lit <= {"async", "functions", "function", "run", "running", "runs"}, lit
-    assert w.preview.highlights >= 1 and "```" not in w.preview.plain_text()  # rendered Markdown
+    assert w.preview.highlights >= 1 and "```" not in w.preview.browser.toPlainText()  # rendered Markdown
     # Enter in the list opens at the line (command when one is configured; no shell)
     w.apply_settings(dataclasses.replace(w.settings, desktop=dataclasses.replace(
         w.settings.desktop, open_with="myeditor +{line} {path}")))
@@ -188,8 +190,14 @@ def test_library_empty_filter_message_and_status_tooltip(qtbot, make_window, inl
 def test_settings_help_path_style_and_plain_ollama_errors(qtbot, make_window):
     from desktop_memory.gui.settings import plain_error
 
-    w = make_window(FakeService, probe=lambda es: (_ for _ in ()).throw(
-        ConnectionError("Cannot reach Ollama at `http://localhost:11434`: [Errno 111] Connection refused")))
+    class Refused(ModelServers):
+        def test_ollama(self, es: EmbedderSettings) -> ServerAnswer:
+            raise ConnectionError("Cannot reach Ollama at `http://localhost:11434`: [Errno 111] Connection refused")
+
+    class RefusingService(FakeService):
+        servers = Refused()
+
+    w = make_window(RefusingService)
     dlg = w.show_settings()
     for name in ("search.rrf_k", "search.top_k", "search.keyword_weight", "search.dense_weight",
                  "chunking.max_chars", "embedder.query_prefix", "embedder.document_prefix", "search.backend",

@@ -14,7 +14,7 @@ from desktop_memory.service import MemoryService
 from tests.support.paced import PacedEmbedder, write_folder
 
 from .conftest import PDFS
-from .helpers import drop, wait_job
+from .helpers import drop, problem_texts, wait_job
 
 PAUSE = 0.3
 
@@ -70,7 +70,7 @@ def test_the_cancel_summary_leaves_out_a_folder_removed_meanwhile(make_window, p
     qtbot.waitUntil(lambda: not any(d.path.startswith(str(bad)) for d in w.svc.documents()), timeout=10000)
     w.cancel_job()
     wait_job(qtbot, w)
-    texts = w.progress.problem_texts()
+    texts = problem_texts(w.progress)
     assert not any("fuzzed" in t for t in texts), texts
     assert " failed" not in w.progress.current.text() or "0 failed" in w.progress.current.text()
 

@@ -4,8 +4,8 @@ of the same kind used by Test connection is refused the same way before anything
 
 from __future__ import annotations
 
+from desktop_memory.api_keys import get_key
 from desktop_memory.config import EmbedderSettings
-from desktop_memory.embed.api_keys import get_key
 from desktop_memory.gui.settings.servers import ServerPanel
 from desktop_memory.gui.tasks import TaskRunner
 

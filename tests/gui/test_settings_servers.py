@@ -7,12 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from desktop_memory.api_keys import get_key, key_file
 from desktop_memory.config import EmbedderSettings, SearchSettings, Settings
-from desktop_memory.embed.api_keys import get_key, key_file
 from desktop_memory.gui.settings import SettingsDialog
 from desktop_memory.gui.settings.editors import ComboTextEditor, RadioEditor
-from desktop_memory.gui.settings.servers import ServerPanel, prefixes_for
+from desktop_memory.gui.settings.servers import ServerPanel
 from desktop_memory.gui.tasks import TaskRunner
+from desktop_memory.model_servers import prefixes_for
 from tests.support.openai_server import MODEL, OpenAIStub
 
 

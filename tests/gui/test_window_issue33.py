@@ -11,11 +11,11 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from desktop_memory.gui import desktop
-from desktop_memory.gui.keys import mnemonic, mnemonic_clashes
 from desktop_memory.gui.library_model import PathRole
 
 from .conftest import PDFS
 from .helpers import drop, search, wait_job
+from .key_checks import mnemonic, mnemonic_clashes
 
 ABSTRACT = json.loads((__import__("pathlib").Path(__file__).parents[1] / "data" / "issue33"
                        / "30720103.json").read_text(encoding="utf-8"))
@@ -210,7 +210,7 @@ def test_at_the_minimum_size_the_notes_leave_room_for_results(qtbot, make_window
 
 
 def test_search_notes_are_tidy_sentences():
-    from desktop_memory.gui.search_shown import join_notes, note_sentence
+    from desktop_memory.gui.results_wording import join_notes, note_sentence
 
     note = ("rerank off, fused order kept: The reranker at http://x/v1/rerank did not answer within 2 s. Check the "
             "server or try again.")

@@ -15,7 +15,8 @@ import pytest
 
 from desktop_memory.config import EmbedderSettings, IngestSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
-from desktop_memory.paths_guard import OutsideLibrary, checked_glob, checked_path
+from desktop_memory.errors import OutsideLibrary
+from desktop_memory.paths_guard import checked_glob, checked_path
 from desktop_memory.service import MemoryService
 
 from .conftest import run_cli

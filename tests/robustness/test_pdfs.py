@@ -13,9 +13,9 @@ import pytest
 
 from desktop_memory.config import IngestSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
-from desktop_memory.ingest.pdf import extract_pdf_in_process
 from desktop_memory.ingest.pdf_worker import ENCRYPTED_REASON, scanned_reason
 from desktop_memory.service import MemoryService
+from tests.support.pdf_in_process import extract_pdf_in_process
 
 from .conftest import PDFS, audit_db, run_cli
 from .pdf_bombs import decompression_bomb_pdf, slow_pdf

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.dedupe import dedupe_within
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import BACKENDS, ChunkSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import ExtractionError
 from desktop_memory.models import ChunkDraft, Location, SearchResult
 from desktop_memory.service import MemoryService
 from desktop_memory.store import HEADING_SEP
+from tests.support.chunk_contract import chunk_problems
 
 from .conftest import LEDGER, MDDOCS, PDFS, run_cli, write_settings
 

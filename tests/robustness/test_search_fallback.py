@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 import pytest
 
+from desktop_memory.api_keys import key_file
 from desktop_memory.cli import main
 from desktop_memory.config import EmbedderSettings, SearchSettings, Settings
-from desktop_memory.embed.api_keys import key_file
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import save_settings

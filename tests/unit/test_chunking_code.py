@@ -7,9 +7,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from desktop_memory.chunking import chunk_document
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import ChunkSettings
 from desktop_memory.models import ExtractedDoc
+from tests.support.chunk_contract import chunk_problems
 
 
 def code(text: str, language: str = "python") -> ExtractedDoc:

@@ -15,11 +15,11 @@ from desktop_memory.chunking.mdparse import (
     front_matter_title,
     iter_headings,
 )
-from desktop_memory.chunking.validate import chunk_body, chunk_problems
 from desktop_memory.config import ChunkSettings, IngestSettings
 from desktop_memory.ingest.readers import read_document
 from desktop_memory.models import ExtractedDoc
 from tests.conftest import MDDOCS
+from tests.support.chunk_contract import chunk_body, chunk_problems
 
 
 def md(text: str) -> ExtractedDoc:

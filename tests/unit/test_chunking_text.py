@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from desktop_memory.chunking import chunk_document
 from desktop_memory.chunking.core import Limits, find_break, window_spans
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import ChunkSettings
 from desktop_memory.models import ExtractedDoc
+from tests.support.chunk_contract import chunk_problems
 
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "naïve", "日本語", "x", "1234", "end.", "why?", "(a,b)"])
 

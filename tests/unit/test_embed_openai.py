@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from desktop_memory.api_keys import clear_key, get_key, key_file, key_status, set_key
 from desktop_memory.config import EmbedderSettings, Settings, settings_path
 from desktop_memory.embed import (
     Embedder,
@@ -19,7 +20,6 @@ from desktop_memory.embed import (
     known_prefixes,
     make_embedder,
 )
-from desktop_memory.embed.api_keys import clear_key, get_key, key_file, key_status, set_key
 from desktop_memory.embed.openai_http import normalise_base
 from desktop_memory.errors import EmbedderError
 from desktop_memory.settings_file import save_settings

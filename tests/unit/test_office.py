@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.chunking import chunk_document
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import ChunkSettings, IngestSettings
 from desktop_memory.errors import ExtractionError
 from desktop_memory.ingest.detect import detect_kind
@@ -24,6 +23,7 @@ from desktop_memory.ingest.pdf import PdfExtractor, extract_document
 from desktop_memory.ingest.readers import read_document
 from desktop_memory.models import ExtractedDoc
 from tests.conftest import OFFICE
+from tests.support.chunk_contract import chunk_problems
 
 FILES = OFFICE / "files"
 S = IngestSettings()

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop_memory.api_keys import get_key
 from desktop_memory.cli import main
 from desktop_memory.config import EmbedderSettings, Settings, settings_path
 from desktop_memory.embed import LocalOnnxEmbedder
-from desktop_memory.embed.api_keys import get_key
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import load_settings
 from tests.support.openai_server import MODEL, OpenAIStub

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.chunking import chunk_document
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import ChunkSettings, IngestSettings
 from desktop_memory.errors import ExtractionError
 from desktop_memory.ingest.pdf import (
@@ -20,11 +19,12 @@ from desktop_memory.ingest.pdf import (
     PdfExtractor,
     build_pdf_doc,
     extract_pdf,
-    extract_pdf_in_process,
 )
 from desktop_memory.ingest.pdf_worker import clean_page_text, describe_pages, scanned_reason
 from desktop_memory.ingest.readers import read_document
 from tests.conftest import PDFS
+from tests.support.chunk_contract import chunk_problems
+from tests.support.pdf_in_process import extract_pdf_in_process
 
 MANIFEST = PDFS / "manifest.tsv"
 

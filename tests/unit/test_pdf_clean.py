@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 
 from desktop_memory.chunking import chunk_document
-from desktop_memory.chunking.validate import chunk_problems
 from desktop_memory.config import ChunkSettings
 from desktop_memory.context.packer import source_line
-from desktop_memory.ingest.pdf import extract_pdf_in_process
 from desktop_memory.ingest.pdf_clean import clean_pages, place_headings
 from tests.conftest import PDFS
+from tests.support.chunk_contract import chunk_problems
+from tests.support.pdf_in_process import extract_pdf_in_process
 
 
 def test_slugs_bars_and_margin_numbers_go() -> None:

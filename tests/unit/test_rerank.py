@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop_memory.api_keys import set_key
 from desktop_memory.config import SearchSettings, Settings
 from desktop_memory.embed import LocalOnnxEmbedder
-from desktop_memory.embed.api_keys import set_key
+from desktop_memory.errors import RerankError
 from desktop_memory.models import LaneHit
-from desktop_memory.retrieve.rerank import HttpReranker, RerankError, reorder, rerank_endpoint
+from desktop_memory.retrieve.rerank import HttpReranker, reorder, rerank_endpoint
 from desktop_memory.service import MemoryService
 from tests.support.openai_server import MODEL, OpenAIStub, cosine_order
 

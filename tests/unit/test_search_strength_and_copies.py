@@ -16,7 +16,7 @@ from desktop_memory.models import SearchFilters
 from desktop_memory.retrieve.query_text import (
     LONG_QUERY_TERMS,
     MAX_TERMS,
-    fts_match_expression,
+    or_match,
     term_counts,
     weighted_terms,
 )
@@ -111,11 +111,11 @@ def test_first_screen_shows_distinct_files_and_keeps_passages_for_the_context(tw
 
 def test_repeated_words_weigh_more_only_in_long_queries():
     short = "heat transfer heat flux"
-    assert fts_match_expression(short) == '"heat" OR "transfer" OR "flux"'
+    assert or_match(weighted_terms(term_counts(short))) == '"heat" OR "transfer" OR "flux"'
     words = [f"w{i}" for i in range(LONG_QUERY_TERMS)]
     long_query = " ".join(words + ["w0", "w0", "w1"])
-    expr = fts_match_expression(long_query)
-    assert expr is not None and expr.count('"w0"') == 3 and expr.count('"w1"') == 2 and expr.count('"w5"') == 1
+    expr = or_match(weighted_terms(term_counts(long_query)))
+    assert expr.count('"w0"') == 3 and expr.count('"w1"') == 2 and expr.count('"w5"') == 1
     # no 48-term cut: a pasted paragraph keeps its words (up to MAX_TERMS distinct ones)
     many = " ".join(f"t{i}" for i in range(200))
     assert len(term_counts(many)) == 200 <= MAX_TERMS
@@ -210,7 +210,7 @@ def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
         STRONG,
         WEAK,
         LaneScale,
-        classify,
+        judge,
     )
 
     scale = LaneScale(ceiling=10.0)
@@ -219,7 +219,7 @@ def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
         hits = {"dense": LaneHit(1, cos)}
         if share is not None:
             hits["fts"] = LaneHit(1, 10.0 * share)
-        return classify(hits, scale, semantic=True, keyword=True)
+        return judge(hits, scale, semantic=True, keyword=True)[0]
 
     middling = (COS_AGREE + AGREE_TARGET) / 2
     needed = (AGREE_TARGET - middling) / AGREE_WEIGHT
@@ -230,10 +230,10 @@ def test_hybrid_strength_needs_the_lanes_to_agree_on_a_middling_cosine():
     assert hybrid(COS_AGREE + 0.01, needed + 0.01) == WEAK
     assert hybrid(AGREE_TARGET, None) == STRONG
     assert hybrid(COS_AGREE - 0.01, 0.99) == WEAK
-    assert classify({"fts": LaneHit(1, 9.9)}, scale, semantic=True, keyword=True) == WEAK
+    assert judge({"fts": LaneHit(1, 9.9)}, scale, semantic=True, keyword=True)[0] == WEAK
     # the dense backend has no keyword evidence: its own threshold
-    assert classify({"dense": LaneHit(1, COS_STRONG)}, scale, semantic=True) == STRONG
-    assert classify({"dense": LaneHit(1, COS_STRONG - 0.01)}, scale, semantic=True) == WEAK
+    assert judge({"dense": LaneHit(1, COS_STRONG)}, scale, semantic=True)[0] == STRONG
+    assert judge({"dense": LaneHit(1, COS_STRONG - 0.01)}, scale, semantic=True)[0] == WEAK
 
 
 def test_a_library_read_but_not_yet_embedded_still_has_strong_keyword_matches(tmp_path):

@@ -6,7 +6,7 @@ import apsw
 import pytest
 
 from desktop_memory.errors import StoreError
-from desktop_memory.store.rows import as_bytes, as_float, as_int, as_str, first_row, scalar, scalar_int
+from desktop_memory.store.sql_values import as_bytes, as_float, as_int, as_str, first_row, scalar, scalar_int
 
 
 def test_scalars_from_a_real_connection() -> None:

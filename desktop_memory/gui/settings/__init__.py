@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .ollama import ProbeFn, plain_error, probe_ollama
+from .ollama import ProbeFn, plain_error
 
 if TYPE_CHECKING:
     from .dialog import SettingsDialog
@@ -17,4 +17,4 @@ def __getattr__(name: str) -> Any:
         return SettingsDialog
     raise AttributeError(name)
 
-__all__ = ["ProbeFn", "SettingsDialog", "plain_error", "probe_ollama"]
+__all__ = ["ProbeFn", "SettingsDialog", "plain_error"]

@@ -28,11 +28,12 @@ from PySide6.QtWidgets import (
 
 from ...config import EmbedderSettings, Settings, default_db_path
 from ...errors import SettingsError
+from ...model_servers import ModelServers
 from ...settings_file import settings_problems, validate_settings
 from ...settings_schema import pages
 from ..tasks import TaskRunner
 from .editors import ComboTextEditor, FieldEditor, TextEditor
-from .ollama import OllamaTester, ProbeFn, probe_ollama
+from .ollama import OllamaTester
 from .page import SettingsPage
 from .servers import ServerRows
 
@@ -42,14 +43,15 @@ CHECK_DELAY_MS = 150
 
 class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, runner: TaskRunner, parent: QWidget | None = None,
-                 probe: ProbeFn = probe_ollama) -> None:
+                 servers: ModelServers | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._orig = settings
         self._runner = runner
-        self._probe = probe
+        self._servers = servers or ModelServers()  # the service's probes (MemoryApi.servers); none without one
         self.ollama: OllamaTester | None = None
-        self.servers = ServerRows(runner, self.data)  # OpenAI-compatible embedder and reranker rows (servers.py)
+        # OpenAI-compatible embedder and reranker rows (servers.py)
+        self.servers = ServerRows(runner, self.data, self._servers)
         self.page_list = QListWidget()
         self.page_list.setObjectName("SettingsPages")
         self.stack = QStackedWidget()
@@ -101,7 +103,7 @@ class SettingsDialog(QDialog):
     def _ollama_row(self, page: SettingsPage) -> QWidget:
         models = page.editors["embedder.ollama_model"]
         assert isinstance(models, ComboTextEditor)
-        self.ollama = OllamaTester(self._runner, self._probe, self._embedder_for_test, models, page)
+        self.ollama = OllamaTester(self._runner, self._servers.test_ollama, self._embedder_for_test, models, page)
         return self.ollama
 
     def _embedder_for_test(self) -> EmbedderSettings | str:

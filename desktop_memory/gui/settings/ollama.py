@@ -1,5 +1,5 @@
 """The Embedder page's provider-specific part: Ollama's Test connection and its model list (the rest of the page
-is generated from the schema)."""
+is generated from the schema). The probe is the service's (``ModelServers.test_ollama``), run on a worker."""
 
 from __future__ import annotations
 
@@ -28,27 +28,6 @@ def plain_error(exc: BaseException | str) -> str:
     text = re.sub(r"\[Errno -?\d+\]\s*", "", text)
     text = re.sub(r"<urlopen error (.*?)>", r"\1", text)
     return text.strip()
-
-
-def probe_ollama(es: EmbedderSettings) -> tuple[str, list[str]]:
-    """(status line, model names) for the Test connection button; raises EmbedderError with the fix.
-
-    Runs on a worker thread (network I/O).
-    """
-    from ...embed.ollama import OllamaEmbedder
-    from ...errors import EmbedderError
-
-    emb = OllamaEmbedder(es)
-    try:
-        models = emb.list_models()
-        try:
-            status = emb.check_connection()
-        except EmbedderError as exc:
-            # server is up but the chosen model is not usable: still return the list so the user can pick one
-            status = f"Server reachable, but: {exc}"
-        return status, models
-    finally:
-        emb.close()
 
 
 class OllamaTester(QWidget):

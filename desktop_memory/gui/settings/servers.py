@@ -1,5 +1,7 @@
 """Settings widgets for model servers: Test connection for an OpenAI-compatible embedder (the models it lists) and
 for the reranker, the API key rows, and the query/document prefixes of known models filled in as a model is chosen.
+The probes themselves are the service's (model_servers.ModelServers, handed out as ``MemoryApi.servers``): the
+window never builds an embedder or a reranker.
 
 Everything that touches the network or the key store runs on the task runner (a keyring may block on an unlock
 prompt; a server may take seconds), never on the UI thread. A key is never put back in the field: the row shows
@@ -17,9 +19,9 @@ import msgspec
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from ...api_keys import KeyName
 from ...config import EmbedderSettings, SearchSettings
-from ...embed.api_keys import KeyName
-from ...embed.prefixes import KNOWN_PREFIXES, known_prefixes
+from ...model_servers import WARN, ModelServers, prefixes_to_fill
 from ..tasks import TaskRunner
 from .editors import ComboTextEditor, FieldEditor
 
@@ -31,79 +33,6 @@ def plain(exc: BaseException | str) -> str:
     """An error as one sentence for people: no backticks, no "[Errno 111]"."""
     text = re.sub(r"\[Errno -?\d+\]\s*", "", str(exc).replace("`", ""))
     return text.strip()
-
-
-WARN = "⚠ "  # a status that starts with it is a warning, not a ✓
-
-
-def probe_openai(es: EmbedderSettings, api_key: str | None = None) -> tuple[str, list[str]]:
-    """(status, the server's models) for Test connection; raises EmbedderError with the fix. Worker thread. A server
-    that is up without the chosen model still gives its list, so the person can pick one; with no model chosen yet
-    the list is the answer (the Model box offers it); a model the server does not list is warned about even when
-    the server embeds with it (a proxy's wildcard route may answer for a misspelt name)."""
-    from ...embed.openai_compat import OpenAICompatEmbedder, OpenAIModelMissing
-    from ...embed.openai_http import ServerError
-    from ...errors import EmbedderError
-
-    emb = OpenAICompatEmbedder(es, api_key=api_key or None, retries=0)
-    try:
-        try:
-            models = emb.list_models()
-        except ServerError as exc:
-            if exc.kind not in ("no_route", "rejected", "bad_reply"):  # down, or the key refused: say so
-                raise
-            models = []  # no /v1/models on this server: the embedding probe still tells
-        if not es.openai_model.strip():
-            if not models:
-                raise EmbedderError("The server lists no models: type the name of its embedding model in the "
-                                    "Model box above.")
-            return (f"{WARN}Connected; no model chosen yet: the server lists {_listing(models)}. Pick one in the "
-                    "Model box above, then Test connection again."), models
-        try:
-            status = emb.check_connection()
-        except OpenAIModelMissing as exc:
-            return f"{WARN}Server reachable, but: {exc}", models
-        if models and es.openai_model not in models:
-            status = (f"{WARN}{status}. But the server does not list the model {es.openai_model} (it lists "
-                      f"{_listing(models)}): check its name; another model may be answering for it.")
-        return status, models
-    finally:
-        emb.close()
-
-
-def _listing(models: list[str]) -> str:
-    shown = ", ".join(models[:8]) + (" …" if len(models) > 8 else "")
-    return f"{len(models)} model{'s' if len(models) != 1 else ''}: {shown}"
-
-
-def probe_embedder(es: EmbedderSettings) -> str:
-    """Test an embedder before the window switches to it (worker thread): load the local model or contact the
-    server and embed one word. Raises EmbedderError with the fix; then nothing is saved or switched (issue 30)."""
-    from ...embed import make_embedder
-    from ...embed.probe import probe
-
-    return probe(make_embedder(es))
-
-
-def probe_rerank(ss: SearchSettings, api_key: str | None = None) -> tuple[str, list[str]]:
-    """(status, no models) for the reranker's Test button; raises EmbedderError with the fix. Worker thread."""
-    from ...retrieve.rerank import HttpReranker
-
-    rr = HttpReranker(ss.rerank_url, ss.rerank_model, timeout_s=max(ss.rerank_timeout_s, 5.0), api_key=api_key or None)
-    try:
-        return rr.check_connection(), []
-    finally:
-        rr.close()
-
-
-def prefixes_for(model: str, query_prefix: str, document_prefix: str) -> tuple[str, str] | None:
-    """The prefixes to fill in for ``model``, or None to leave the fields alone: only when the model is known and the
-    fields are empty or hold another known model's prefixes (a person's own prefixes are never overwritten)."""
-    known = known_prefixes(model)
-    if known is None or known == (query_prefix, document_prefix):
-        return None
-    ours = {p for _, p in KNOWN_PREFIXES} | {("", "")}
-    return known if (query_prefix, document_prefix) in ours else None
 
 
 def bring_into_view(w: QWidget) -> None:
@@ -160,7 +89,7 @@ class ApiKeyRow(QWidget):
                             on_error=lambda exc, _tb: self.status.setText(f"✗ {plain(exc)}"))
 
     def refresh(self) -> None:
-        from ...embed.api_keys import key_status
+        from ...api_keys import key_status
 
         self._run(lambda: f"Key: {key_status(self.name)}")
 
@@ -170,12 +99,12 @@ class ApiKeyRow(QWidget):
             self.status.setText("Type the key first (or Forget key to remove a stored one).")
             return
         self.field.clear()
-        from ...embed.api_keys import set_key
+        from ...api_keys import set_key
 
         self._run(lambda: f"Key saved in {set_key(self.name, key)}.")
 
     def forget(self) -> None:
-        from ...embed.api_keys import clear_key, key_status
+        from ...api_keys import clear_key, key_status
 
         def work() -> str:
             clear_key(self.name)
@@ -245,9 +174,11 @@ class ServerPanel(QWidget):
     """The row under a server's fields: its API key and its Test connection."""
 
     def __init__(self, runner: TaskRunner, name: KeyName, settings: Callable[[], object | str],
-                 on_models: Callable[[list[str]], None] | None = None, parent: QWidget | None = None) -> None:
+                 on_models: Callable[[list[str]], None] | None = None, parent: QWidget | None = None,
+                 servers: ModelServers | None = None) -> None:
         super().__init__(parent)
         self._settings = settings
+        self._servers = servers or ModelServers()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.key = ApiKeyRow(runner, name, self)
@@ -265,10 +196,10 @@ class ServerPanel(QWidget):
         key = self.key.typed_key() or None  # a key typed but not saved yet is tried as it is
         if isinstance(current, EmbedderSettings):
             es = current
-            return lambda: probe_openai(es, key)
+            return lambda: self._servers.test_openai(es, key)
         if isinstance(current, SearchSettings):
             ss = current
-            return lambda: probe_rerank(ss, key)
+            return lambda: self._servers.test_reranker(ss, key)
         return "Nothing to test."
 
 
@@ -280,9 +211,10 @@ class ServerRows:
     EMBEDDER_ROW = "embedder.openai_timeout_s"
     RERANK_ROW = "search.rerank_timeout_s"
 
-    def __init__(self, runner: TaskRunner, data: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, runner: TaskRunner, data: Callable[[], dict[str, Any]], servers: ModelServers) -> None:
         self._runner = runner
         self._data = data
+        self._servers = servers
         self.embedder: ServerPanel | None = None
         self.rerank: ServerPanel | None = None
         self._editors: Mapping[str, FieldEditor] = {}
@@ -309,9 +241,7 @@ class ServerRows:
         q, d = self._editors.get("embedder.query_prefix"), self._editors.get("embedder.document_prefix")
         if q is None or d is None:
             return
-        new = prefixes_for(model, str(q.value()), str(d.value()))
-        if new is None and known_prefixes(model) is None and (q.value(), d.value()) in {p for _, p in KNOWN_PREFIXES}:
-            new = ("", "")  # another model than the one these were filled in for: ours to clear
+        new = prefixes_to_fill(model, str(q.value()), str(d.value()))
         if new is not None:
             q.set_value(new[0])
             d.set_value(new[1])
@@ -330,10 +260,11 @@ class ServerRows:
         models = self._editors.get("embedder.openai_model") or getattr(page, "editors", {}).get(
             "embedder.openai_model")
         fill = models.set_suggestions if isinstance(models, ComboTextEditor) else None
-        self.embedder = ServerPanel(self._runner, "embedder", current, on_models=fill, parent=page)
+        self.embedder = ServerPanel(self._runner, "embedder", current, on_models=fill, parent=page,
+                                    servers=self._servers)
         return self.embedder
 
     def _rerank_row(self, page: QWidget) -> QWidget:
         self.rerank = ServerPanel(self._runner, "rerank", lambda: self._section("search", SearchSettings),
-                                  parent=page)
+                                  parent=page, servers=self._servers)
         return self.rerank

@@ -32,16 +32,6 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
 
 
-class _Block:
-    __slots__ = ("heading", "kept", "parts", "row")
-
-    def __init__(self, heading: int | None, kept: bool) -> None:
-        self.heading = heading
-        self.kept = kept  # inside <main>/role=main/<article>
-        self.parts: list[str] = []
-        self.row: list[str] | None = None
-
-
 class _Extractor(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

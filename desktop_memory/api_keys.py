@@ -23,9 +23,9 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import char_name, config_dir
-from ..errors import EmbedderError, UserError
-from ..private_files import make_private_dirs, open_private
+from .config import char_name, config_dir
+from .errors import ApiKeyError, UserError
+from .private_files import make_private_dirs, open_private
 
 KeyName = Literal["embedder", "rerank"]
 KEY_NAMES: tuple[KeyName, ...] = ("embedder", "rerank")
@@ -88,11 +88,6 @@ def _write_file(keys: dict[str, str]) -> None:
     with open_private(tmp, "w", encoding="utf-8") as fh:
         json.dump(keys, fh)
     os.replace(tmp, path)
-
-
-class ApiKeyError(EmbedderError):
-    """A key that cannot be sent (non-ASCII, a control character, several lines): the message names where it is
-    kept and the position and kind of the bad character, never the key."""
 
 
 MAX_KEY_CHARS = 4096

@@ -1,4 +1,5 @@
-"""Plain records the Store hands out: a document's row, what writing one document did, a result's chunk row."""
+"""The records the Store hands out (not SQLite values: sql_values.py narrows those): a document's row, what writing
+one document did, a result's chunk row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Check the chunker contract on real output (used by the tests; handy when debugging odd documents).
+"""The chunker's contract checked on real output: the tests' oracle (handy when debugging odd documents too).
 
 ``chunk_problems`` returns human-readable violations (empty list = all good). The contract is stated in
 ``core``'s docstring; coverage allows exactly two gaps: Markdown front matter and the heading lines (levels
@@ -7,11 +7,11 @@
 
 from __future__ import annotations
 
-from ..config import ChunkSettings
-from ..models import LINE_KINDS, ChunkDraft, ExtractedDoc
-from .core import BREADCRUMB_MAX_CHARS, Limits, LineIndex, format_breadcrumb
-from .markdown import SPLIT_LEVELS
-from .mdparse import front_matter_end, iter_headings
+from desktop_memory.chunking.core import BREADCRUMB_MAX_CHARS, Limits, LineIndex, format_breadcrumb
+from desktop_memory.chunking.markdown import SPLIT_LEVELS
+from desktop_memory.chunking.mdparse import front_matter_end, iter_headings
+from desktop_memory.config import ChunkSettings
+from desktop_memory.models import LINE_KINDS, ChunkDraft, ExtractedDoc
 
 
 def chunk_body(chunk: ChunkDraft) -> str:
