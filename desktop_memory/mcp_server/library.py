@@ -113,7 +113,7 @@ class Library:
         at, roots = self._roots
         now = time.monotonic()
         if now - at > 1.0:
-            roots = svc.roots()
+            roots = svc.library_folders()  # every machine's: a shared library's results come from all
             self._roots = (now, roots)
         return roots
 

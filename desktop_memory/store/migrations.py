@@ -244,6 +244,16 @@ def _migration_model_sets(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_model_sets)  # switch (issue 30): appended after the removal migration at merge
 
+# Machines (issue 32 item 3): a library shared by several machines; each library folder belongs to the machine that
+# added it (its id from that machine's config folder, and its readable name as last said). Documents say their
+# machine through the folder that holds them. '' = added before machines were recorded: every machine treats such
+# a folder as its own (a single-machine library behaves as before) until one adds it again and claims it.
+_MIGRATION_MACHINES = """
+    ALTER TABLE roots ADD COLUMN machine_id   TEXT NOT NULL DEFAULT '';
+    ALTER TABLE roots ADD COLUMN machine_name TEXT NOT NULL DEFAULT '';
+"""
+MIGRATIONS.append(_MIGRATION_MACHINES)
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
@@ -263,6 +273,7 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
     MIGRATIONS.index(_MIGRATION_EXCLUSIONS) + 1: {"exclusions": ("path", "root", "added_at")},
     MIGRATIONS.index(_migration_model_sets) + 1: {"vector_models": ("model_id", "dim", "slot", "settings")},
+    MIGRATIONS.index(_MIGRATION_MACHINES) + 1: {"roots": ("machine_id", "machine_name")},
 }
 
 

@@ -53,6 +53,9 @@ class Store:
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        # (id, readable name) of the machine using this connection: the library folders it adds are its own
+        # (machine.py; the service sets it). ('', '') records none, as before machines were recorded.
+        self.machine: tuple[str, str] = ("", "")
         self.conn = open_connection(self.path, readonly=readonly)
         self.reads = SearchReads(self.conn)  # what retrieve/ asks of the index (it never sees the schema)
         # (READ_ONLY | DISK_FULL, note) when the file cannot be written here: reads work, writes are refused
@@ -205,14 +208,27 @@ class Store:
             if len(left) != len(pending):
                 self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
+        machine_id, name = self.machine
+        # a folder keeps the machine that added it; one from before machines were recorded ('') is claimed
         self.conn.execute(
-            "insert into roots(path, added_at, indexed_at) values(?, ?, ?) "
-            "on conflict(path) do update set indexed_at=excluded.indexed_at",
-            (path, now, now),
+            "insert into roots(path, added_at, indexed_at, machine_id, machine_name) values(?, ?, ?, ?, ?) "
+            "on conflict(path) do update set indexed_at=excluded.indexed_at, "
+            "machine_id = case when roots.machine_id = '' then excluded.machine_id else roots.machine_id end, "
+            "machine_name = case when roots.machine_id in ('', excluded.machine_id) then excluded.machine_name "
+            "else roots.machine_name end",
+            (path, now, now, machine_id, name),
         )
+        if machine_id:  # this machine's readable name as it is now, on all its folders
+            self.conn.execute("update roots set machine_name = ? where machine_id = ? and machine_name <> ?",
+                              (name, machine_id, name))
 
     def roots(self) -> list[str]:
         return [r[0] for r in self.conn.execute("select path from roots order by path")]
+
+    def root_machines(self) -> list[tuple[str, str, str]]:
+        """(library folder, machine id, machine name) of every library folder, by path ('' id: not recorded)."""
+        return [(as_str(p), as_str(i), as_str(n)) for p, i, n in
+                self.conn.execute("select path, machine_id, machine_name from roots order by path")]
 
     def remove_root(self, path: str) -> None:
         """Forget an indexed folder (its own transaction)."""
