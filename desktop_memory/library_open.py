@@ -6,11 +6,12 @@ so a URL never reaches SQLite as a file name (``Path("postgresql://u@h/db")`` wo
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
-from .library_location import Location, is_server_url, redacted
+from .library_location import Location, has_password, is_server_url, redacted
 from .store import Store
 
 NO_SERVER_STORE = ("{url} is a PostgreSQL library, and this build of desktop-memory cannot open one (its PostgreSQL "
@@ -32,12 +33,23 @@ def open_library(location: Location, *, readonly: bool = False, machine: tuple[s
         opener = _server_opener()
         if opener is None:
             raise StoreError(NO_SERVER_STORE.format(url=redacted(location)))
-        store: Store = opener(location, readonly=readonly)
+        store: Store = opener(location, readonly=readonly, password=server_password(location))
     else:
         store = Store(Path(location), readonly=readonly)
     if records_machines(location):
         store.machine = machine
     return store
+
+
+def server_password(url: str) -> str | None:
+    """The password for a server library from the API-key store (``api-key set database``), when neither the URL
+    (given on the command line or in the environment) nor PGPASSWORD carries one; None lets libpq look in
+    ~/.pgpass or its service file."""
+    if has_password(url) or os.environ.get("PGPASSWORD"):
+        return None
+    from .embed.api_keys import get_key
+
+    return get_key("database") or None
 
 
 def _server_opener() -> Any:

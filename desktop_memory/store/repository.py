@@ -32,6 +32,7 @@ from .connection import open_connection, secure_store_files, stop_waiting, trans
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .exclusions import Exclusions
+from .export_reads import ExportReads
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
@@ -88,6 +89,7 @@ class Store:
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
         self.exclusions = Exclusions(self.conn)  # what the person removed from inside a library folder
+        self.export = ExportReads(self.conn, self.models)  # what `copy` reads (library_copy.py)
 
     def _migrate(self) -> None:
         """Bring the schema up to date without racing another process that opens the same file.
@@ -199,16 +201,17 @@ class Store:
         )
         return [DocRow(*r) for r in rows]
 
-    def add_root(self, path: str) -> None:
+    def add_root(self, path: str, machine: tuple[str, str] | None = None) -> None:
         """A folder (re)added: a removal of it (or of a folder inside it) that a quit interrupted is called off, so
-        finishing it later cannot take what the person has just added again."""
+        finishing it later cannot take what the person has just added again. ``machine``: whose folder it is
+        (``copy`` keeps the source's); default :attr:`machine`."""
         pending = self.pending_removals()
         if pending:
             left = [p for p in pending if not (p == path or p.startswith(path.rstrip("/\\") + path_separator(path)))]
             if len(left) != len(pending):
                 self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
-        machine_id, name = self.machine
+        machine_id, name = machine or self.machine
         # a folder keeps the machine that added it; one from before machines were recorded ('') is claimed
         self.conn.execute(
             "insert into roots(path, added_at, indexed_at, machine_id, machine_name) values(?, ?, ?, ?, ?) "
