@@ -445,6 +445,7 @@ class LibraryListing:
     total_documents: int
     complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder ("Include again")
+    machines: dict[str, str] = field(default_factory=dict)  # another machine's library folder → its name (shared)
 
 
 def folder_key_of(path: str) -> str:

@@ -686,6 +686,7 @@ class MemoryService:
         with self.reading() as store:
             found = doc_listing.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
+            found.machines = other_machines(store.root_machines(), self.machine[0])
             return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:

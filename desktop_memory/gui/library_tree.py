@@ -29,6 +29,7 @@ from ..models import (
     folder_key_of,
     folder_path,
 )
+from .machine_labels import machine_of
 
 COLUMNS = ["Name", "Status", "Chunks", "Semantic", "Size", "Modified", "Indexed", "Reason"]
 STATUS_EXCLUDED = "excluded"
@@ -212,6 +213,13 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
             order(c)
 
     order(root)
+    if listing.machines:  # a shared library: this machine's folders first, then each other machine's together
+        mine = [c for c in root.children if not c.excluded and machine_of(c.path, listing.machines) is None]
+        theirs = sorted((c for c in root.children if c not in mine), key=lambda c: (
+            machine_of(c.path, listing.machines) or "", root.children.index(c)))
+        root.children = mine + theirs
+        for i, top in enumerate(root.children):
+            top.row = i
     return root
 
 
