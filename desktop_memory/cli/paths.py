@@ -19,11 +19,22 @@ from typing import Any
 from ..app_dirs import GUI_LOG, log_dir
 from ..config import ENV_CONFIG_DIR, ENV_DATA_DIR, config_dir, data_dir, default_db_path, settings_path
 from ..errors import SettingsError
+from ..library_location import Location, parse_location, shown
 
 
 def _entry(what: str, path: Path | str | None, **extra: Any) -> dict[str, Any]:
     exists = path is not None and os.path.lexists(path)
     return {"what": what, "path": str(path) if path is not None else None, "exists": exists, **extra}
+
+
+def settings_db_file() -> Path:
+    """The database file the settings name (shown beside a server library: what the app would use without it)."""
+    from ..settings_file import load_settings
+
+    try:
+        return load_settings().resolved_db_path()
+    except SettingsError:
+        return default_db_path()
 
 
 def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -35,14 +46,16 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
     from ..settings_file import load_settings
 
     notes: list[str] = []
+    configured: Location
     try:
-        configured = load_settings().resolved_db_path()
+        configured = load_settings().resolved_db_location()
     except SettingsError as exc:
         configured = default_db_path()
         notes.append(f"the settings file has a problem{'' if db_arg else ', so the default database is shown'}: "
                      f"{exc}")
-    db = Path(db_arg).expanduser() if db_arg else configured
-    db = db.absolute()
+    found = parse_location(db_arg) if db_arg else configured
+    server = None if isinstance(found, Path) else shown(found)  # a shared library: no file here (docs/SHARED.md)
+    db = (found if isinstance(found, Path) else settings_db_file()).absolute()
     settings = settings_path()
     broken = sorted(str(p) for p in settings.parent.glob(f"{settings.name}.broken-*")) if settings.parent.is_dir() \
         else []
@@ -56,7 +69,8 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
                     "status": {name: key_status(name) for name in KEY_NAMES},
                     "environment": [env_var(name) for name in KEY_NAMES]},
         "data_folder": _entry("data folder", data_dir()),
-        "database": _entry("database", db, wal=[f"{db}-wal", f"{db}-shm"], backups=backups),
+        "database": _entry("database", db, wal=[f"{db}-wal", f"{db}-shm"], backups=backups) if server is None
+        else {"what": "database (a shared library on a server)", "path": server, "exists": True},
         "logs": _entry("logs (the window's)", log_dir(), files=[GUI_LOG, f"{GUI_LOG}.1", f"{GUI_LOG}.2"]),
         "cache": _entry("model-check cache", data_dir() / CACHE_FILE),
         "rerank_cache": _entry("what rerank servers turned out to want", data_dir() / LEARNED_FILE),
