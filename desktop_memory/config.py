@@ -23,7 +23,7 @@ import msgspec
 import platformdirs
 
 from . import APP_NAME
-from .library_location import Location, env_location, parse_location
+from .library_location import Location, env_location, parse_location, shown
 
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
 ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
@@ -428,6 +428,13 @@ class Settings:
         if self.db_url.strip():
             return parse_location(self.db_url, in_settings=True)
         return self.resolved_db_path()
+
+    def library_shown(self) -> str:
+        """The library as a message names it: its file, or its server's URL without a password; never raises."""
+        try:
+            return shown(self.resolved_db_location())
+        except ValueError:
+            return shown(self.db_url.strip()) if self.db_url.strip() else str(self.resolved_db_path())
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -240,7 +240,7 @@ class MainWindow(FileDropTarget, QMainWindow):
     def _service_failed(self, exc: BaseException, _tb: str) -> None:
         self.status.counts.setText("No library open")
         self.banners.show_message(
-            f"Cannot open the database {self.settings.resolved_db_path()}: {error_text(exc)}", "error", key="store",
+            f"Cannot open the database {self.settings.library_shown()}: {error_text(exc)}", "error", key="store",
             actions=[("Retry", self.open_service), ("Choose location…", lambda: self.show_settings().show_page(""))])
 
     def _embedder_state(self, state: str, text: str, tip: str) -> None:

@@ -28,6 +28,7 @@ from ..config import Settings
 from ..context.paths import display_path
 from ..embed.base import Embedder
 from ..errors import LibraryMissing, UserError
+from ..library_location import Location, parse_location
 from ..paths_guard import OutsideLibrary, checked_path, not_in_library
 from ..service import MemoryService
 from ..store.connection import probe_busy
@@ -51,7 +52,8 @@ class Library:
     def __init__(self, settings: Settings, db_path: Path | str | None = None,
                  embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.db_path = Path(db_path).expanduser() if db_path else settings.resolved_db_path()
+        # a file, or a shared library's postgresql:// URL (docs/SHARED.md)
+        self.db_path: Location = parse_location(db_path) if db_path else settings.resolved_db_location()
         self._embedder = embedder
         self._svc: MemoryService | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dm-mcp")
@@ -72,9 +74,10 @@ class Library:
 
     def _service(self, wait_ms: int = BUSY_WAIT_MS) -> MemoryService:
         if self._svc is None:
-            if not self.db_path.is_file():
-                raise LibraryMissing(missing_message(self.db_path))
-            _probe(self.db_path, wait_ms)
+            if isinstance(self.db_path, Path):  # a server library says itself what is wrong with it
+                if not self.db_path.is_file():
+                    raise LibraryMissing(missing_message(self.db_path))
+                _probe(self.db_path, wait_ms)
             self._svc = MemoryService(self.settings, db_path=self.db_path, embedder=self._embedder,
                                       busy_timeout_ms=BUSY_WAIT_MS)
         return self._svc

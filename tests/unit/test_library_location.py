@@ -120,3 +120,24 @@ def test_the_environment_names_the_library(tmp_path):
     db = tmp_path / "env.db"
     proc = _cli("stats", env={"DESKTOP_MEMORY_DB": str(db)})
     assert proc.returncode == 1 and f"no library at {db}" in proc.stderr
+
+
+def test_a_server_library_that_cannot_be_opened_is_one_sentence_everywhere(tmp_path, monkeypatch):
+    """The service and the MCP server: a UserError without the password, and no file named after the URL."""
+    from desktop_memory.mcp_server.library import Library
+    from desktop_memory.service import MemoryService
+
+    monkeypatch.chdir(tmp_path)
+    url = "postgresql://me:s3cret@127.0.0.1:1/memory"
+    with pytest.raises(UserError) as err:
+        MemoryService(Settings(), db_path=url)
+    assert "s3cret" not in str(err.value) and "127.0.0.1" in str(err.value)
+    lib = Library(Settings(), url)
+    try:
+        assert lib.db_path == url
+        with pytest.raises(UserError) as err:
+            lib.call(lambda svc: svc.stats())
+        assert "s3cret" not in str(err.value) and "No desktop-memory library" not in str(err.value)
+    finally:
+        lib.close()
+    assert list(tmp_path.iterdir()) == []
