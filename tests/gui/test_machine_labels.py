@@ -76,3 +76,22 @@ def test_the_library_groups_folders_by_machine(qtbot):
     listing.machines = {}
     assert [n.path for n in build_tree(listing, {}, TreeSpec()).children] == ["/a/zeta", "/b/alpha", "/c/mine",
                                                                                "/d/beta"]  # one machine: no change
+
+
+def test_the_settings_dialog_has_the_shared_library_field_and_refuses_a_password(qtbot):
+    from desktop_memory.config import Settings
+    from desktop_memory.gui.settings import SettingsDialog
+    from desktop_memory.gui.tasks import TaskRunner
+
+    dlg = SettingsDialog(Settings(), TaskRunner(max_threads=1, inline=True))
+    qtbot.addWidget(dlg)
+    field = dlg.editor("db_url")
+    assert field.spec.title == "Shared library (PostgreSQL)" and dlg.editor("machine_name") is not None
+    field.set_value("postgresql://me:s3cret@server/memory")
+    assert not dlg.check()
+    assert "PGPASSWORD" in field.problem() and "s3cret" not in field.problem()
+    field.set_value("postgresql://me@server/memory?sslmode=verify-full")
+    assert dlg.check()
+    assert dlg.result_settings().resolved_db_location() == "postgresql://me@server/memory?sslmode=verify-full"
+    dlg.restore_btn.click()  # restoring the defaults keeps the library, the shared one too
+    assert dlg.result_settings().db_url == "postgresql://me@server/memory?sslmode=verify-full"
