@@ -548,7 +548,8 @@ class MemoryService:
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
-            name_results([*out.results, *out.files], store.root_machines(), self.machine)
+            if out.results:  # whose each result is (a shared library's other machines: machines_view.py)
+                name_results([*out.results, *out.files], store.root_machines(), self.machine)
             if marks and out.results:
                 out.marked = self._marks(store, query, backend, out.results)
         if view is not None and view.note:

@@ -236,7 +236,8 @@ def search(svc: MemoryService, args: argparse.Namespace) -> int:
         print("no results")
     for r in outcome.results:
         where = r.location.describe()
-        print(f"{r.rank:>2}. {r.source}" + (f"  ({where})" if where else ""))
+        held = f"{r.machine}: " if r.remote else ""  # another machine's file, in a shared library
+        print(f"{r.rank:>2}. {held}{r.source}" + (f"  ({where})" if where else ""))
         # the strength first: a strong result may be lifted above weak ones with higher fused scores (searcher.py)
         print(f"    {r.strength} match · score {r.score:.4f} · {r.explain()}")
         snippet = " ".join(r.text.split())

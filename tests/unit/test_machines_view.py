@@ -146,3 +146,15 @@ def test_mcp_results_carry_their_machine(two_machines, tmp_path, monkeypatch):
     assert out.results[0].machine == "laptop"
     assert out.results[0].source == "notes/plan.md"  # relative to its library folder, the laptop's too
     assert "laptop: notes/plan.md" in text
+
+
+def test_the_plain_cli_names_another_machines_result(two_machines, capsys):
+    import argparse
+
+    from desktop_memory.cli import subcommands
+
+    desk, _lap, _desk_dir, lap_dir = two_machines
+    args = argparse.Namespace(query="tomatoes sun water", backend="keyword", top_k=3, json=False, path_prefix=None,
+                              path_glob=None, kind=[], since=None, until=None)
+    assert subcommands.search(desk, args) == 0
+    assert f" 1. laptop: {lap_dir / 'plan.md'}" in capsys.readouterr().out
