@@ -141,3 +141,11 @@ def test_a_server_library_that_cannot_be_opened_is_one_sentence_everywhere(tmp_p
     finally:
         lib.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_paths_names_a_server_library_without_its_password():
+    from desktop_memory.cli.paths import locations
+
+    found, _notes = locations("postgresql://me:s3cret@server/memory")
+    assert found["database"]["path"] == "postgresql://me:***@server/memory"
+    assert "s3cret" not in repr(found)
