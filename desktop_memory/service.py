@@ -202,7 +202,7 @@ class MemoryService:
         try:
             yield
         except apsw.Error as exc:
-            err = translate_error(exc, self.db_path)
+            err = translate_error(exc, shown(self.db_path))
             if err is None:
                 raise
             raise err from exc
