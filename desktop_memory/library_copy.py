@@ -2,7 +2,7 @@
 without re-reading a file or re-embedding a passage.
 
 Over the stores' public methods only (``Store.export`` reads; ``write_documents``, ``store_vectors``,
-``models.store_side``, ``add_root``, ``exclusions`` write), so any pair of stores works. Folders (with their
+``models.store_side``, ``add_root``, ``add_exclusions`` write), so any pair of stores works. Folders (with their
 machine) and exclusions first, then documents in slices of ``SLICE`` — one transaction per slice for their chunks,
 then that slice's vectors of every model set — so an interruption loses at most one slice and a second run goes on
 where the first stopped: a document already in the target with the same content hash and passage count is not
@@ -110,9 +110,9 @@ def _copy(src: Store, dst: Store, source: Location, target: Location, machine: t
     for path, mid, name in src.root_machines():
         dst.add_root(path, machine=(mid, name) if mid or not stamp else machine)
         summary.folders += 1
-    for path, root in src.exclusions.rows():
-        dst.exclusions.add(path, root)
-        summary.exclusions += 1
+    excluded = src.exclusion_rows()
+    dst.add_exclusions(excluded)
+    summary.exclusions = len(excluded)
     removing = src.pending_removals()  # an interrupted removal in the source: its documents are not copied
     total = sum(src.counts()["by_status"].values())
     done, after = 0, 0

@@ -267,6 +267,16 @@ class Store:
         """Paths removed from inside a library folder (store/exclusions.py): every walk leaves them out."""
         return self.exclusions.paths()
 
+    def exclusion_rows(self) -> list[tuple[str, str]]:
+        """(excluded path, the library folder it was removed from), by path (what `copy` carries over)."""
+        return self.exclusions.rows()
+
+    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Record exclusions as another library has them (`copy`), in one transaction."""
+        with self.conn:
+            for path, root in rows:
+                self.exclusions.add(path, root)
+
     def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
         """Include again (committed): the exclusions of exactly ``paths``, or (``under``) every one at or below
         them. Returns what was lifted."""
