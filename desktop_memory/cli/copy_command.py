@@ -51,6 +51,9 @@ def copy_command(args: argparse.Namespace, settings: Settings) -> int:
     except Cancelled as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 130
+    except KeyboardInterrupt:  # the slice being written is rolled back whole; what was committed stays
+        print("interrupted: run the same copy again to go on where it stopped", file=sys.stderr)
+        return 130
     finally:
         bar.finish()
     if args.json:
