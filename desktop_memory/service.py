@@ -549,7 +549,7 @@ class MemoryService:
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
             if out.results:  # whose each result is (a shared library's other machines: machines_view.py)
-                name_results([*out.results, *out.files], store.root_machines(), self.machine)
+                name_results([*out.results, *out.files], store.root_machines(), self._shown_machine(store))
             if marks and out.results:
                 out.marked = self._marks(store, query, backend, out.results)
         if view is not None and view.note:
@@ -709,6 +709,11 @@ class MemoryService:
         """Every library folder, this machine's and the others' (paths are named relative to them)."""
         with self.reading() as store:
             return store.roots()
+
+    def _shown_machine(self, store: Store) -> tuple[str, str]:
+        """This machine as its own results name it: by name in a shared library (its store records machines);
+        unnamed ('') in a file of its own, so one machine's results never carry its host name to a chat app."""
+        return self.machine if store.machine[0] else (self.machine[0], "")
 
     def other_machines(self) -> dict[str, str]:
         """{library folder: machine name} of the folders other machines share in this library."""
