@@ -52,7 +52,7 @@ from .ingest.walk import printable_path
 from .jobs import Job, Scheduler
 from .library_location import Location, parse_location, shown
 from .library_open import open_library
-from .machine import this_machine
+from .machine import machine_name, this_machine
 from .machines_view import name_results, other_machines, own_roots, refuse_others
 from .models import (
     ContextReport,
@@ -260,6 +260,10 @@ class MemoryService:
         service, or call :meth:`set_embedder_settings`). Cheap: it only swaps references."""
         self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
         self.searcher = Searcher(self.settings.search, bm25_index=self.searcher.bm25)
+        self.machine = (self.machine[0], machine_name(self.settings))  # renamed: shown so from the next write
+        writer = self._writer
+        if writer is not None and writer.machine[0]:
+            writer.machine = self.machine
 
     @property
     def scheduler(self) -> Scheduler:

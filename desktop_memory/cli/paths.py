@@ -42,6 +42,7 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
     from ..embed.api_keys import KEY_NAMES, SERVICE, env_var, key_file, key_status
     from ..embed.model_check import CACHE_FILE
     from ..instance_endpoint import endpoint
+    from ..machine import machine_id_path
     from ..retrieve.rerank import LEARNED_FILE
     from ..settings_file import load_settings
 
@@ -68,6 +69,7 @@ def locations(db_arg: str | None) -> tuple[dict[str, dict[str, Any]], list[str]]
         "keyring": {"what": "keyring entries", "service": SERVICE, "entries": list(KEY_NAMES),
                     "status": {name: key_status(name) for name in KEY_NAMES},
                     "environment": [env_var(name) for name in KEY_NAMES]},
+        "machine_id": _entry("this machine's id (shared libraries)", machine_id_path()),
         "data_folder": _entry("data folder", data_dir()),
         "database": _entry("database", db, wal=[f"{db}-wal", f"{db}-shm"], backups=backups) if server is None
         else {"what": "database (a shared library on a server)", "path": server, "exists": True},

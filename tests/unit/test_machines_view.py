@@ -158,3 +158,13 @@ def test_the_plain_cli_names_another_machines_result(two_machines, capsys):
                               path_glob=None, kind=[], since=None, until=None)
     assert subcommands.search(desk, args) == 0
     assert f" 1. laptop: {lap_dir / 'plan.md'}" in capsys.readouterr().out
+
+
+def test_a_machine_renamed_in_settings_is_named_so_from_its_next_folder(two_machines):
+    import dataclasses
+
+    desk, lap, desk_dir, lap_dir = two_machines
+    lap.apply_settings(dataclasses.replace(lap.settings, machine_name="travel laptop"))
+    lap.index_paths([lap_dir])
+    assert desk.other_machines() == {str(lap_dir): "travel laptop"}
+    assert desk.roots() == [str(desk_dir)]
