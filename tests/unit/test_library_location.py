@@ -112,8 +112,10 @@ def test_the_cli_says_one_sentence_and_never_the_password(tmp_path):
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
     proc = _cli("--db", "postgresql://me@server", "stats")
     assert proc.returncode == 1 and "names no database" in proc.stderr
-    # no file named after the URL was made anywhere (a URL never reaches SQLite as a path)
+    # no file named after the URL was made anywhere (a URL never reaches SQLite as a path), and the app did not
+    # fall back to another library: the default one was neither opened nor made
     assert not list(Path.cwd().glob("postgresql*")) and not list(tmp_path.glob("postgresql*"))
+    assert not (Path(os.environ["DESKTOP_MEMORY_DATA_DIR"]) / "memory.db").exists()
 
 
 def test_the_environment_names_the_library(tmp_path):
