@@ -26,7 +26,8 @@ from .chunking.dedupe import chunk_key
 from .errors import Cancelled, UserError
 from .library_location import Location, shown
 from .library_open import open_library, records_machines
-from .models import STATUS_INDEXED, ChunkDraft, is_inside
+from .machines_view import is_inside
+from .models import STATUS_INDEXED, ChunkDraft
 from .store import Store
 from .store.connection import translate_error
 from .store.doc_writes import DocumentWrite

@@ -47,9 +47,13 @@ def server_password(url: str) -> str | None:
     ~/.pgpass or its service file."""
     if has_password(url) or os.environ.get("PGPASSWORD"):
         return None
-    from .embed.api_keys import get_key
-
-    return get_key("database") or None
+    for name in ("api_keys", "embed.api_keys"):  # the API-key store (issue 31 moves it to the package's top)
+        try:
+            keys = importlib.import_module(f"{__package__}.{name}")
+        except ImportError:
+            continue
+        return str(keys.get_key("database")) or None
+    return None
 
 
 def _server_opener() -> Any:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .models import SearchResult, is_inside
+from .models import SearchResult, is_inside  # (issue 31 moves is_inside to paths.py: the one import to change)
 
+__all__ = ["RootMachine", "holder", "is_inside", "name_results", "other_machines", "own_roots", "refuse_others"]
 RootMachine = tuple[str, str, str]  # (library folder, machine id, machine name)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..models import SearchResult, is_inside
+from ..machines_view import is_inside
+from ..models import SearchResult
 
 
 def result_name(r: SearchResult) -> str:

@@ -151,3 +151,15 @@ def test_paths_names_a_server_library_without_its_password():
     found, _notes = locations("postgresql://me:s3cret@server/memory")
     assert found["database"]["path"] == "postgresql://me:***@server/memory"
     assert "s3cret" not in repr(found)
+
+
+def test_a_server_password_comes_from_the_key_store_unless_libpq_has_one(monkeypatch):
+    from desktop_memory.library_open import server_password
+
+    url = "postgresql://me@server/memory"
+    assert server_password(url) is None  # none anywhere: libpq looks in ~/.pgpass or its service file
+    monkeypatch.setenv("DESKTOP_MEMORY_DATABASE_API_KEY", "from-the-key-store")
+    assert server_password(url) == "from-the-key-store"
+    assert server_password("postgresql://me:inline@server/memory") is None  # the URL's own wins
+    monkeypatch.setenv("PGPASSWORD", "from-the-environment")
+    assert server_password(url) is None  # libpq reads PGPASSWORD itself

@@ -137,7 +137,9 @@ def test_mcp_results_carry_their_machine(two_machines, tmp_path, monkeypatch):
 
     _desk, _lap, _desk_dir, _lap_dir = two_machines
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(tmp_path / "config-desktop"))
-    lib = Library(Settings(machine_name="desktop"), tmp_path / "shared.db", embedder=HashEmbedder(32))
+    from desktop_memory.config import EmbedderSettings
+
+    lib = Library(Settings(machine_name="desktop", embedder=EmbedderSettings(kind="hash")), tmp_path / "shared.db")
     try:
         text, out = lib.call(lambda svc: tools.search(lib, svc, "tomatoes sun water", top_k=3, backend="keyword",
                                                       filters=tools.Filters()))
