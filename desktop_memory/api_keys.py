@@ -27,8 +27,9 @@ from .config import char_name, config_dir
 from .errors import ApiKeyError, UserError
 from .private_files import make_private_dirs, open_private
 
-KeyName = Literal["embedder", "rerank"]
-KEY_NAMES: tuple[KeyName, ...] = ("embedder", "rerank")
+# "database": the password of a shared PostgreSQL library (docs/SHARED.md), when not in PGPASSWORD or ~/.pgpass
+KeyName = Literal["embedder", "rerank", "database"]
+KEY_NAMES: tuple[KeyName, ...] = ("embedder", "rerank", "database")
 SERVICE = "desktop-memory"  # the keyring's service name
 KEY_FILE = "api-keys.json"
 ENV_NO_KEYRING = "DESKTOP_MEMORY_NO_KEYRING"

@@ -23,6 +23,7 @@ import msgspec
 import platformdirs
 
 from . import APP_NAME
+from .library_location import Location, env_location, parse_location, shown
 
 ENV_CONFIG_DIR = "DESKTOP_MEMORY_CONFIG_DIR"  # tests and portable installs point this elsewhere
 ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
@@ -392,6 +393,17 @@ class Settings:
     db_path: Annotated[str, ui(  # empty = default_db_path()
         "Database file", "The SQLite file that holds the library. Empty: the default location.",
         browse="file")] = ""
+    # a shared PostgreSQL library (docs/SHARED.md); set, it is the library instead of the file above. Never with a
+    # password: that is refused here (library_location.url_problem) and kept in PGPASSWORD, ~/.pgpass or the keyring
+    db_url: Annotated[str, ui(
+        "Shared library (PostgreSQL)", "A postgresql://user@host/dbname address of a library shared with other "
+        "machines (docs/SHARED.md); TLS settings such as ?sslmode=verify-full are honoured. Never a password here: "
+        "it goes in PGPASSWORD, ~/.pgpass or the API-key store. Empty: the database file above.",
+        placeholder="postgresql://me@server/memory?sslmode=verify-full")] = ""
+    # how results from this machine are named on the others' screens ("desktop: notes/plan.md"); empty: host name
+    machine_name: Annotated[str, msgspec.Meta(max_length=100), ui(
+        "This machine's name", "How this computer's folders and results are named on other machines sharing the "
+        "library. Empty: the host name.", placeholder="the host name")] = ""
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
     embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
@@ -406,6 +418,23 @@ class Settings:
 
     def resolved_db_path(self) -> Path:
         return Path(self.db_path).expanduser() if self.db_path else default_db_path()
+
+    def resolved_db_location(self) -> Location:
+        """The library to open when no --db is given: ``DESKTOP_MEMORY_DB`` (a path or a URL), else the shared
+        library's URL, else the database file (library_location.py). ValueError for an unusable value."""
+        from_env = env_location()
+        if from_env is not None:
+            return from_env
+        if self.db_url.strip():
+            return parse_location(self.db_url, in_settings=True)
+        return self.resolved_db_path()
+
+    def library_shown(self) -> str:
+        """The library as a message names it: its file, or its server's URL without a password; never raises."""
+        try:
+            return shown(self.resolved_db_location())
+        except ValueError:
+            return shown(self.db_url.strip()) if self.db_url.strip() else str(self.resolved_db_path())
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -177,6 +177,10 @@ class SearchResult:
     # in SearchOutcome.files (the first screen, one entry per file): chunk ids of this file's other passages that
     # ranked before the last file shown ("+2 more in this file"); empty in the plain passage list otherwise
     more_in_file: list[int] = field(default_factory=list)
+    # a shared library (docs/SHARED.md): the readable name of the machine whose library folder holds the file
+    # ('' when not recorded), and whether that is another machine (its file cannot be opened here)
+    machine: str = ""
+    remote: bool = False
 
     def badges(self) -> list[tuple[str, str]]:
         """(lane, label) per lane that found this chunk, e.g. ("dense", "semantic #1, cos 0.71")."""
@@ -214,6 +218,7 @@ class SearchResult:
             "strength_reason": self.strength_reason,
             "also_in": list(self.also_in),
             "more_in_file": list(self.more_in_file),
+            "machine": self.machine,
         }
 
 
@@ -447,3 +452,4 @@ class LibraryListing:
     total_documents: int
     complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder ("Include again")
+    machines: dict[str, str] = field(default_factory=dict)  # another machine's library folder → its name (shared)

@@ -45,11 +45,15 @@ from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
 from .embed.identity import embedder_for, settings_json
-from .errors import Cancelled, EmbedderError, StoreError
+from .errors import Cancelled, EmbedderError, StoreError, UserError
 from .ingest.model_build import ModelView, build_beside, model_view
 from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
 from .ingest.walk import printable_path
 from .jobs import Job, JobEvent, Progress, Scheduler
+from .library_location import Location, parse_location, shown
+from .library_open import open_library
+from .machine import machine_name, this_machine
+from .machines_view import name_results, other_machines, own_roots, refuse_others
 from .model_servers import ModelServers
 from .models import (
     ContextReport,
@@ -172,7 +176,9 @@ class MemoryService:
                  embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
                  busy_timeout_ms: int | None = None) -> None:
         self.settings = settings or Settings()
-        self.db_path = Path(db_path) if db_path else self.settings.resolved_db_path()
+        # a Path (SQLite file) or a postgresql:// URL (str): library_location.py; open_library picks the store
+        self.db_path: Location = parse_location(db_path) if db_path else self.settings.resolved_db_location()
+        self.machine = this_machine(self.settings)  # (id, readable name): whose library folders are whose
         self._embedder = embedder
         self._embedder_injected = embedder is not None
         self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
@@ -200,14 +206,15 @@ class MemoryService:
         try:
             yield
         except apsw.Error as exc:
-            err = translate_error(exc, self.db_path)
+            err = translate_error(exc, shown(self.db_path))
             if err is None:
                 raise
             raise err from exc
 
     def _open_store(self) -> Store:
         with self._plain_errors():
-            store = Store(self.db_path)
+            # the library folders it adds are this machine's (recorded in a shared library: library_open.py)
+            store = open_library(self.db_path, machine=self.machine)
         if self._busy_timeout_ms is not None:
             store.set_busy_timeout(self._busy_timeout_ms)
         with self._notices_lock:
@@ -257,6 +264,10 @@ class MemoryService:
         service, or call :meth:`set_embedder_settings`). Cheap: it only swaps references."""
         self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
         self.searcher = Searcher(self.settings.search, bm25_index=self.searcher.bm25)
+        self.machine = (self.machine[0], machine_name(self.settings))  # renamed: shown so from the next write
+        writer = self._writer
+        if writer is not None and writer.machine[0]:
+            writer.machine = self.machine
 
     @property
     def scheduler(self) -> Scheduler:
@@ -293,6 +304,9 @@ class MemoryService:
         again: `index PATH`, a drop, "Include again") includes a path named exactly again."""
         with self.writing() as store:
             roots = store.roots()
+            refused = refuse_others([str(p) for p in paths], store.root_machines(), self.machine[0])
+            if refused:
+                raise UserError(refused)
             follow = self.settings.ingest.follow_symlinks
             paths = [checked_path(p, roots, follow_symlinks=follow, may_add=True) for p in paths]
             # new passages get vectors of the set search uses (the library's own model, where it is available)
@@ -542,6 +556,8 @@ class MemoryService:
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
+            if out.results:  # whose each result is (a shared library's other machines: machines_view.py)
+                name_results([*out.results, *out.files], store.root_machines(), self._shown_machine(store))
             if marks and out.results:
                 out.marked = self._marks(store, query, backend, out.results)
         if view is not None and view.note:
@@ -655,7 +671,7 @@ class MemoryService:
             removing = store.pending_removals()
             left = store.count_under(removing) if removing else 0
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
-                     pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
+                     pending_vectors=pending, db_path=shown(self.db_path), db_bytes=db_bytes,
                      model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded, models=models,
                      configured_model=view.configured, search_model=view.search_model, model_note=view.note,
                      removing=removing if left else [], removing_documents=left)
@@ -679,6 +695,7 @@ class MemoryService:
         with self.reading() as store:
             found = doc_listing.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
+            found.machines = other_machines(store.root_machines(), self.machine[0])
             return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
@@ -692,8 +709,24 @@ class MemoryService:
             return {d.path: (d.size, d.mtime) for d in store.documents_under(folder)}
 
     def roots(self) -> list[str]:
+        """This machine's library folders: the ones it reads, catches up and watches (machines_view.py)."""
+        with self.reading() as store:
+            return own_roots(store.root_machines(), self.machine[0])
+
+    def library_folders(self) -> list[str]:
+        """Every library folder, this machine's and the others' (paths are named relative to them)."""
         with self.reading() as store:
             return store.roots()
+
+    def _shown_machine(self, store: Store) -> tuple[str, str]:
+        """This machine as its own results name it: by name in a shared library (its store records machines);
+        unnamed ('') in a file of its own, so one machine's results never carry its host name to a chat app."""
+        return self.machine if store.machine[0] else (self.machine[0], "")
+
+    def other_machines(self) -> dict[str, str]:
+        """{library folder: machine name} of the folders other machines share in this library."""
+        with self.reading() as store:
+            return other_machines(store.root_machines(), self.machine[0])
 
     def take_notices(self) -> list[str]:
         """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:

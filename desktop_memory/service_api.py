@@ -107,7 +107,9 @@ class MemoryApi(Protocol):
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]: ...
 
-    def roots(self) -> list[str]: ...
+    def roots(self) -> list[str]: ...  # this machine's library folders (a shared library: machines_view.py)
+
+    def other_machines(self) -> dict[str, str]: ...  # {library folder: machine name} of the other machines'
 
     def change_stamp(self) -> ChangeStamp: ...
 

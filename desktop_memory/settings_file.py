@@ -130,6 +130,13 @@ def _cross_field_problems(s: Settings) -> list[tuple[list[str], str]]:
     if any(not p.strip() for p in s.ingest.extra_ignore):
         out.append((["ingest", "extra_ignore"], "patterns cannot be empty strings"))
     out += _url_field_problems(s)
+    if s.db_url.strip():  # a shared library's address: a postgresql:// URL, never with a password in this file
+        from .library_location import redacted
+        from .library_location import url_problem as library_url_problem
+
+        why = library_url_problem(s.db_url.strip(), in_settings=True)
+        if why is not None:
+            out.append((["db_url"], f"{redacted(s.db_url.strip())!r} cannot be used: {why}"))
     import pathspec  # only here: the CLI's start-up does not pay for it
 
     for pattern in s.ingest.extra_ignore:

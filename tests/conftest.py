@@ -25,8 +25,9 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("DESKTOP_MEMORY_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("DESKTOP_MEMORY_NO_KEYRING", "1")  # model-server API keys: the file, never a real keyring
-    for name in ("EMBEDDER", "RERANK"):
+    for name in ("EMBEDDER", "RERANK", "DATABASE"):
         monkeypatch.delenv(f"DESKTOP_MEMORY_{name}_API_KEY", raising=False)
+    monkeypatch.delenv("DESKTOP_MEMORY_DB", raising=False)  # a library named in the environment: never in tests
 
 
 @pytest.fixture(scope="session")

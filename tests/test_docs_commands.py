@@ -151,6 +151,7 @@ RULES: list[tuple[str, str, str]] = [
     (r"^desktop-memory --db log\.db index app\.log", "cli", "a log file of the benchmark's"),
     (r"^echo \"\.\.\. WARN worker\[2\] .*>> app\.log$", "synopsis", "a step of that log benchmark"),
     (r"^bash packaging/build\.sh && cat dist/", "files", "builds the bundle"),
+    (r"^desktop-memory .*postgresql://", "cli", "needs a PostgreSQL server (docs/SHARED.md)"),
     (r"^(desktop-memory |printenv MY_SERVER_KEY \| desktop-memory |mkdir -p /tmp/dm-demo|grep -a -c |stat -c |"
      r"python -c |sha256sum |cat ~/)", "run", ""),
 ]

@@ -36,6 +36,8 @@ def _describe_upkeep(p: IndexProgress) -> tuple[float, str]:
     took = f" ({p.elapsed_s:.0f} s)"
     if p.phase == "remove":
         return p.files_done / max(p.files_total, 1), f"removing {p.files_done:,}/{p.files_total:,} documents{took}"
+    if p.phase == "copy":
+        return p.files_done / max(p.files_total, 1), f"copying {p.files_done:,}/{p.files_total:,} documents{took}"
     if p.phase == "erase":
         return 1.0, f"erasing removed text from the full-text index{took}"
     if p.phase == "merge":

@@ -24,6 +24,7 @@ from ..harness import BENCH_INSTALL_HINT, CLI_COMMANDS, find
 from ..models import DOC_KINDS
 from . import results as r
 from . import subcommands as c
+from .copy_command import add_copy_parser
 from .paths import paths as paths_command
 from .servers import add_server_parsers, run_server_command
 
@@ -130,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}",
                         help="print the version and exit")
-    parser.add_argument("--db", default=None, help="database file (default: in your user data folder)")
+    parser.add_argument("--db", default=None, help="database file, or postgresql://user@host/dbname for a shared "
+                        "library (default: in your user data folder; DESKTOP_MEMORY_DB)")
     parser.add_argument("--smoke", action="store_true", help="self-check: store, sqlite-vec, model, one search")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     search_kw: dict[str, Any] = {"epilog": SEARCH_EPILOG, "formatter_class": argparse.RawDescriptionHelpFormatter}
@@ -204,9 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
                  description="Run an MCP server over stdio for Claude Desktop, VS Code, Cursor and other MCP "
                  "clients: tools search, get_context, get_passage and list_sources (read-only). See the "
                  "README for the client configuration.")
-    p.add_argument("--db", default=argparse.SUPPRESS, help="database file (default: the app's)")
+    p.add_argument("--db", default=argparse.SUPPRESS,
+                   help="database file or postgresql:// URL (default: the app's)")
     p.add_argument("--allow-indexing", action="store_true",
                    help="also offer index_path, limited to folders already in the library")
+
+    add_copy_parser(sub)  # copy --from A --to B (copy_command.py)
 
     p = _command(sub, "settings", c.settings_command, None,
                  "check the settings file, or reset it (keeping a dated backup)")

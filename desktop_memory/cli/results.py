@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import settings_path
+from ..library_location import schema_backups, shown
 from ..settings_file import load_settings, reset_settings
 from ..settings_keys import unknown_settings
 from . import subcommands
@@ -93,8 +94,8 @@ def check_json(svc: MemoryService, args: argparse.Namespace) -> int:
 
 def compact_json(svc: MemoryService, args: argparse.Namespace) -> int:
     before, after = svc.compact()
-    backups = sorted(str(p) for p in svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*"))
-    _print({"database": str(svc.db_path), "bytes_before": before, "bytes_after": after,
+    backups = [str(p) for p in schema_backups(svc.db_path)]
+    _print({"database": shown(svc.db_path), "bytes_before": before, "bytes_after": after,
             "schema_backups": backups})
     return 0
 

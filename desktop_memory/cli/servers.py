@@ -2,7 +2,7 @@
 
     desktop-memory embedder [--kind openai --url URL --model NAME] [--query-prefix P] [--document-prefix P] [--test]
     desktop-memory rerank [--on | --off] [--url URL] [--model NAME] [--depth N] [--timeout S] [--test]
-    desktop-memory api-key set|clear|status embedder|rerank      (set reads the key from stdin, never argv)
+    desktop-memory api-key set|clear|status embedder|rerank|database     (set reads the key from stdin, never argv)
 
 Changes are saved to settings.toml (never the key) exactly as the GUI's Settings dialog saves them. ``--test`` runs
 before anything is saved: a failed test changes nothing (exit 1, one sentence). A new embedding model loses nothing:
@@ -62,7 +62,8 @@ def add_server_parsers(sub: Any) -> None:
                        "owner-only file)")
     # no argparse choices here: its "invalid choice: 'sk-…'" would print a key typed in the wrong place
     p.add_argument("action", metavar="{set,clear,status}", help="set (reads the key from stdin), clear, or status")
-    p.add_argument("name", metavar="{embedder,rerank}", nargs="?", default=None, help="embedder or rerank")
+    p.add_argument("name", metavar="{embedder,rerank,database}", nargs="?", default=None,
+                   help="embedder, rerank, or database (a shared PostgreSQL library's password)")
     p.add_argument("extra", nargs=argparse.REMAINDER, metavar="-",  # a key typed as an argument lands here
                    help="nothing else: a key typed here is refused without being shown (set reads it from stdin)")
     for name in COMMANDS:
@@ -81,7 +82,7 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 def _api_key_args(args: argparse.Namespace) -> tuple[str, str]:
     """(action, name), checked without ever repeating what was typed: a word in the wrong place may be the key."""
-    usage = "usage: desktop-memory api-key {set,clear,status} {embedder,rerank} (set reads the key from stdin)"
+    usage = "usage: desktop-memory api-key {set,clear,status} {embedder,rerank,database} (set reads the key from stdin)"
     if args.extra or args.action not in ("set", "clear", "status") or args.name not in KEY_NAMES:
         looks_like_key = bool(args.extra) or any(v is not None and v not in ("set", "clear", "status", *KEY_NAMES)
                                                  for v in (args.action, args.name))

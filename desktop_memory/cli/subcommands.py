@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Settings, settings_path
 from ..errors import DatabaseDamaged, UsageError, UserError
+from ..library_location import parse_location, schema_backups, shown
 from ..models import IndexProgress, SearchFilters
 from ..paths import normalise
 from ..settings_file import load_settings, reset_settings
@@ -56,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "path_style", None):
         settings = dataclasses.replace(settings, context=dataclasses.replace(settings.context,
                                                                              path_style=args.path_style))
-    db = Path(args.db).expanduser() if args.db else settings.resolved_db_path()
+    db = parse_location(args.db) if args.db else settings.resolved_db_location()  # a path, or a server's URL
     undecodable = any("\ud800" <= ch <= "\udfff" for ch in str(db))  # the store names that problem itself
     creates_only_with = getattr(args, "creates_only_with", None)
     if creates_only_with is not None and not getattr(args, creates_only_with):
         needs = "existing"  # nothing named to add: a missing library is said, never made empty
-    if needs == "existing" and not db.exists() and not undecodable:  # nothing to read: say so, create nothing
+    if needs == "existing" and isinstance(db, Path) and not db.exists() and not undecodable:  # say so, create none
         raise UserError(f"no library at {db}: index a folder first (desktop-memory index FOLDER)"
                         + ("" if args.db else ", or name another library with --db PATH"))
     return _with_library(settings, args)
@@ -231,7 +232,8 @@ def search(svc: MemoryService, args: argparse.Namespace) -> int:
         print("no results")
     for r in outcome.results:
         where = r.location.describe()
-        print(f"{r.rank:>2}. {r.source}" + (f"  ({where})" if where else ""))
+        held = f"{r.machine}: " if r.remote else ""  # another machine's file, in a shared library
+        print(f"{r.rank:>2}. {held}{r.source}" + (f"  ({where})" if where else ""))
         # the strength first: a strong result may be lifted above weak ones with higher fused scores (searcher.py)
         print(f"    {r.strength} match · score {r.score:.4f} · {r.explain()}")
         snippet = " ".join(r.text.split())
@@ -353,8 +355,8 @@ def compact(svc: MemoryService, args: argparse.Namespace) -> int:
         before, after = svc.compact(progress=bar)  # Ctrl+C: SQLite rolls the VACUUM back, the library is intact
     finally:
         bar.finish()
-    print(f"compacted {svc.db_path}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
-    for backup in sorted(svc.db_path.parent.glob(f"{svc.db_path.name}.bak-v*")):
+    print(f"compacted {shown(svc.db_path)}: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB; removed text is erased")
+    for backup in schema_backups(svc.db_path):
         print(f"note: {backup} is the copy made before a schema upgrade and still holds the library as it was "
               "then; delete it once you no longer need it", file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import gc
 import logging
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -20,6 +21,7 @@ from .. import APP_NAME, __version__
 from ..app_dirs import GUI_LOG, log_dir
 from ..config import Settings, settings_path
 from ..errors import SettingsError
+from ..library_location import ENV_DB, is_server_url
 from ..paths import normalise
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 from ..settings_file import load_settings
@@ -159,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
         if loaded is None:
             return 1
     settings = loaded
-    if args.db:
+    if args.db:  # --db wins over DESKTOP_MEMORY_DB, as in the CLI (the settings below rank after the environment)
+        os.environ.pop(ENV_DB, None)
+    if args.db and is_server_url(args.db):  # a shared library (docs/SHARED.md)
+        settings = dataclasses.replace(settings, db_url=args.db.strip())
+    elif args.db:
         settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
 

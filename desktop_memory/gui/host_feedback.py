@@ -32,7 +32,7 @@ def show_host_feedback(host: ServiceHost, banners: BannerArea, status: StatusBar
     def open_failed(exc: BaseException, _tb: str) -> None:
         status.counts.setText("No library open")
         banners.show_message(
-            f"Cannot open the database {host.settings.resolved_db_path()}: {error_text(exc)}", "error", key="store",
+            f"Cannot open the database {host.settings.library_shown()}: {error_text(exc)}", "error", key="store",
             actions=[("Retry", retry_open), ("Choose location…", lambda: settings_page(""))])
 
     def embedder_state(state: str, text: str, tip: str) -> None:

@@ -35,6 +35,7 @@ from .library_tree import (
     fully_loaded,
     walk,
 )
+from .machine_labels import machine_of
 from .style import colors
 
 SortRole = Qt.ItemDataRole.UserRole + 10
@@ -297,6 +298,10 @@ class LibraryModel(QAbstractItemModel):
             return COLUMNS[section]
         return None
 
+    def machines(self) -> dict[str, str]:
+        """Other machines' library folders in this listing (a shared library), folder → machine name."""
+        return self._listing.machines
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
@@ -311,7 +316,8 @@ class LibraryModel(QAbstractItemModel):
                     return os.path.basename(n.path)
                 if n.parent is not None and n.parent.path:  # a subfolder: relative to the folder above
                     return os.path.relpath(n.path, n.parent.path)
-                return short_path(n.path, 70)
+                machine = machine_of(n.path, self._listing.machines)  # a shared library: another machine's
+                return f"{machine}: {short_path(n.path, 60)}" if machine else short_path(n.path, 70)
             if col == C_STATUS:
                 watch = "" if is_file else self.watch_state(n.path)
                 return f"{n.status} · {watch}" if watch else n.status

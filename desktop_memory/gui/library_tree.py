@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..library_listing import PROBLEM_STATUSES, SORT_KEYS, listing_from_documents, shown_status
 from ..models import DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
+from .machine_labels import machine_of
 
 COLUMNS = [k.label for k in SORT_KEYS]  # a column sorts by the listing's key of the same index
 STATUS_EXCLUDED = "excluded"
@@ -146,6 +147,13 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
             order(c)
 
     order(root)
+    if listing.machines:  # a shared library: this machine's folders first, then each other machine's together
+        mine = [c for c in root.children if not c.excluded and machine_of(c.path, listing.machines) is None]
+        theirs = sorted((c for c in root.children if c not in mine), key=lambda c: (
+            machine_of(c.path, listing.machines) or "", root.children.index(c)))
+        root.children = mine + theirs
+        for i, top in enumerate(root.children):
+            top.row = i
     return root
 
 

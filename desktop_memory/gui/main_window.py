@@ -183,6 +183,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         lib.include_requested.connect(self.add_paths)  # Include again: named explicitly, read like a drop
         lib.reveal_requested.connect(a.reveal_file)
         lib.open_requested.connect(a.open_file)
+        a.machines = lib.model.machines  # a shared library: another machine's files say why they do not open
         lib.compact_requested.connect(lambda: lib.start_compact(self.svc, self.jobs) if self.svc else None)
         lib.compact_finished.connect(lambda text, level: self.banners.show_message(text, level, key="compact"))
         lib.compact_finished.connect(lambda *_: self.library_ctl.poke())

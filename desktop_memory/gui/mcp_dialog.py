@@ -23,16 +23,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..library_location import is_server_url
 from ..mcp_server.snippets import installed_snippets
 
 
 class McpDialog(QDialog):
-    def __init__(self, db_path: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, db_path: Path | str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Use your memory in chat apps (MCP)")
         self.setObjectName("mcpDialog")
         self.resize(720, 520)
-        self.db_path = Path(db_path)
+        self.db_path: Path | str = db_path if isinstance(db_path, str) and is_server_url(db_path) else Path(db_path)
         layout = QVBoxLayout(self)
         intro = QLabel(
             "Chat apps and coding agents that speak the Model Context Protocol (Claude Desktop, VS Code, Cursor, "

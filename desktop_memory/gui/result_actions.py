@@ -6,7 +6,7 @@ Errors (a moved file, no application for a type) become banners with a next step
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtWidgets import QMenu, QWidget
@@ -17,6 +17,7 @@ from . import desktop
 from .banner import BannerArea
 from .context_panel import COPY_SHORTCUT_TEXT
 from .formatting import short_path
+from .machine_labels import machine_of, not_here
 from .results_model import ResultsModel, ResultsView
 from .status_bar import StatusBar
 
@@ -32,6 +33,8 @@ class ResultActions(QObject):
         self._settings = settings
         self._settings_page = settings_page  # opens Settings at a page ("desktop": Opening files)
         self._menu_parent = parent
+        # other machines' library folders (a shared library): the window points this at the Library's listing
+        self.machines: Callable[[], Mapping[str, str]] = dict
         view.open_requested.connect(self.open_row)
         view.toggle_requested.connect(self.toggle_row)
         view.copy_requested.connect(self.copy_passage)
@@ -45,9 +48,21 @@ class ResultActions(QObject):
         if r:
             self.open_file(r.source, r)
 
+    def _elsewhere(self, path: str, at: SearchResult | None = None) -> bool:
+        """A file of another machine (a shared library): said in one sentence instead of opening or revealing."""
+        machine = at.machine if at is not None and at.remote else machine_of(path, self.machines())
+        if machine is None:
+            machine = next((r.machine for r in self.model.results() if r.remote and r.source == path), None)
+        if machine is None:
+            return False
+        self.banners.show_message(not_here(path, machine), "info", key="open")
+        return True
+
     def open_file(self, path: str, at: SearchResult | None = None) -> None:
         """Open ``path``; with a result ``at``, at its line or page (gui/desktop.py: the "open with" setting, a
         known editor/viewer on PATH, or the default app)."""
+        if self._elsewhere(path, at):
+            return
         if not os.path.exists(path):
             self.banners.show_message(f"{path} no longer exists. Re-index its folder to update the library.",
                                       "warning", key="open")
@@ -80,6 +95,8 @@ class ResultActions(QObject):
         return [("Set up opening…", open_page)]
 
     def reveal_file(self, path: str) -> None:
+        if self._elsewhere(path):
+            return
         if not desktop.reveal_path(path):
             setting = "Open PDFs at page with" if path.lower().endswith(".pdf") else "Open text at line with"
             self.banners.show_message(

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 
 from ..models import WEAK, SearchResult
 from .formatting import human_date, mark_terms, marked_html, short_path, snippet, strip_markup
+from .machine_labels import result_name
 from .scores import ordering_score, score_texts
 from .style import colors
 
@@ -161,13 +162,13 @@ class ResultsModel(QAbstractListModel):
             return None
         r = self._results[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"#{r.rank} {os.path.basename(r.source)} — {r.location.describe()}"
+            return f"#{r.rank} {result_name(r)} — {r.location.describe()}"
         if role == Qt.ItemDataRole.ToolTipRole:
             what = ordering_score(r)[1]
             return (f"{r.source}\n{r.location.describe()}\n{r.explain()}\n{what} {self._scores[index.row()]} "
                     f"(the list's order)\nmodified {human_date(r.mtime)}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            name = os.path.basename(r.source)
+            name = result_name(r)
             return f"Result {r.rank}: {name}, {r.location.describe()}. {self._snippet(index.row())}"
         if role == ResultRole:
             return r
@@ -264,7 +265,7 @@ class ResultDelegate(QStyledItemDelegate):
         fm_s = QFontMetrics(small)
         score_w = fm_s.horizontalAdvance(score_txt) + 4
         name_rect = QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - score_w - 8, fm_b.height())
-        name = fm_b.elidedText(os.path.basename(r.source), Qt.TextElideMode.ElideMiddle, name_rect.width())
+        name = fm_b.elidedText(result_name(r), Qt.TextElideMode.ElideMiddle, name_rect.width())
         greyed = self.greyed(r, included) and not selected
         if greyed:  # greyed, never struck through: a list of weak matches must not look deleted
             painter.setPen(muted)

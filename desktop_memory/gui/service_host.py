@@ -74,7 +74,7 @@ class ServiceHost(QObject):
         """Take the Settings dialog's result: swap it in (keeping the window's own ``gui`` state), persist it, and
         start switching the embedder when it changed. A new database is the caller's to reopen (see reopen)."""
         old = self.settings
-        change = SettingsChange(database=old.resolved_db_path() != new.resolved_db_path(),
+        change = SettingsChange(database=(old.resolved_db_path(), old.db_url) != (new.resolved_db_path(), new.db_url),
                                 embedder=old.embedder != new.embedder, backend=old.search.backend != new.search.backend)
         # the embedder is switched only once the service agrees (change_embedder), except with a new database
         self.replace(dataclasses.replace(new, gui=dict(old.gui),

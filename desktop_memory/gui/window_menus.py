@@ -157,4 +157,5 @@ def show_about(w: MainWindow) -> AboutDialog:
 def show_mcp_setup(w: MainWindow) -> None:
     from .mcp_dialog import McpDialog
 
-    McpDialog(w.settings.resolved_db_path(), w).exec()
+    s = w.settings  # a shared library's URL as the settings hold it (never with a password: docs/SHARED.md)
+    McpDialog(s.db_url.strip() if s.db_url.strip() else s.resolved_db_path(), w).exec()

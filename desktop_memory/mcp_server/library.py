@@ -27,6 +27,7 @@ from typing import TypeVar
 from ..config import Settings
 from ..context.paths import display_path
 from ..errors import LibraryMissing, OutsideLibrary, UserError
+from ..library_location import Location, parse_location
 from ..lock_waits import probe_busy
 from ..paths_guard import checked_path, not_in_library
 from ..service import MemoryService
@@ -49,7 +50,8 @@ class Library:
 
     def __init__(self, settings: Settings, db_path: Path | str | None = None) -> None:
         self.settings = settings
-        self.db_path = Path(db_path).expanduser() if db_path else settings.resolved_db_path()
+        # a file, or a shared library's postgresql:// URL (docs/SHARED.md)
+        self.db_path: Location = parse_location(db_path) if db_path else settings.resolved_db_location()
         self._svc: MemoryService | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dm-mcp")
         self._roots: tuple[float, list[str]] = (0.0, [])
@@ -69,10 +71,12 @@ class Library:
 
     def _service(self, wait_ms: int = BUSY_WAIT_MS) -> MemoryService:
         if self._svc is None:
-            if not self.db_path.is_file():
-                raise LibraryMissing(missing_message(self.db_path))
-            _probe(self.db_path, wait_ms)
-            self._svc = MemoryService(self.settings, db_path=self.db_path, busy_timeout_ms=BUSY_WAIT_MS)
+            if isinstance(self.db_path, Path):  # a server library says itself what is wrong with it
+                if not self.db_path.is_file():
+                    raise LibraryMissing(missing_message(self.db_path))
+                _probe(self.db_path, wait_ms)
+            self._svc = MemoryService(self.settings, db_path=self.db_path,
+                                      busy_timeout_ms=BUSY_WAIT_MS)
         return self._svc
 
     def warm_up(self) -> None:
@@ -109,7 +113,7 @@ class Library:
         at, roots = self._roots
         now = time.monotonic()
         if now - at > 1.0:
-            roots = svc.roots()
+            roots = svc.library_folders()  # every machine's: a shared library's results come from all
             self._roots = (now, roots)
         return roots
 

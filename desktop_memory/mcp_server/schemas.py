@@ -40,6 +40,8 @@ class Hit(BaseModel):
     score: float = Field(description="fused ranking score (only meaningful relative to the other results)")
     also_in: list[str] = Field(description="other files holding this same passage")
     text: str = Field(description="the passage text")
+    machine: str = Field("", description="the machine whose library folder holds the file (a shared library: "
+                         "another machine's file cannot be opened here)")
 
 
 class SearchOut(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -206,7 +207,7 @@ def serve(settings: Settings, db_path: str | None = None, *, allow_indexing: boo
     """Run the stdio server until the client closes it. Only protocol messages go to stdout."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="desktop-memory mcp: %(message)s")
     lib = Library(settings, db_path)
-    if not lib.db_path.is_file():
+    if isinstance(lib.db_path, Path) and not lib.db_path.is_file():
         log.warning("%s", f"{lib.db_path} is a folder, not a library file; every tool will say so"
                     if lib.db_path.is_dir() else
                     f"no library yet at {lib.db_path}; tools will say so until one is indexed")

@@ -86,7 +86,7 @@ def search(lib: Library, svc: MemoryService, query: str, *, top_k: int, backend:
     hits = [Hit(rank=r.rank, id=r.chunk_id, source=r.source, kind=r.kind, location=Where.of(r.location),
                 strength=r.strength, why=r.explain(), score=r.score, also_in=r.also_in,
                 lanes={k: LaneRank(rank=v.rank, score=v.score) for k, v in sorted(r.lanes.items())},
-                text=passage_body(r.text, r.location)) for r in results]
+                text=passage_body(r.text, r.location), machine=r.machine) for r in results]
     out = SearchOut(query=query, backend=backend, results=hits, weak=outcome.weak, notes=list(outcome.notes))
     lines = [f'{len(hits)} passage(s) for "{query}" ({backend} search).' if hits
              else f'No passages match "{query}" ({backend} search).']
@@ -96,7 +96,7 @@ def search(lib: Library, svc: MemoryService, query: str, *, top_k: int, backend:
     for h, r in zip(hits, results, strict=True):
         lines.append("")
         lines.append(f"#{h.rank} · id {h.id} · {h.strength} match · {h.why}")
-        lines.append(source_line(h.source, r.location))
+        lines.append(source_line(f"{h.machine}: {h.source}" if r.remote else h.source, r.location))
         if h.also_in:
             lines.append("(also in: " + ", ".join(h.also_in) + ")")
         lines.append(h.text)

@@ -244,6 +244,20 @@ def _migration_model_sets(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(_migration_model_sets)  # switch (issue 30): appended after the removal migration at merge
 
+# Machines (issue 32 item 3): a library shared by several machines; each library folder belongs to the machine that
+# added it (its id from that machine's config folder, and its readable name as last said). Documents say their
+# machine through the folder that holds them. '' = added before machines were recorded: every machine treats such
+# a folder as its own (a single-machine library behaves as before) until one adds it again and claims it.
+def _migration_machines(conn: apsw.Connection) -> None:
+    """``roots.machine_id`` and ``roots.machine_name`` (idempotent: a column already there is kept)."""
+    have = {as_str(row[1]) for row in conn.execute("pragma table_info(roots)")}
+    for column in ("machine_id", "machine_name"):
+        if column not in have:
+            conn.execute(f"alter table roots add column {column} TEXT NOT NULL DEFAULT ''")
+
+
+MIGRATIONS.append(_migration_machines)
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What each schema version must contain: {version: {table: required columns}}. Checked on every open, before
@@ -263,6 +277,7 @@ REQUIRED_SCHEMA: dict[int, dict[str, tuple[str, ...]]] = {
     MIGRATIONS.index(_migration_text_hash) + 1: {"chunks": ("text_hash",), "chunk_vectors": ("text_hash",)},
     MIGRATIONS.index(_MIGRATION_EXCLUSIONS) + 1: {"exclusions": ("path", "root", "added_at")},
     MIGRATIONS.index(_migration_model_sets) + 1: {"vector_models": ("model_id", "dim", "slot", "settings")},
+    MIGRATIONS.index(_migration_machines) + 1: {"roots": ("machine_id", "machine_name")},
 }
 
 

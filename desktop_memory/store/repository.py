@@ -33,6 +33,7 @@ from .connection import open_connection, secure_store_files, stop_waiting, trans
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
 from .exclusions import Exclusions
+from .export_reads import ExportReads
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
@@ -54,6 +55,9 @@ class Store:
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        # (id, readable name) of the machine using this connection: the library folders it adds are its own
+        # (machine.py; the service sets it). ('', '') records none, as before machines were recorded.
+        self.machine: tuple[str, str] = ("", "")
         self.conn = open_connection(self.path, readonly=readonly)
         self.reads = SearchReads(self.conn)  # what retrieve/ asks of the index (it never sees the schema)
         # (READ_ONLY | DISK_FULL, note) when the file cannot be written here: reads work, writes are refused
@@ -86,6 +90,7 @@ class Store:
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
         self.exclusions = Exclusions(self.conn)  # what the person removed from inside a library folder
+        self.export = ExportReads(self.conn, self.models)  # what `copy` reads (library_copy.py)
 
     def _migrate(self) -> None:
         """Bring the schema up to date without racing another process that opens the same file.
@@ -193,23 +198,37 @@ class Store:
         )
         return [DocRow(*r) for r in rows]
 
-    def add_root(self, path: str) -> None:
+    def add_root(self, path: str, machine: tuple[str, str] | None = None) -> None:
         """A folder (re)added: a removal of it (or of a folder inside it) that a quit interrupted is called off, so
-        finishing it later cannot take what the person has just added again."""
+        finishing it later cannot take what the person has just added again. ``machine``: whose folder it is
+        (``copy`` keeps the source's); default :attr:`machine`."""
         pending = self.pending_removals()
         if pending:
             left = [p for p in pending if not is_inside(p, path)]
             if len(left) != len(pending):
                 self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
+        machine_id, name = machine or self.machine
+        # a folder keeps the machine that added it; one from before machines were recorded ('') is claimed
         self.conn.execute(
-            "insert into roots(path, added_at, indexed_at) values(?, ?, ?) "
-            "on conflict(path) do update set indexed_at=excluded.indexed_at",
-            (path, now, now),
+            "insert into roots(path, added_at, indexed_at, machine_id, machine_name) values(?, ?, ?, ?, ?) "
+            "on conflict(path) do update set indexed_at=excluded.indexed_at, "
+            "machine_id = case when roots.machine_id = '' then excluded.machine_id else roots.machine_id end, "
+            "machine_name = case when roots.machine_id in ('', excluded.machine_id) then excluded.machine_name "
+            "else roots.machine_name end",
+            (path, now, now, machine_id, name),
         )
+        if machine_id:  # this machine's readable name as it is now, on all its folders
+            self.conn.execute("update roots set machine_name = ? where machine_id = ? and machine_name <> ?",
+                              (name, machine_id, name))
 
     def roots(self) -> list[str]:
         return [r[0] for r in self.conn.execute("select path from roots order by path")]
+
+    def root_machines(self) -> list[tuple[str, str, str]]:
+        """(library folder, machine id, machine name) of every library folder, by path ('' id: not recorded)."""
+        return [(as_str(p), as_str(i), as_str(n)) for p, i, n in
+                self.conn.execute("select path, machine_id, machine_name from roots order by path")]
 
     def remove_root(self, path: str) -> None:
         """Forget an indexed folder (its own transaction)."""
@@ -244,6 +263,16 @@ class Store:
     def excluded(self) -> list[str]:
         """Paths removed from inside a library folder (store/exclusions.py): every walk leaves them out."""
         return self.exclusions.paths()
+
+    def exclusion_rows(self) -> list[tuple[str, str]]:
+        """(excluded path, the library folder it was removed from), by path (what `copy` carries over)."""
+        return self.exclusions.rows()
+
+    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Record exclusions as another library has them (`copy`), in one transaction."""
+        with self.conn:
+            for path, root in rows:
+                self.exclusions.add(path, root)
 
     def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
         """Include again (committed): the exclusions of exactly ``paths``, or (``under``) every one at or below

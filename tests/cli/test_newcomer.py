@@ -56,6 +56,7 @@ def test_json_output_of_each_command_is_one_json_document(library, config, tmp_p
         "rerank": ["rerank"], "api-key": ["api-key", "status", "rerank"],
         "index": ["index", str(tmp_path / "notes")], "remove": ["remove", str(tmp_path / "notes" / "garden.md")],
         "include": ["include", str(tmp_path / "notes" / "garden.md")],
+        "copy": ["copy", "--from", str(library), "--to", str(tmp_path / "copied.db")],
     }
     assert set(runs) == set(_subcommands()) - NO_RESULT, "a new command: add it here"
     out = {}
@@ -88,7 +89,8 @@ def test_paths_names_every_place_from_the_real_config_and_creates_nothing(tmp_pa
     assert got["settings"] == {"what": "settings file", "path": str(config / "settings.toml"), "exists": True,
                                "set_aside": []}
     assert got["api_keys"]["path"] == str(config / KEY_FILE) and not got["api_keys"]["exists"]
-    assert got["keyring"]["service"] == "desktop-memory" and got["keyring"]["entries"] == ["embedder", "rerank"]
+    assert got["keyring"]["service"] == "desktop-memory" and got["keyring"]["entries"] == ["embedder", "rerank",
+                                                                                               "database"]
     assert got["data_folder"]["path"] == str(data) and got["database"]["path"] == str(data / "memory.db")
     assert got["logs"]["path"] == str(data / "logs") and got["cache"]["path"] == str(data / "model-check.json")
     assert got["rerank_cache"]["path"] == str(data / "rerank-servers.json")

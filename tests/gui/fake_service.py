@@ -174,6 +174,9 @@ class FakeService:
     def roots(self) -> list[str]:
         return []
 
+    def other_machines(self) -> dict[str, str]:
+        return dict(getattr(self, "machines", {}))
+
     # -- search --
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:

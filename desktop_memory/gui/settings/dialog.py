@@ -198,5 +198,6 @@ class SettingsDialog(QDialog):
     def restore_defaults(self) -> None:
         """Every field back to the schema's default, on every page; the database location is kept (restoring
         it would open another library on OK)."""
-        db = self.editors.get("db_path")
-        self.load(Settings(db_path=db.value() if db is not None else self._orig.db_path))
+        db, url = self.editors.get("db_path"), self.editors.get("db_url")
+        self.load(Settings(db_path=db.value() if db is not None else self._orig.db_path,
+                           db_url=url.value() if url is not None else self._orig.db_url))

@@ -1,0 +1,210 @@
+"""``desktop-memory copy --from A --to B``: move a library between stores (a SQLite file, a PostgreSQL database)
+without re-reading a file or re-embedding a passage.
+
+Over the stores' public methods only (``Store.export`` reads; ``write_documents``, ``store_vectors``,
+``models.store_side``, ``add_root``, ``add_exclusions`` write), so any pair of stores works. Folders (with their
+machine) and exclusions first, then documents in slices of ``SLICE`` — one transaction per slice for their chunks,
+then that slice's vectors of every model set — so an interruption loses at most one slice and a second run goes on
+where the first stopped: a document already in the target with the same content hash and passage count is not
+written again, and only its passages still without a vector get one. A non-empty target whose model differs is
+refused unless the person says so (``allow_other_model``): the copied vectors would then sit beside the target's
+as another model's set, not be searched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from .chunking.dedupe import chunk_key
+from .errors import Cancelled, UserError
+from .library_location import Location, shown
+from .library_open import open_library, records_machines
+from .machines_view import is_inside
+from .models import STATUS_INDEXED, ChunkDraft
+from .store import Store
+from .store.connection import translate_error
+from .store.doc_writes import DocumentWrite
+from .store.export_reads import ExportChunk, ExportDocument
+
+SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
+CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
+
+
+@dataclass
+class CopySummary:
+    documents: int = 0  # written to the target in this run
+    unchanged: int = 0  # already there with the same content (an earlier, interrupted run)
+    outcomes: int = 0  # skipped/failed files, recorded as they were
+    chunks: int = 0
+    vectors: dict[str, int] = field(default_factory=dict)  # model id → vectors written
+    folders: int = 0
+    exclusions: int = 0
+    model: str | None = None  # the source's active model
+
+    def to_dict(self) -> dict[str, object]:
+        return {"documents": self.documents, "unchanged": self.unchanged, "outcomes": self.outcomes,
+                "chunks": self.chunks, "vectors": dict(self.vectors), "folders": self.folders,
+                "exclusions": self.exclusions, "model": self.model}
+
+
+def _same(a: Location, b: Location) -> bool:
+    if isinstance(a, Path) and isinstance(b, Path):
+        return a.expanduser().resolve() == b.expanduser().resolve()
+    return str(a) == str(b)
+
+
+@contextlib.contextmanager
+def _plain(location: Location) -> Iterator[None]:
+    """A store's own errors (disk full, locked, not ours) as its one-sentence StoreError."""
+    try:
+        yield
+    except apsw.Error as exc:
+        err = translate_error(exc, shown(location))
+        if err is None:
+            raise
+        raise err from exc
+
+
+def copy_library(source: Location, target: Location, *, machine: tuple[str, str],
+                 allow_other_model: bool = False, progress: CopyProgress | None = None,
+                 cancel: threading.Event | None = None, slice_size: int = SLICE) -> CopySummary:
+    """Copy ``source`` into ``target`` (created when missing); see the module doc. ``machine``: the copying
+    machine, whose folders are the source's unrecorded ones ('' id) when the target records machines."""
+    if _same(source, target):
+        raise UserError(f"--from and --to name the same library ({shown(source)}): nothing to copy.")
+    if isinstance(source, Path) and not source.is_file():
+        raise UserError(f"no library at {source}: --from names the library to copy.")
+    with _plain(source):
+        src = open_library(source, readonly=True)
+    try:
+        with _plain(target):
+            dst = open_library(target, machine=machine)
+        try:
+            with _plain(target):
+                return _copy(src, dst, source, target, machine, allow_other_model, progress, cancel, slice_size)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def _copy(src: Store, dst: Store, source: Location, target: Location, machine: tuple[str, str],
+          allow_other_model: bool, progress: CopyProgress | None, cancel: threading.Event | None,
+          slice_size: int) -> CopySummary:
+    summary = CopySummary()
+    src_model, src_dim = src.model_info()
+    summary.model = src_model
+    sets = [(s.model_id, s.dim, src.models.settings_of(s.model_id)) for s in src.models.sets()]
+    if src_model is not None and src_dim is not None and all(m != src_model for m, _, _ in sets):
+        sets.insert(0, (src_model, src_dim, None))  # an older library: its model not in the registry yet
+    _prepare_models(dst, target, src_model, src_dim, sets, allow_other_model)
+    dst_model = dst.model_info()[0]
+    # folders (each with its machine) and exclusions: tiny, and what the target's watchers follow
+    stamp = records_machines(target)
+    for path, mid, name in src.root_machines():
+        dst.add_root(path, machine=(mid, name) if mid or not stamp else machine)
+        summary.folders += 1
+    excluded = src.exclusion_rows()
+    dst.add_exclusions(excluded)
+    summary.exclusions = len(excluded)
+    removing = src.pending_removals()  # an interrupted removal in the source: its documents are not copied
+    total = sum(src.counts()["by_status"].values())
+    done, after = 0, 0
+    while True:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
+        docs = src.export.documents(after, slice_size)
+        if not docs:
+            break
+        after = docs[-1].id
+        wanted = [d for d in docs if not any(is_inside(d.path, p) for p in removing)]
+        _copy_slice(src, dst, wanted, sets, dst_model, summary)
+        done += len(docs)
+        if progress is not None:
+            progress(done, total)
+    return summary
+
+
+def _prepare_models(dst: Store, target: Location, src_model: str | None, src_dim: int | None,
+                    sets: Sequence[tuple[str, int, str | None]], allow_other_model: bool) -> None:
+    """The target's active model: the source's when the target has none; a different one is refused on a target
+    that holds documents unless allowed. Every other source set gets its side set in the target."""
+    dst_model, _ = dst.model_info()
+    if src_model is not None and src_dim is not None:
+        if dst_model is None:
+            dst.ensure_model(src_model, src_dim)
+            dst.models.record_active(next((s for m, _, s in sets if m == src_model), None))
+            dst_model = src_model
+        elif dst_model != src_model and sum(dst.counts()["by_status"].values()) and not allow_other_model:
+            raise UserError(f"{shown(target)} already holds a library made with {dst_model}, and this one is made "
+                            f"with {src_model}: copy into an empty library, or add --allow-other-model to keep "
+                            f"{src_model}'s vectors beside it (search there goes on using {dst_model}).")
+    for model_id, dim, settings in sets:
+        if model_id != dst_model:
+            dst.models.ensure_side(model_id, dim, settings)
+
+
+def _copy_slice(src: Store, dst: Store, docs: Sequence[ExportDocument],
+                sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary) -> None:
+    indexed = [d for d in docs if d.status == STATUS_INDEXED]
+    chunks = src.export.chunks([d.id for d in indexed])
+    writes: list[DocumentWrite] = []
+    for doc in docs:
+        if doc.status != STATUS_INDEXED:  # skipped or failed: recorded as it was (its reason kept)
+            dst.record_outcome(path=doc.path, status=doc.status, error=doc.error, kind=doc.kind, size=doc.size,
+                               mtime=doc.mtime)
+            summary.outcomes += 1
+            continue
+        own = chunks.get(doc.id, [])
+        there = dst.get_document(doc.path)
+        if there is not None and there.content_hash == doc.content_hash and there.n_chunks == len(own) \
+                and there.status == STATUS_INDEXED:
+            summary.unchanged += 1
+            continue
+        drafts = [ChunkDraft(c.text, c.location) for c in own]
+        writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
+                                    size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash, chunks=drafts,
+                                    dedupe_keys=[chunk_key(d) for d in drafts], warning=doc.error))
+        summary.chunks += len(drafts)
+    if writes:
+        dst.write_documents(writes)
+        summary.documents += len(writes)
+    _copy_vectors(src, dst, indexed, chunks, sets, dst_model, summary)
+
+
+def _copy_vectors(src: Store, dst: Store, docs: Sequence[ExportDocument], chunks: dict[int, list[ExportChunk]],
+                  sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary) -> None:
+    """Each target passage still without a vector gets the source's vector of the same passage (a duplicate's is
+    its canonical passage's), for every model the source holds."""
+    pairs: list[tuple[ExportChunk, int]] = []  # (target chunk, the source chunk whose vector it takes)
+    targets = {d.id: dst.get_document(d.path) for d in docs}
+    dst_chunks = dst.export.chunks([t.id for t in targets.values() if t is not None])
+    for doc in docs:
+        there = targets[doc.id]
+        if there is None:
+            continue
+        for theirs, mine in zip(chunks.get(doc.id, []), dst_chunks.get(there.id, []), strict=False):
+            if mine.dup_of is None:
+                pairs.append((mine, theirs.dup_of if theirs.dup_of is not None else theirs.id))
+    if not pairs:
+        return
+    for model_id, _, _ in sets:
+        active = model_id == dst_model
+        todo = [(t, s) for t, s in pairs if not t.embedded] if active else pairs
+        found = src.export.vectors(model_id, [s for _, s in todo])
+        todo = [(t, s) for t, s in todo if s in found]
+        if not todo:
+            continue
+        ids = [t.id for t, _ in todo]
+        matrix = np.stack([found[s] for _, s in todo])
+        texts = [t.text for t, _ in todo]
+        stored = dst.store_vectors(ids, matrix, texts) if active else dst.models.store_side(model_id, ids, matrix,
+                                                                                         texts)
+        summary.vectors[model_id] = summary.vectors.get(model_id, 0) + stored

@@ -1,0 +1,159 @@
+"""`desktop-memory copy` (issue 32 item 6): a library moves to another store without re-embedding — documents,
+passages, every model's vectors, folders with their machine, exclusions and skipped files — in slices, resumable
+after an interruption, and search on the copy answers as on the source. SQLite → SQLite here (the copy uses only
+the stores' public methods; the PostgreSQL pair runs the same code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from desktop_memory import library_copy
+from desktop_memory.config import Settings
+from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.errors import Cancelled, UserError
+from desktop_memory.library_copy import copy_library
+from desktop_memory.service import MemoryService
+from tests.conftest import MDDOCS
+
+ROOT = Path(__file__).resolve().parents[2]
+MACHINE = ("machine-1", "desktop")
+QUERIES = ("async await concurrency", "environment variables settings", "benchmarks performance",
+           "path parameters types", "deployment docker")
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A library with two folders, duplicates, an exclusion, a skipped file and a second model's vectors."""
+    docs = tmp_path / "docs"
+    shutil.copytree(MDDOCS / "fastapi", docs, ignore=shutil.ignore_patterns("deployment", "advanced"))
+    (docs / "copy-of-async.md").write_bytes((docs / "async.md").read_bytes())  # collapsed duplicates
+    (docs / "empty.bin").write_bytes(b"\x00\x01\x02" * 100)  # skipped: not text
+    other = tmp_path / "other"
+    shutil.copytree(MDDOCS / "fastapi" / "deployment", other)
+    db = tmp_path / "source.db"
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([docs, other])
+        svc.remove_paths([docs / "about"], exclude=True)
+        with svc.writing() as store:  # a second model's set beside the active one (a switch under way)
+            store.models.ensure_side("other-model", 8, '{"kind": "test"}')
+            pending = store.models.side_pending("other-model", 100_000)
+            vectors = np.random.default_rng(1).standard_normal((len(pending), 8)).astype(np.float32)
+            store.models.store_side("other-model", [i for i, _ in pending], vectors, [t for _, t in pending])
+    finally:
+        svc.close()
+    return db
+
+
+def _answers(db: Path, backend: str) -> list[list[tuple[str, str, float]]]:
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        return [[(r.source, r.text, round(r.score, 9)) for r in svc.search(q, backend=backend, top_k=10)]
+                for q in QUERIES]
+    finally:
+        svc.close()
+
+
+def _state(db: Path) -> dict[str, object]:
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        st = svc.stats()
+        with svc.reading() as store:
+            sets = {s.model_id: s.vectors for s in store.models.sets()}
+            outcomes = sorted((d.path, d.status, d.error) for d in store.list_documents() if d.status != "indexed")
+        return {"documents": st.documents, "chunks": st.chunks, "vectors": st.vectors, "pending": st.pending_vectors,
+                "duplicates": st.duplicates, "model": st.model_id, "sets": sets, "roots": svc.roots(),
+                "excluded": svc.exclusions(), "outcomes": outcomes}
+    finally:
+        svc.close()
+
+
+def test_a_copy_searches_like_its_source_without_re_embedding(source, tmp_path, monkeypatch):
+    monkeypatch.setattr(HashEmbedder, "embed_documents", lambda *a, **k: pytest.fail("the copy embedded"))
+    target = tmp_path / "copy.db"
+    seen: list[tuple[int, int]] = []
+    summary = copy_library(source, target, machine=MACHINE, progress=lambda d, t: seen.append((d, t)),
+                           slice_size=7)
+    assert seen and seen[-1][0] == seen[-1][1] and len(seen) > 2  # in slices, with progress
+    assert summary.documents > 0 and summary.vectors["other-model"] > 0 and summary.exclusions == 1
+    assert _state(target) == _state(source)
+    for backend in ("keyword", "dense", "hybrid"):
+        assert _answers(target, backend) == _answers(source, backend), backend
+
+
+def test_an_interrupted_copy_goes_on_where_it_stopped(source, tmp_path):
+    target = tmp_path / "copy.db"
+    cancel = threading.Event()
+    with pytest.raises(Cancelled, match="run it again"):
+        copy_library(source, target, machine=MACHINE, cancel=cancel, slice_size=5,
+                     progress=lambda done, total: cancel.set())
+    first = _state(target)
+    assert 0 < sum(first["documents"].values()) < sum(_state(source)["documents"].values())  # type: ignore[union-attr]
+    again = copy_library(source, target, machine=MACHINE, slice_size=5)
+    assert again.unchanged == first["documents"]["indexed"]  # type: ignore[index]  # not written again
+    assert _state(target) == _state(source)
+    assert _answers(target, "hybrid") == _answers(source, "hybrid")
+
+
+def test_a_copy_killed_between_a_slices_passages_and_its_vectors_is_completed(source, tmp_path, monkeypatch):
+    target = tmp_path / "copy.db"
+    real = library_copy._copy_vectors
+
+    def dies(*args, **kwargs):  # the passages of the first slice are committed, its vectors are not
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(library_copy, "_copy_vectors", dies)
+    with pytest.raises(KeyboardInterrupt):
+        copy_library(source, target, machine=MACHINE, slice_size=5)
+    assert _state(target)["pending"]
+    monkeypatch.setattr(library_copy, "_copy_vectors", real)
+    copy_library(source, target, machine=MACHINE, slice_size=5)
+    assert _state(target) == _state(source)
+
+
+def test_a_library_of_another_model_is_not_mixed_in_unless_asked(source, tmp_path):
+    target = tmp_path / "theirs.db"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("# Plan\n\nThe harbour bridge opens in spring.\n")
+    svc = MemoryService(Settings(), db_path=target, embedder=HashEmbedder(16))
+    try:
+        svc.index_paths([notes])
+    finally:
+        svc.close()
+    with pytest.raises(UserError, match="--allow-other-model") as err:
+        copy_library(source, target, machine=MACHINE)
+    assert str(err.value).count(". ") <= 1  # one sentence (two clauses)
+    assert _state(target)["roots"] == [str(notes)]  # nothing was written
+    copy_library(source, target, machine=MACHINE, allow_other_model=True)
+    state = _state(target)
+    assert state["model"] == "hash-16" or str(state["model"]).endswith("16")
+    assert set(state["sets"]) >= {"other-model", _state(source)["model"]}  # type: ignore[arg-type]
+
+
+def test_bad_pairs_get_one_sentence(source, tmp_path):
+    with pytest.raises(UserError, match="same library"):
+        copy_library(source, source, machine=MACHINE)
+    with pytest.raises(UserError, match="no library at"):
+        copy_library(tmp_path / "missing.db", tmp_path / "x.db", machine=MACHINE)
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_the_command_line(source, tmp_path):
+    target = tmp_path / "cli.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "desktop_memory.cli", "copy", "--from", str(source), "--to",
+                           str(target), "--json"], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["to"] == str(target) and out["documents"] > 0 and out["folders"] == 2
+    assert _state(target) == _state(source)
