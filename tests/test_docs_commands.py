@@ -28,7 +28,7 @@ import tomllib
 
 from desktop_memory.cli import build_parser
 from desktop_memory.gui.platform_libs import LIBS
-from tests.robustness.conftest import write_settings
+from tests.support.cli import write_settings
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

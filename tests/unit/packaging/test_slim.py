@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 QT_LIB = Path(importlib.util.find_spec("PySide6").origin).parent / "Qt" / "lib"  # type: ignore[arg-type,union-attr]
 ICU_DATA = next(iter(sorted(QT_LIB.glob("libicudata.so.*"))), None)
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux") or ICU_DATA is None,

@@ -18,7 +18,7 @@ from desktop_memory.embed import LocalOnnxEmbedder, model_check
 from desktop_memory.errors import EmbedderError
 from desktop_memory.store import Store
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TOKENIZER = REPO / "desktop_memory" / "resources" / "minilm-tokenizer.json"
 
 

@@ -20,8 +20,8 @@ from desktop_memory.models import STRONG
 from desktop_memory.service import MemoryService
 
 pytestmark = pytest.mark.slow
-NOTES = Path(__file__).resolve().parents[1] / "data" / "notes_small"
-REPO = Path(__file__).resolve().parents[2]
+NOTES = Path(__file__).resolve().parents[2] / "data" / "notes_small"
+REPO = Path(__file__).resolve().parents[3]
 NONSENSE = ["purple elephant galaxy", "xqzv blorft", "tyre sourdough ferry", "zeppelin", "quantum banana"]
 
 

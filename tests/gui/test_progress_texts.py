@@ -5,25 +5,11 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
-from desktop_memory.config import Settings
 from desktop_memory.models import IndexProgress
-from desktop_memory.service import MemoryService
-from tests.support.paced import PacedEmbedder, write_folder
+from tests.support.paced import write_folder
 
 from .conftest import PDFS
 from .helpers import drop, wait_job
-
-PAUSE = 0.3
-
-
-@pytest.fixture
-def paced_factory():
-    def factory(settings: Settings) -> MemoryService:
-        return MemoryService(settings, embedder=PacedEmbedder(PAUSE))
-
-    return factory
 
 
 def test_embedding_names_what_it_embeds_and_a_removal_is_not_re_embedded(make_window, paced_factory, qtbot,

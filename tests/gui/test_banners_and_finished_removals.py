@@ -6,21 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop_memory.config import Settings, WatchSettings
 from desktop_memory.gui.status_bar import StatusBar
+from tests.support.folders import quick_watch_settings, word_notes
 
 from .helpers import drop, wait_job
-
-
-def _settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=str(tmp_path / "db" / "lib.db"), watch=WatchSettings(quiet_ms=100, max_wait_ms=1000))
-
-
-def _tree(folder: Path, n: int, word: str) -> Path:
-    folder.mkdir(parents=True)
-    for i in range(n):
-        (folder / f"{word}-{i:02d}.md").write_text(f"# {word} {i}\n\n{word} note {i}\n", encoding="utf-8")
-    return folder
 
 
 def _included_banner(w) -> bool:
@@ -30,9 +19,9 @@ def _included_banner(w) -> bool:
 def test_the_included_again_banner_leaves_when_the_library_it_names_is_removed(qtbot, make_window, hash_factory,
                                                                             tmp_path):
     root = tmp_path / "notes"
-    big = _tree(root / "big", 4, "walrus")
-    _tree(root / "small", 2, "kiwi")
-    w = make_window(hash_factory, _settings(tmp_path))
+    big = word_notes(root / "big", 4, "walrus")
+    word_notes(root / "small", 2, "kiwi")
+    w = make_window(hash_factory, quick_watch_settings(tmp_path / "db" / "lib.db"))
     drop(w, [root])
     wait_job(qtbot, w)
     w.remove_paths([str(big)])  # a folder inside the library: excluded
@@ -65,9 +54,9 @@ def _status_lines(w) -> list[str]:
 
 def test_a_removal_finished_at_start_is_shown_with_its_folder_and_count_then_done(qtbot, make_window, hash_factory,
                                                                                 tmp_path, monkeypatch):
-    gone = _tree(tmp_path / "gone", 20, "walrus")
-    keep = _tree(tmp_path / "keep", 2, "kiwi")
-    settings = _settings(tmp_path)
+    gone = word_notes(tmp_path / "gone", 20, "walrus")
+    keep = word_notes(tmp_path / "keep", 2, "kiwi")
+    settings = quick_watch_settings(tmp_path / "db" / "lib.db")
     svc = hash_factory(settings)
     svc.index_paths([gone, keep])
     _killed_removal(svc, gone)
@@ -85,9 +74,9 @@ def test_a_removal_finished_at_start_is_shown_with_its_folder_and_count_then_don
 
 def test_a_removal_another_process_left_unfinished_is_shown_when_the_window_finishes_it(qtbot, make_window,
                                                                                         hash_factory, tmp_path):
-    gone = _tree(tmp_path / "gone", 20, "walrus")
-    keep = _tree(tmp_path / "keep", 2, "kiwi")
-    settings = _settings(tmp_path)
+    gone = word_notes(tmp_path / "gone", 20, "walrus")
+    keep = word_notes(tmp_path / "keep", 2, "kiwi")
+    settings = quick_watch_settings(tmp_path / "db" / "lib.db")
     w = make_window(hash_factory, settings)
     drop(w, [gone, keep])
     wait_job(qtbot, w)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.robustness.conftest import run_cli, write_settings
+from tests.support.cli import run_cli, write_settings
 
 
 def test_remove_says_when_there_was_nothing_to_remove(tmp_path):

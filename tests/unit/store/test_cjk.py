@@ -15,7 +15,7 @@ from desktop_memory.store import SCHEMA_VERSION, Store
 from desktop_memory.store.cjk import bigrams, grams_text, query_grams
 from desktop_memory.store.migrations import MIGRATIONS
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "kusamakura"
+DATA = Path(__file__).resolve().parents[2] / "data" / "kusamakura"
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.robustness.conftest import run_cli
+from tests.support.cli import run_cli
 
 
 def test_settings_names_keys_that_no_setting_reads(tmp_path):

@@ -7,15 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_memory.config import Settings, WatchSettings
+from tests.support.folders import word_notes
 
 from .helpers import drop, wait_job
-
-
-def _tree(folder: Path, n: int, word: str) -> Path:
-    folder.mkdir(parents=True)
-    for i in range(n):
-        (folder / f"{word}-{i:02d}.md").write_text(f"# {word} {i}\n\n{word} note {i}\n", encoding="utf-8")
-    return folder
 
 
 def _question_for(qtbot, w, folder: Path) -> str:
@@ -36,8 +30,8 @@ def _question_for(qtbot, w, folder: Path) -> str:
 
 def test_the_removal_question_says_how_each_kind_of_folder_comes_back(qtbot, make_window, hash_factory, tmp_path):
     root = tmp_path / "notes"
-    _tree(root, 2, "kiwi")
-    inner = _tree(root / "inner", 2, "walrus")
+    word_notes(root, 2, "kiwi")
+    inner = word_notes(root / "inner", 2, "walrus")
     w = make_window(hash_factory, Settings(db_path=str(tmp_path / "db" / "lib.db"),
                                            watch=WatchSettings(quiet_ms=100, max_wait_ms=1000)))
     drop(w, [root])

@@ -17,20 +17,6 @@ from tests.support.paced import PacedEmbedder, write_folder
 from .helpers import wait_job
 
 SETTINGS = Settings(watch=WatchSettings(quiet_ms=100, max_wait_ms=1000))
-PAUSE = 0.3  # seconds per embedding slice of 16 passages: 120 files of 8 passages embed for ~18 s
-
-
-@pytest.fixture
-def paced_factory():
-    made: list[MemoryService] = []
-
-    def factory(settings: Settings) -> MemoryService:
-        svc = MemoryService(settings, embedder=PacedEmbedder(PAUSE))
-        made.append(svc)
-        return svc
-
-    factory.made = made  # type: ignore[attr-defined]
-    return factory
 
 
 def _library(factory, *folders: Path) -> None:

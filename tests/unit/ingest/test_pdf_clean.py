@@ -105,7 +105,7 @@ def _freeculture_pages() -> list[str]:
     import gzip
     import json
 
-    path = Path(__file__).parents[1] / "data" / "issue33" / "freeculture_pages.json.gz"
+    path = Path(__file__).parents[2] / "data" / "issue33" / "freeculture_pages.json.gz"
     pages: list[str] = json.loads(gzip.decompress(path.read_bytes()))
     return pages
 

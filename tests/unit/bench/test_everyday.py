@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from desktop_memory_bench.everyday import main
-from tests.unit.test_bench import make_beir
+from tests.support.beir import make_beir
 
 
 def test_everyday_operations_small(tmp_path: Path, capsys):

@@ -11,8 +11,8 @@ import pytest
 
 from desktop_memory.cli import main
 from desktop_memory.embed import LocalOnnxEmbedder
+from tests.support.beir import make_beir
 from tests.support.openai_server import MODEL, OpenAIStub
-from tests.unit.test_bench import make_beir
 
 
 @pytest.fixture(scope="module")

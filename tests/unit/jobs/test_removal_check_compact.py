@@ -246,7 +246,7 @@ def test_a_compaction_killed_in_the_middle_leaves_a_good_library(tmp_path):
         svc.close()
     marker = tmp_path / "vacuuming"
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(db), str(marker)],
-                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
     try:
         wait_for(marker.exists, timeout=60, what="the VACUUM under way")
     finally:

@@ -17,7 +17,7 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed import DEFAULT_MODEL_ID, Embedder, LocalOnnxEmbedder, make_embedder
 from desktop_memory.errors import EmbedderError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOKENIZER = ROOT / "desktop_memory" / "resources" / "minilm-tokenizer.json"
 
 OPTIONAL_PARAMS = (
