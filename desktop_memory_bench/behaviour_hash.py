@@ -107,7 +107,7 @@ def save(folder: Path, tables: list[TableRows], ranked: dict[str, dict[str, list
 
 def _floats(line: str) -> tuple[str, np.ndarray] | None:
     row = json.loads(line)
-    emb = row.get("embedding")
+    emb = row.get("embedding") if isinstance(row, dict) else None
     if not isinstance(emb, dict):
         return None
     return json.dumps(row.get("id")), np.frombuffer(bytes.fromhex(emb["hex"]), dtype="<f4")
