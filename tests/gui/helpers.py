@@ -1,4 +1,4 @@
-"""Test helpers: simulated drops, waiting for jobs and searches."""
+"""Test helpers: simulated drops, waiting for jobs and searches, a fake service whose nonsense queries are weak."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import warnings
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
+
+from .fake_service import FakeService
 
 
 def drop(window, paths, target=None) -> None:
@@ -43,3 +45,14 @@ def search(qtbot, window, text: str, timeout: int = 15000) -> None:
     window.search_bar.box.clear()
     with qtbot.waitSignal(window.search_finished, timeout=timeout, check_params_cb=lambda q: q == text.strip()):
         qtbot.keyClicks(window.search_bar.box, text)
+
+
+class WeakFake(FakeService):
+    """Every result of a query starting with "zz" is weak (what retrieval's calibration says of nonsense)."""
+
+    def search(self, query, backend=None, top_k=None, filters=None):
+        out = super().search(query.removeprefix("zz"), backend, top_k, filters)
+        if query.startswith("zz"):
+            for r in out:
+                r.strength = "weak"
+        return out

@@ -9,8 +9,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QStyleOptionViewItem
 
-from .helpers import drop, search, wait_job
-from .test_main_window_daily_use import WeakFake
+from .helpers import WeakFake, drop, search, wait_job
 
 
 class _Recorder(QPainter):
