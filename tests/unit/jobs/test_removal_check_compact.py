@@ -18,11 +18,11 @@ from desktop_memory.jobs import EMBED, REMOVE, WATCH
 from desktop_memory.models import IndexSummary
 from desktop_memory.service import MemoryService
 from desktop_memory.store import erase
-from tests.robustness.test_removed_means_gone import TAIL, occurrences
+from tests.support.secret_word import TAIL, WORD, occurrences
 
 from .conftest import wait_for, write_folder
 
-SECRET = "quixoticzebrafjord"  # tests/robustness/test_removed_means_gone.py looks for its tail in the files
+SECRET = WORD  # its tail is looked for in the database files
 
 
 def _library(tmp_path: Path, files: int = 60) -> tuple[Path, Path]:
