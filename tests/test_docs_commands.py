@@ -1,4 +1,5 @@
-"""Issue 33's proof: every shell command in README.md and docs/*.md, found in their code blocks, is accounted for.
+"""Issue 33's proof: every shell command in README.md, CONTRIBUTING.md and docs/*.md, found in their code blocks, is
+accounted for.
 
 Each command is either RUN here, offline, against a temporary library in a copy of the checkout's docs (the CLI
 examples, the privacy demo, the model-check commands, the API-key line), or, when it cannot run here (it needs the
@@ -28,10 +29,10 @@ import tomllib
 
 from desktop_memory.cli import build_parser
 from desktop_memory.gui.platform_libs import LIBS
-from tests.robustness.conftest import write_settings
+from tests.support.cli import write_settings
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELL_BLOCKS = {"bash", "sh", "shell", "console", "powershell"}
 # in a block without a language (a command followed by its output), the lines that are commands
 COMMAND_START = re.compile(r"^(\$ |desktop-memory |python |nice |bash |PYTHONPATH=|QT_QPA_PLATFORM=|dist/)")
@@ -134,6 +135,7 @@ RULES: list[tuple[str, str, str]] = [
     (r"^(pipx install|uv tool install) ", "install", "fetches the dependencies from PyPI"),
     (r"^desktop-memory-gui$", "scripts", "opens the window (tests/gui drives it)"),
     (r"^bash scripts/test\.sh$", "files", "the test suite itself"),
+    (r"^\.venv/bin/(ruff check \.|mypy|lint-imports)$", "by-hand", "the static checks (scripts/test.sh runs them)"),
     (r"^bash packaging/(build|ci_bundle_check)\.sh", "files", "builds the bundle (minutes; .ci/run does it)"),
     (r"^(QT_QPA_PLATFORM=offscreen )?dist/desktop-memory/", "scripts", "needs a built bundle"),
     (r"python -m pytest ", "files", "part of the test suite"),

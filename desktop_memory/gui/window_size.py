@@ -3,7 +3,7 @@
 A widget's minimum size hint is what Qt refuses to squeeze it below; the main window's minimum is the sum of its
 parts', and when a banner or the progress panel appears Qt *grows the window* past the screen to honour it. The
 scrollable parts (lists, text views, the empty-state card) therefore get explicit, small minimums here: they scroll
-or show less, and the window stays on the screen. tests/gui/test_window_polish.py checks the total.
+or show less, and the window stays on the screen. tests/gui/test_window_words_and_layout.py checks the total.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Printer's furniture out of PDF page texts, at ingest, so snippets, the pasted context and embeddings see
 only the text a reader sees.
 
-What goes (each rule measured on the eval PDFs, see tests/unit/test_pdf_clean.py):
+What goes (each rule measured on the eval PDFs, see tests/unit/ingest/test_pdf_clean.py):
 * prepress slugs: ``14773_01_1-174_r9jm.qxd 2/10/04 3:51 PM Page 27`` (QuarkXPress/InDesign/PageMaker);
 * bar and registration glyphs: ``❚❘❙`` (U+2758–U+275A) and lines made only of box-drawing bars;
 * margin line-number columns: 5+ consecutive lines ``1 2 3 … 31 S32 R33`` counting up by one;

@@ -17,7 +17,9 @@ from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import DatabaseDamaged, StoreError
 from desktop_memory.service import MemoryService
-from tests.robustness.conftest import IS_ROOT, MDDOCS, mounted_tmpfs, remount_ro, run_cli, write_settings
+from tests.conftest import MDDOCS
+from tests.support.cli import run_cli, write_settings
+from tests.support.filesystems import IS_ROOT, mounted_tmpfs, remount_ro
 
 DOCS = sorted((MDDOCS / "fastapi" / "tutorial").glob("*.md"))[:3]
 

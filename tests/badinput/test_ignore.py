@@ -12,7 +12,8 @@ from desktop_memory.config import IngestSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.ingest.walk import walk_paths
 from desktop_memory.service import MemoryService
-from tests.robustness.conftest import MDDOCS, run_cli, write_settings
+from tests.conftest import MDDOCS
+from tests.support.cli import run_cli, write_settings
 
 TUTORIAL = MDDOCS / "fastapi" / "tutorial"
 

@@ -21,7 +21,7 @@ from desktop_memory.errors import UserError
 from desktop_memory.models import SearchFilters
 from desktop_memory.retrieve.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clean_text, filter_sql
 from desktop_memory.service import MemoryService
-from tests.robustness.conftest import MDDOCS
+from tests.conftest import MDDOCS
 
 # any code point, lone surrogates (what Python makes of undecodable argv bytes) and NUL included
 ANY_TEXT = st.one_of(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.cli import build_parser
-from tests.robustness.conftest import REPO, cli_cmd, cli_env, run_cli, write_settings
+from tests.support.cli import REPO, cli_cmd, cli_env, run_cli, write_settings
 
 # commands that print no result of their own: a stream of updates until Ctrl+C, the MCP protocol, the benchmark's
 # report (the harness has its own --out FILE for JSON)

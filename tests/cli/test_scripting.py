@@ -19,7 +19,7 @@ from desktop_memory.cli import build_parser
 from desktop_memory.cli.output import ProgressBar
 from desktop_memory.models import IndexProgress
 from tests.conftest import MDDOCS
-from tests.robustness.conftest import REPO, cli_cmd, cli_env, run_cli, write_settings
+from tests.support.cli import REPO, cli_cmd, cli_env, run_cli, write_settings
 
 TUTORIAL = MDDOCS / "fastapi" / "tutorial"
 

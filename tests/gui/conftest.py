@@ -71,6 +71,27 @@ def hash_factory():
     return factory
 
 
+PACED_SLICE_S = 0.3  # seconds per embedding slice of 16 passages: 120 files of 8 passages embed for ~18 s
+
+
+@pytest.fixture
+def paced_factory():
+    """The real MemoryService with an embedder that takes real time per slice (tests/support/paced.py), so an
+    embedding lasts long enough to do things beside it."""
+    from desktop_memory.service import MemoryService
+    from tests.support.paced import PacedEmbedder
+
+    made = []
+
+    def factory(settings: Settings):
+        svc = MemoryService(settings, embedder=PacedEmbedder(PACED_SLICE_S))
+        made.append(svc)
+        return svc
+
+    factory.made = made  # type: ignore[attr-defined]
+    return factory
+
+
 @pytest.fixture
 def make_window(qtbot):
     """Build a MainWindow around a service factory and wait until the service is open."""

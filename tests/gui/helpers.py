@@ -1,4 +1,4 @@
-"""Test helpers: simulated drops, waiting for jobs and searches."""
+"""Test helpers: simulated drops, waiting for jobs and searches, a fake service whose nonsense queries are weak."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import warnings
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
+
+from .fake_service import FakeService
 
 
 def drop(window, paths, target=None) -> None:
@@ -49,3 +51,14 @@ def problem_texts(panel) -> list[str]:
     """The progress panel's problem rows as "path: reason" (what the person reads in the list)."""
     items = (panel.problems.topLevelItem(i) for i in range(panel.problems.topLevelItemCount()))
     return [f"{item.data(0, Qt.ItemDataRole.UserRole)}: {item.text(2)}" for item in items if item is not None]
+
+
+class WeakFake(FakeService):
+    """Every result of a query starting with "zz" is weak (what retrieval's calibration says of nonsense)."""
+
+    def search(self, query, backend=None, top_k=None, filters=None):
+        out = super().search(query.removeprefix("zz"), backend, top_k, filters)
+        if query.startswith("zz"):
+            for r in out:
+                r.strength = "weak"
+        return out

@@ -7,33 +7,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
-
-from desktop_memory.config import Settings, WatchSettings
 from desktop_memory.jobs import EMBED
 from desktop_memory.service import MemoryService
+from tests.support.folders import quick_watch_settings
 from tests.support.paced import PacedEmbedder, write_folder
 
 from .helpers import wait_job
 
-PAUSE = 0.3  # seconds per embedding slice of 16 passages
 PAUSE_KEY = "embedding-paused"  # the pause banner (gui/pause_banner.py)
-
-
-def _settings(db: Path) -> Settings:
-    return Settings(db_path=str(db), watch=WatchSettings(quiet_ms=100, max_wait_ms=1000))
-
-
-@pytest.fixture
-def paced_factory():
-    made: list[MemoryService] = []
-
-    def factory(settings: Settings) -> MemoryService:
-        svc = MemoryService(settings, embedder=PacedEmbedder(PAUSE))
-        made.append(svc)
-        return svc
-
-    return factory
 
 
 def _pause_banner(w):
@@ -45,7 +26,7 @@ def _cancel_action(w):
 
 
 def _library(db: Path, *folders: Path, embed: bool, paused: bool = False) -> None:
-    pre = MemoryService(_settings(db), embedder=PacedEmbedder(0.0))
+    pre = MemoryService(quick_watch_settings(db), embedder=PacedEmbedder(0.0))
     for folder in folders:
         pre.index_paths([folder], embed=embed)
     if paused:
@@ -60,7 +41,7 @@ def test_the_catch_up_after_a_restart_shows_the_panel_with_cancel(make_window, p
     notes = write_folder(tmp_path / "notes", files=5)
     _library(db, notes, embed=True)
     write_folder(tmp_path / "notes" / "new", files=40, word="catchup")  # written while the app was closed
-    w = make_window(paced_factory, _settings(db))
+    w = make_window(paced_factory, quick_watch_settings(db))
     qtbot.waitUntil(lambda: w.svc.stats().pending_vectors > 0, timeout=30000)  # the catch-up read them
     qtbot.waitUntil(lambda: w.progress.isVisible() and w.progress.cancel_btn.isVisible(), timeout=10000)
     assert w.svc.stats().pending_vectors > 0, "shown while the embedding runs, not after"
@@ -81,7 +62,7 @@ def test_a_stored_pause_shows_its_banner_after_a_restart_and_f5_keeps_it(make_wi
     db = tmp_path / "db" / "lib.db"
     notes = write_folder(tmp_path / "notes", files=20)
     _library(db, notes, embed=False, paused=True)
-    w = make_window(paced_factory, _settings(db))
+    w = make_window(paced_factory, quick_watch_settings(db))
     qtbot.waitUntil(lambda: _pause_banner(w) is not None, timeout=10000)
     banner = _pause_banner(w)
     pending = w.svc.stats().pending_vectors
@@ -113,7 +94,7 @@ def test_a_database_round_trip_offers_resume_and_a_switch_shows_a_pause(make_win
     a_db, b_db = tmp_path / "a" / "a.db", tmp_path / "b" / "b.db"
     _library(a_db, write_folder(tmp_path / "notes-a", files=60), embed=False)
     _library(b_db, write_folder(tmp_path / "notes-b", files=3, word="berry"), embed=False, paused=True)
-    w = make_window(paced_factory, _settings(a_db))
+    w = make_window(paced_factory, quick_watch_settings(a_db))
     qtbot.waitUntil(lambda: w.index_jobs.current is not None and w.index_jobs.current.kind == EMBED,
                     timeout=20000)  # the interrupted embedding resumed by itself (once)
     old = w.svc
@@ -145,7 +126,7 @@ def test_a_drop_waits_its_turn_while_another_process_writes_and_says_so(make_win
 
     db = tmp_path / "db" / "lib.db"
     _library(db, write_folder(tmp_path / "notes", files=2), embed=True)
-    w = make_window(paced_factory, _settings(db))
+    w = make_window(paced_factory, quick_watch_settings(db))
     said: list[str] = []
     w.status.messageChanged.connect(said.append)
     holder = apsw.Connection(str(db))

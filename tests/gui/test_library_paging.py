@@ -17,7 +17,7 @@ from desktop_memory.gui.library_view import LibraryView
 from desktop_memory.gui.tasks import TaskRunner
 from desktop_memory.models import DocumentInfo, LibraryListing, LibraryQuery
 from desktop_memory.service import MemoryService
-from tests.unit.test_doc_listing import build_library
+from tests.support.listing import build_library
 
 
 class Counting:

@@ -16,18 +16,7 @@ from desktop_memory.model_servers import ModelServers, ServerAnswer
 from desktop_memory.models import FileOutcome, IndexProgress, IndexSummary, Stats
 
 from .fake_service import FakeService
-from .helpers import drop, search, wait_job
-
-
-class WeakFake(FakeService):
-    """Every result of a query starting with "zz" is weak (what retrieval's calibration says of nonsense)."""
-
-    def search(self, query, backend=None, top_k=None, filters=None):
-        out = super().search(query.removeprefix("zz"), backend, top_k, filters)
-        if query.startswith("zz"):
-            for r in out:
-                r.strength = "weak"
-        return out
+from .helpers import WeakFake, drop, search, wait_job
 
 
 def test_no_ambiguous_shortcuts_and_quit_help_work(qtbot, make_window, inline_tasks):

@@ -8,7 +8,7 @@ from pathlib import Path
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
-from tests.robustness.conftest import IS_ROOT, mounted_tmpfs, remount_ro
+from tests.support.filesystems import IS_ROOT, mounted_tmpfs, remount_ro
 
 from .conftest import FASTAPI
 

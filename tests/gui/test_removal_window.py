@@ -11,20 +11,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from desktop_memory.config import Settings, WatchSettings
+from tests.support.folders import quick_watch_settings, word_notes
 
 from .helpers import drop, wait_job
-
-
-def _settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=str(tmp_path / "db" / "lib.db"), watch=WatchSettings(quiet_ms=100, max_wait_ms=1000))
-
-
-def _tree(folder: Path, n: int, word: str) -> Path:
-    folder.mkdir(parents=True)
-    for i in range(n):
-        (folder / f"{word}-{i:02d}.md").write_text(f"# {word} {i}\n\n{word} note {i}\n", encoding="utf-8")
-    return folder
 
 
 def _paths(w) -> set[str]:
@@ -51,9 +40,9 @@ def _wait_watching(qtbot, w, folders: int) -> None:
 
 
 def test_an_expanded_library_folder_removed_by_its_row_stays_removed(qtbot, make_window, hash_factory, tmp_path):
-    gone = _tree(tmp_path / "gone", 20, "walrus")
-    keep = _tree(tmp_path / "keep", 2, "kiwi")
-    w = make_window(hash_factory, _settings(tmp_path))
+    gone = word_notes(tmp_path / "gone", 20, "walrus")
+    keep = word_notes(tmp_path / "keep", 2, "kiwi")
+    w = make_window(hash_factory, quick_watch_settings(tmp_path / "db" / "lib.db"))
     drop(w, [gone, keep])
     wait_job(qtbot, w)
     _wait_watching(qtbot, w, 2)
@@ -76,9 +65,9 @@ def test_an_expanded_library_folder_removed_by_its_row_stays_removed(qtbot, make
 def test_a_subfolder_shown_as_a_top_row_is_excluded_and_stays_out_after_a_restart(qtbot, make_window, hash_factory,
                                                                                  tmp_path):
     root = tmp_path / "notes"  # holds only subfolders: the Library shows them as top rows
-    big = _tree(root / "big", 30, "walrus")
-    small = _tree(root / "small", 3, "kiwi")
-    settings = _settings(tmp_path)
+    big = word_notes(root / "big", 30, "walrus")
+    small = word_notes(root / "small", 3, "kiwi")
+    settings = quick_watch_settings(tmp_path / "db" / "lib.db")
     w = make_window(hash_factory, settings)
     drop(w, [root])
     wait_job(qtbot, w)

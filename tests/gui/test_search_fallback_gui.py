@@ -9,16 +9,16 @@ from pathlib import Path
 
 from desktop_memory.config import Settings
 from desktop_memory.service import MemoryService
-from tests.robustness.test_search_fallback import _Failing, _notes
+from tests.support.search_fallback import NotEmbedderErrorEmbedder, tyre_notes
 
 
 def test_the_window_shows_keyword_results_and_the_note(qtbot, make_window, inline_tasks, tmp_path: Path) -> None:
     from tests.gui.helpers import search
 
-    folder = _notes(tmp_path)
+    folder = tyre_notes(tmp_path)
 
     def factory(settings: Settings) -> MemoryService:
-        svc = MemoryService(settings, embedder=_Failing(64))
+        svc = MemoryService(settings, embedder=NotEmbedderErrorEmbedder(64))
         svc.index_paths([folder])
         return svc
 

@@ -10,13 +10,12 @@ from mcp.client.session import ClientSession
 
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
+from tests.support.mcp_client import mcp_client, mcp_settings, tool_text
 
-from .test_mcp_server import _client, _settings, _text, library  # noqa: F401  (library: the shared fixture)
 
-
-def test_index_path_finishes_an_interrupted_removal_and_keeps_exclusions(library):  # noqa: F811
+def test_index_path_finishes_an_interrupted_removal_and_keeps_exclusions(library):
     docs = library["docs"]
-    svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64))
+    svc = MemoryService(mcp_settings(library["db"]), embedder=HashEmbedder(64))
     try:
         svc.remove_paths([docs / "pdf"], exclude=True)  # the person removed this folder from the library
         with svc.writing() as store:  # a `remove` killed right after recording its intent
@@ -31,12 +30,12 @@ def test_index_path_finishes_an_interrupted_removal_and_keeps_exclusions(library
         done = await s.call_tool("index_path", {"path": str(docs)})
         return sources, found, refused, done
 
-    sources, found, refused, done = _client(["--allow-indexing"], body)
-    assert "async.md" not in _text(sources) and "crazyones.pdf" not in _text(sources)
+    sources, found, refused, done = mcp_client(["--allow-indexing"], body)
+    assert "async.md" not in tool_text(sources) and "crazyones.pdf" not in tool_text(sources)
     assert all(not r["source"].endswith("async.md") for r in found.structured_content["results"])
-    assert refused.is_error and "removed from the library by its owner" in _text(refused), _text(refused)
+    assert refused.is_error and "removed from the library by its owner" in tool_text(refused), tool_text(refused)
     assert not done.is_error and done.structured_content["indexed"] == 0
-    svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64))
+    svc = MemoryService(mcp_settings(library["db"]), embedder=HashEmbedder(64))
     try:
         assert svc.pending_removals() == [] and svc.exclusions() == [str(docs / "async.md"), str(docs / "pdf")]
         assert {d.path.rsplit("/", 1)[-1] for d in svc.documents()} == {"benchmarks.md", "environment-variables.md",

@@ -18,8 +18,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from desktop_memory.config import SearchSettings
 from desktop_memory.settings_file import save_settings
-from tests.mcp.test_mcp_server import REPO, library  # noqa: F401  (the fixture)
-from tests.mcp.test_mcp_server import _settings as base_settings
+from tests.support.mcp_client import REPO
+from tests.support.mcp_client import mcp_settings as base_settings
 from tests.support.openai_server import MODEL, OpenAIStub
 
 KEY = "rk-mcp-8086"
@@ -48,7 +48,7 @@ def _search(query: str, key: str) -> Any:
     return anyio.run(main)
 
 
-def test_mcp_search_is_reranked_and_falls_back_with_a_note(library: dict[str, Path],  # noqa: F811
+def test_mcp_search_is_reranked_and_falls_back_with_a_note(library: dict[str, Path],
                                                            stub: OpenAIStub) -> None:
     stub.api_key = KEY
     settings = base_settings(library["db"])

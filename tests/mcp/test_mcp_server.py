@@ -8,81 +8,26 @@ library and a locked database reported (not a crash), indexing by the app not bl
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import anyio
 import apsw
-import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from desktop_memory.config import ContextSettings, EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import save_settings
-from tests.conftest import MDDOCS, PDFS
+from tests.mcp.conftest import DOCS, FASTAPI
+from tests.support.mcp_client import mcp_client, mcp_settings, tool_text
 
-REPO = Path(__file__).resolve().parents[2]
-FASTAPI = MDDOCS / "fastapi"
-DOCS = ("async.md", "benchmarks.md", "environment-variables.md", "alternatives.md")
 READ_TOOLS = {"search", "get_context", "get_passage", "list_sources"}
-
-
-def _settings(db: Path, **context: Any) -> Settings:
-    # the server process builds the same fake embedder the library was indexed with
-    return Settings(db_path=str(db), embedder=EmbedderSettings(kind="hash"), context=ContextSettings(**context))
-
-
-@pytest.fixture
-def library(tmp_path: Path) -> dict[str, Path]:
-    """A real indexed library: four FastAPI docs in a folder `docs`, a PDF in `docs/pdf`, settings that name it."""
-    docs = tmp_path / "home" / "alice" / "docs"
-    (docs / "pdf").mkdir(parents=True)
-    for name in DOCS:
-        shutil.copy(FASTAPI / name, docs / name)
-    shutil.copy(PDFS / "crazyones.pdf", docs / "pdf" / "crazyones.pdf")
-    db = tmp_path / "data" / "memory.db"
-    settings = _settings(db)
-    svc = MemoryService(settings, embedder=HashEmbedder(64))
-    try:
-        summary = svc.index_paths([docs])
-    finally:
-        svc.close()
-    assert summary.indexed == len(DOCS) + 1
-    save_settings(settings)  # into DESKTOP_MEMORY_CONFIG_DIR (tests/conftest.py isolates it)
-    return {"docs": docs, "db": db}
-
-
-def _client(args: list[str], body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    """Start `desktop-memory mcp ARGS` as a subprocess and run ``body`` with an initialised client session."""
-    env = {k: os.environ[k] for k in ("DESKTOP_MEMORY_CONFIG_DIR", "DESKTOP_MEMORY_DATA_DIR")}
-    env["PYTHONPATH"] = str(REPO)
-
-    async def main() -> Any:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "desktop_memory.cli", "mcp", *args],
-                                       env=env, cwd=str(REPO))
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(main)
-
-
-def _text(result: Any) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
 def test_tools_are_listed_with_descriptions_and_schemas(library):
     async def body(s: ClientSession):
         return (await s.list_tools()).tools
 
-    tools = {t.name: t for t in _client([], body)}
+    tools = {t.name: t for t in mcp_client([], body)}
     assert set(tools) == READ_TOOLS, "read-only by default: no index_path"
     for t in tools.values():
         assert len(t.description or "") > 80, t.name
@@ -111,8 +56,8 @@ def test_every_tool_answers_with_text_and_structured_content(library):
         out["glob"] = await s.call_tool("search", {"query": "benchmarks", "glob": "*bench*.md"})
         return out
 
-    out = _client([], body)
-    assert not any(r.is_error for r in out.values()), {k: _text(r) for k, r in out.items() if r.is_error}
+    out = mcp_client([], body)
+    assert not any(r.is_error for r in out.values()), {k: tool_text(r) for k, r in out.items() if r.is_error}
 
     hits = out["search"].structured_content["results"]
     assert 1 <= len(hits) <= 3
@@ -120,7 +65,7 @@ def test_every_tool_answers_with_text_and_structured_content(library):
     assert top["source"] == "docs/environment-variables.md", "paths relative to the indexed folder by default"
     assert top["strength"] in ("strong", "weak") and top["why"] and top["lanes"] and top["text"]
     assert top["location"]["heading_path"] == ["Environment Variables"]
-    text = _text(out["search"])
+    text = tool_text(out["search"])
     assert "[Source: docs/environment-variables.md § Environment Variables" in text and str(library["docs"]) not in text
 
     c = out["context"].structured_content
@@ -129,10 +74,10 @@ def test_every_tool_answers_with_text_and_structured_content(library):
     assert c["included"][0]["header"].startswith(f"[Source: {p['source']} § ")
     assert p["passages_in_file"] > 10 and len(p["before"]) + len(p["after"]) >= 1
     assert all(abs(n["id"] - p["id"]) <= 1 for n in p["before"] + p["after"])
-    assert "=== the passage ===" in _text(out["passage"])
+    assert "=== the passage ===" in tool_text(out["passage"])
 
     assert c["text"].startswith("[Source: docs/") and c["tokens_used"] <= c["budget"] == 400
-    assert c["included"] and _text(out["context"]).startswith(c["text"])
+    assert c["included"] and tool_text(out["context"]).startswith(c["text"])
     assert all(part["reason"] in ("over budget", "weak match") for part in c["left_out"])
 
     src = out["sources"].structured_content
@@ -161,9 +106,9 @@ def test_bad_arguments_get_clear_tool_errors(library):
     async def body(s: ClientSession):
         return {k: await s.call_tool(name, args) for k, (name, args) in calls.items()}
 
-    out = _client([], body)
+    out = mcp_client([], body)
     assert all(r.is_error for r in out.values()), [k for k, r in out.items() if not r.is_error]
-    msg = {k: _text(r) for k, r in out.items()}
+    msg = {k: tool_text(r) for k, r in out.items()}
     assert msg["top_k"] == "'top_k' must be a whole number from 1 to 50 (got 500)."
     assert msg["no query"] == "The argument 'query' is required: text of 1 to 2000 characters."
     assert msg["backend"] == "'backend' must be one of hybrid, keyword, bm25, dense (got 'magic')."
@@ -180,12 +125,12 @@ def test_missing_library_is_reported_then_found_once_indexed(tmp_path):
     docs = tmp_path / "notes"
     docs.mkdir()
     shutil.copy(FASTAPI / "async.md", docs / "async.md")
-    save_settings(_settings(db))
+    save_settings(mcp_settings(db))
 
     async def body(s: ClientSession):
         before = [await s.call_tool(name, args) for name, args in
                   [("list_sources", {}), ("search", {"query": "await"}), ("get_passage", {"id": 1})]]
-        svc = MemoryService(_settings(db), embedder=HashEmbedder(64))  # the app indexes while the server runs
+        svc = MemoryService(mcp_settings(db), embedder=HashEmbedder(64))  # the app indexes while the server runs
         try:
             svc.index_paths([docs])
         finally:
@@ -193,9 +138,9 @@ def test_missing_library_is_reported_then_found_once_indexed(tmp_path):
         after = await s.call_tool("search", {"query": "await", "top_k": 1})
         return before, after
 
-    before, after = _client([], body)
+    before, after = mcp_client([], body)
     for r in before:
-        assert r.is_error and f"No desktop-memory library at {db}" in _text(r) and "index" in _text(r)
+        assert r.is_error and f"No desktop-memory library at {db}" in tool_text(r) and "index" in tool_text(r)
     assert not after.is_error and after.structured_content["results"][0]["source"] == "notes/async.md"
 
 
@@ -212,10 +157,10 @@ def test_locked_database_answers_busy_then_recovers(library):
         return busy, await s.call_tool("search", {"query": "await"})
 
     try:
-        busy, ok = _client([], body)
+        busy, ok = mcp_client([], body)
     finally:
         lock.close()  # no-op when already closed
-    assert busy.is_error and "is busy" in _text(busy) and "Try again in a moment" in _text(busy)
+    assert busy.is_error and "is busy" in tool_text(busy) and "Try again in a moment" in tool_text(busy)
     assert not ok.is_error and ok.structured_content["results"]
 
 
@@ -227,7 +172,7 @@ def test_server_never_blocks_the_apps_indexing(library):
         await s.call_tool("search", {"query": "await"})
         shutil.copy(FASTAPI / "editor-support.md", new)
         # busy timeout 0: a blocked writer would fail here instead of waiting
-        svc = MemoryService(_settings(library["db"]), embedder=HashEmbedder(64), busy_timeout_ms=0)
+        svc = MemoryService(mcp_settings(library["db"]), embedder=HashEmbedder(64), busy_timeout_ms=0)
         try:
             summary = svc.index_paths([library["docs"]])
         finally:
@@ -235,7 +180,7 @@ def test_server_never_blocks_the_apps_indexing(library):
         found = await s.call_tool("search", {"query": "editor support autocompletion", "top_k": 3})
         return summary, found
 
-    summary, found = _client([], body)
+    summary, found = mcp_client([], body)
     assert summary.indexed == 1
     assert "docs/editor-support.md" in [h["source"] for h in found.structured_content["results"]]
 
@@ -244,7 +189,7 @@ def test_allow_indexing_adds_index_path_limited_to_library_folders(library, tmp_
     outside = tmp_path / "outside"
     outside.mkdir()
     (library["docs"] / "new-note.md").write_text("# Zebra migration\n\nThe zebras crossed the river at dawn.\n")
-    absolute = _settings(library["db"], path_style="absolute")
+    absolute = mcp_settings(library["db"], path_style="absolute")
     save_settings(absolute)
 
     async def body(s: ClientSession):
@@ -254,9 +199,9 @@ def test_allow_indexing_adds_index_path_limited_to_library_folders(library, tmp_
         found = await s.call_tool("search", {"query": "zebras crossed the river", "top_k": 1})
         return names, refused, done, found
 
-    names, refused, done, found = _client(["--allow-indexing"], body)
+    names, refused, done, found = mcp_client(["--allow-indexing"], body)
     assert names == READ_TOOLS | {"index_path"}
-    assert refused.is_error and f"{str(outside)!r} is not a folder in the library" in _text(refused)
+    assert refused.is_error and f"{str(outside)!r} is not a folder in the library" in tool_text(refused)
     assert not done.is_error and done.structured_content["indexed"] == 1
     assert done.structured_content["path"] == str(library["docs"]), "path style 'absolute' is honoured"
     assert found.structured_content["results"][0]["source"] == str(library["docs"] / "new-note.md")

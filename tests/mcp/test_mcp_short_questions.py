@@ -14,8 +14,7 @@ from mcp.client.session import ClientSession
 from desktop_memory.config import Settings
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import save_settings
-
-from .test_mcp_server import _client, _text
+from tests.support.mcp_client import mcp_client, tool_text
 
 pytestmark = pytest.mark.slow
 NOTES = Path(__file__).resolve().parents[1] / "data" / "notes_small"
@@ -36,7 +35,7 @@ def test_get_context_packs_the_answer_to_a_short_question_and_nothing_for_nonsen
         return {q: await s.call_tool("get_context", {"query": q})
                 for q in ("tyre pressure", "bread", "purple elephant galaxy")}
 
-    out = _client([], body)
+    out = mcp_client([], body)
     for query, name, line in (("tyre pressure", "car.txt", "Tyre pressure: 2.3 bar"),
                               ("bread", "sourdough.md", "450 g strong white flour")):
         c = out[query].structured_content
@@ -45,5 +44,5 @@ def test_get_context_packs_the_answer_to_a_short_question_and_nothing_for_nonsen
         assert line in c["text"]
     nonsense = out["purple elephant galaxy"]
     assert nonsense.structured_content["included"] == []
-    assert _text(nonsense).startswith('No context for "purple elephant galaxy": no passage fits the budget or is a '
+    assert tool_text(nonsense).startswith('No context for "purple elephant galaxy": no passage fits the budget or is a '
                                       "strong match.")

@@ -2,11 +2,12 @@
 
 - ``ledger``: counts files tried, faults injected, queries fuzzed and data lost; printed at the end of the run and
   written as JSON to ``$DM_ROBUSTNESS_COUNTS`` (``scripts/robustness_report.py`` reads it).
-- ``cli`` / ``spawn_cli``: the real ``python -m desktop_memory.cli`` in a subprocess, with its own settings file.
+- ``run_cli`` / ``spawn_cli`` (tests/support/cli.py): the real ``python -m desktop_memory.cli`` in a subprocess, with
+  its own settings file.
 - ``audit_db``: what must hold after any fault (integrity, chunks ⇔ FTS rows, vectors ⇔ live chunks, the queue).
 - ``AUDIT``: one process-wide audit hook (``sys.addaudithook``) recording opens, directory listings and socket
   connections while a test asks it to.
-- ``mounted_tmpfs``: a real small (or read-only) file system, as root.
+- ``mounted_tmpfs`` (tests/support/filesystems.py): a real small (or read-only) file system, as root.
 """
 
 from __future__ import annotations
@@ -15,12 +16,8 @@ import collections
 import contextlib
 import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,14 +25,24 @@ from typing import Any, ClassVar
 
 import apsw
 import pytest
-import tomli_w
 
 from tests.conftest import EVAL, MDDOCS, PDFS
+from tests.support.cli import (  # noqa: F401  (the suite's tests import them from here)
+    REPO,
+    alive,
+    children_of,
+    cli_cmd,
+    cli_env,
+    finish,
+    kill9,
+    run_cli,
+    spawn_cli,
+    write_settings,
+)
+from tests.support.filesystems import IS_ROOT, mounted_tmpfs, remount_ro  # noqa: F401
+from tests.support.folders import copy_tree  # noqa: F401
 from tests.support.ollama_server import OllamaStub
-
-REPO = Path(__file__).resolve().parents[2]
-IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-
+from tests.support.waiting import wait_for  # noqa: F401  (the suite imports it from here)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the ledger: what the suite tried
@@ -107,86 +114,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     out = os.environ.get("DM_ROBUSTNESS_COUNTS")
     if out:
         Path(out).write_text(json.dumps(counts, indent=2), encoding="utf-8")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# the CLI in a subprocess
-
-
-def write_settings(config_dir: Path, **sections: dict[str, Any]) -> Path:
-    """settings.toml for a CLI subprocess (``DESKTOP_MEMORY_CONFIG_DIR`` points at ``config_dir``)."""
-    config_dir.mkdir(parents=True, exist_ok=True)
-    path = config_dir / "settings.toml"
-    path.write_text(tomli_w.dumps(sections), encoding="utf-8")
-    return config_dir
-
-
-def cli_env(config_dir: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, DESKTOP_MEMORY_CONFIG_DIR=str(config_dir), PYTHONWARNINGS="ignore",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.update(extra)
-    return env
-
-
-def cli_cmd(db: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "desktop_memory.cli", "--db", str(db), *map(str, args)]
-
-
-def run_cli(db: Path, *args: str, config: Path, timeout: float = 240, prefix: list[str] | None = None,
-            **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run((prefix or []) + cli_cmd(db, *args), capture_output=True, text=True, cwd=REPO,
-                          env=cli_env(config, **env), timeout=timeout, check=False)
-
-
-def spawn_cli(db: Path, *args: str, config: Path, logs: Path, **env: str) -> subprocess.Popen:
-    """Start the CLI in the background; stdout/stderr go to files (a full pipe must never block it)."""
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:  # the child keeps its own copies
-        proc = subprocess.Popen(cli_cmd(db, *args), stdout=out, stderr=err, cwd=REPO, env=cli_env(config, **env),
-                                start_new_session=True)
-    proc._logs = (out, err, logs)  # type: ignore[attr-defined]
-    return proc
-
-
-def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str, str]:
-    try:
-        rc = proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-        raise AssertionError(f"CLI did not finish within {timeout} s") from None
-    out, err, logs = proc._logs  # type: ignore[attr-defined]
-    out.close()
-    err.close()
-    return rc, (logs / "stdout").read_text(), (logs / "stderr").read_text()
-
-
-def kill9(proc: subprocess.Popen) -> None:
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(30)
-    out, err, _ = proc._logs  # type: ignore[attr-defined]
-    out.close()
-    err.close()
-
-
-def children_of(pid: int) -> set[int]:
-    kids: set[int] = set()
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as fh:
-                kids |= {int(x) for x in fh.read().split()}
-    except OSError:
-        pass
-    return kids
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except OSError:
-        return False
 
 
 @pytest.fixture()
@@ -304,17 +231,6 @@ def audit_db(db: Path, ledger: Ledger | None = None) -> DbState:
 
 # ---------------------------------------------------------------------------------------------------------------
 # corpora
-
-
-def copy_tree(src: Path, dst: Path, limit: int | None = None, pattern: str = "*.md") -> list[Path]:
-    files = sorted(p for p in src.rglob(pattern) if p.is_file())[:limit]
-    out = []
-    for f in files:
-        target = dst / f.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, target)
-        out.append(target)
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -437,43 +353,3 @@ class _Audit:
 
 AUDIT = _Audit()
 sys.addaudithook(AUDIT.hook)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# real file systems
-
-
-def _mount(*args: str) -> bool:
-    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
-
-
-@contextlib.contextmanager
-def mounted_tmpfs(where: Path, size: str) -> Iterator[Path | None]:
-    """A tmpfs of ``size`` at ``where`` (None when this machine cannot mount: not root / no CAP_SYS_ADMIN)."""
-    where.mkdir(parents=True, exist_ok=True)
-    if not IS_ROOT or not _mount("-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)):
-        yield None
-        return
-    try:
-        yield where
-    finally:
-        for _ in range(20):
-            if subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode == 0:
-                break
-            time.sleep(0.25)
-        else:
-            subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
-def remount_ro(where: Path) -> bool:
-    return _mount("-o", "remount,ro", str(where))
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.02, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

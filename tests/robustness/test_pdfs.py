@@ -1,5 +1,5 @@
 """Issue 5 §1: every PDF of the eval set through the real CLI in ONE batch, and batches where one PDF breaks a
-bound (time, memory) while the rest index. (Per-file extraction is covered by tests/unit/test_pdf.py.)"""
+bound (time, memory) while the rest index. (Per-file extraction is covered by tests/unit/ingest/test_pdf.py.)"""
 
 from __future__ import annotations
 

@@ -14,23 +14,11 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.service import MemoryService
 from desktop_memory.store import erase
 from desktop_memory.store.migrations import SCHEMA_VERSION
+from tests.support.secret_word import WORD, occurrences
 
 from .conftest import MDDOCS, run_cli
 
-WORD = "quixoticzebrafjord"  # in no real file
 SECRET = f"\n\nThe password hint is {WORD}, written in this note only.\n"
-
-
-TAIL = WORD[-8:].encode()  # FTS5 stores a term after the prefix it shares with the previous one: look for its tail
-
-
-def occurrences(db: Path) -> dict[str, int]:
-    """How often the word's tail appears in each database file on disk (-shm holds no content)."""
-    out = {}
-    for suffix in ("", "-wal"):
-        path = Path(f"{db}{suffix}")
-        out[suffix or "db"] = path.read_bytes().count(TAIL) if path.exists() else 0
-    return out
 
 
 def _settings() -> Settings:

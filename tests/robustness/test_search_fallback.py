@@ -21,28 +21,18 @@ import pytest
 from desktop_memory.api_keys import key_file
 from desktop_memory.cli import main
 from desktop_memory.config import EmbedderSettings, SearchSettings, Settings
-from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 from desktop_memory.settings_file import save_settings
 from tests.support.openai_server import MODEL, OpenAIStub
+from tests.support.search_fallback import NotEmbedderErrorEmbedder, tyre_notes
 
 REPO = Path(__file__).resolve().parents[2]
-WORDS = "The tyre pressure of the car is 2.3 bar in front and 2.5 bar at the back."
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[OpenAIStub]:
     with OpenAIStub() as s:
         yield s
-
-
-def _notes(tmp_path: Path) -> Path:
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "car.txt").write_text(WORDS, encoding="utf-8")
-    (folder / "bread.txt").write_text("Sourdough bread bakes for forty minutes at 230 degrees, with steam for "
-                                      "pressure.", encoding="utf-8")
-    return folder
 
 
 def _store_bad_key() -> None:
@@ -59,7 +49,7 @@ def served_library(tmp_path: Path, server: OpenAIStub) -> tuple[Settings, Path]:
                         embedder=EmbedderSettings(kind="openai", openai_url=server.url, openai_model=MODEL))
     svc = MemoryService(settings)
     try:
-        summary = svc.index_paths([_notes(tmp_path)])
+        summary = svc.index_paths([tyre_notes(tmp_path)])
         assert summary.indexed == 2 and svc.stats().vectors == 2
     finally:
         svc.close()
@@ -91,7 +81,7 @@ def test_a_key_no_header_can_carry_leaves_search_on_keyword(served_library: tupl
 
 
 def test_a_server_that_is_down_or_a_malformed_url_leaves_search_on_keyword(tmp_path: Path) -> None:
-    folder = _notes(tmp_path)
+    folder = tyre_notes(tmp_path)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -110,17 +100,10 @@ def test_a_server_that_is_down_or_a_malformed_url_leaves_search_on_keyword(tmp_p
             svc.close()
 
 
-class _Failing(HashEmbedder):
-    """An embedder failing the way a header with a non-ASCII key failed: not with an EmbedderError."""
-
-    def embed_query(self, text: str) -> Any:
-        raise UnicodeEncodeError("ascii", "sk-\u200b", 3, 4, "ordinal not in range(128)")
-
-
 def test_an_error_that_is_not_an_embedder_error_still_gives_keyword_results(tmp_path: Path) -> None:
-    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=_Failing(64))
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=NotEmbedderErrorEmbedder(64))
     try:
-        svc.index_paths([_notes(tmp_path)])
+        svc.index_paths([tyre_notes(tmp_path)])
         for backend in ("hybrid", "dense"):
             _keyword_answer(svc.search_outcome("tyre pressure", backend=backend), "UnicodeEncodeError")
     finally:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from desktop_memory.embed.hashing import HashEmbedder
+from tests.support.waiting import wait_for  # noqa: F401  (the suite imports it from here)
 
 SLICE_S = 0.15  # one embedding slice (16 passages) takes this long: 100 files of 8 passages ≈ 7.5 s of embedding
 
@@ -29,14 +30,6 @@ class PacedEmbedder(HashEmbedder):
         with self.lock:
             self.slices += 1
         return super().embed_documents(texts)
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def write_folder(root: Path, files: int = 100, paragraphs: int = 8, word: str = "lorem") -> Path:

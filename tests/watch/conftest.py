@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,15 +12,7 @@ from desktop_memory.config import Settings, WatchSettings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 from desktop_memory.watch import Watcher, WatchUpdate
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:
-    """Poll ``cond`` until true; fail with ``what`` after ``timeout`` (a bound, not a measured expectation)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+from tests.support.waiting import wait_for  # noqa: F401  (the suite imports it from here)
 
 
 def keyword_hits(svc: MemoryService, query: str) -> list[str]:

@@ -13,7 +13,7 @@ from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.service import MemoryService
 from desktop_memory.watch import watcher as watcher_mod
 from desktop_memory.watch.update import CHANGE
-from tests.robustness.conftest import finish, run_cli, spawn_cli, write_settings
+from tests.support.cli import finish, run_cli, spawn_cli, write_settings
 
 from .conftest import keyword_hits, make_tree, wait_for
 

@@ -9,7 +9,9 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.robustness.conftest import MDDOCS, copy_tree, finish, run_cli, spawn_cli, write_settings
+from tests.conftest import MDDOCS
+from tests.support.cli import finish, run_cli, spawn_cli, write_settings
+from tests.support.folders import copy_tree
 
 from .conftest import make_tree, wait_for
 

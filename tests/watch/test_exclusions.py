@@ -9,7 +9,7 @@ import signal
 
 from desktop_memory.service import MemoryService
 from desktop_memory.watch.plan import catch_up_plan
-from tests.robustness.conftest import finish, run_cli, spawn_cli, write_settings
+from tests.support.cli import finish, run_cli, spawn_cli, write_settings
 
 from .conftest import keyword_hits, make_tree, wait_for
 
