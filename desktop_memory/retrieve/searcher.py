@@ -153,6 +153,7 @@ class Searcher:
         out = SearchOutcome(results=[])
         if not query:
             return out
+        self.state.searched(str(store.path))
         fetch = max(LANE_DEPTH, top_k * max(1, self.settings.overfetch))
         names = BACKEND_LANES[backend]
         unavailable, dim = self._dense_readiness(store, embedder) if "dense" in names else (None, None)

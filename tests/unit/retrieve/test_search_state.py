@@ -109,3 +109,19 @@ def test_a_searcher_without_a_state_owns_one_and_a_closed_state_keeps_nothing(li
             assert state.nbytes() == 0  # ... and keeps nothing
     finally:
         svc.close()
+
+
+def test_closing_the_service_drops_the_keyword_lane_s_answers_for_its_library(lib):
+    from desktop_memory.retrieve import compounds, keyword
+
+    svc = _service(lib)
+    path = str(svc.db_path)
+    assert svc.search_outcome(QUERY, backend="keyword").results
+
+    def held() -> list[tuple]:
+        return [k for cache in (keyword._N_CACHE, keyword._SPAN_CACHE, keyword._SAMPLES, compounds._CACHE)
+                for k in cache if k[0] == path]
+
+    assert held()  # counted once per content version, for the next query
+    svc.close()
+    assert held() == []
