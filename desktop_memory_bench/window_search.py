@@ -394,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--until-warm", action="store_true",
                     help="after --wait, also wait until the window's warm-up has ended (its model step included)")
     ap.add_argument("--embedder", default="local", choices=("local", "hash"))
+    ap.add_argument("--bracket", action="store_true",
+                    help="also time the fresh process before the window (a shared machine's load moves between them)")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
     ap.add_argument("--child", choices=("window", "service"), default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -410,6 +412,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(service_child(db, queries, args.embedder)))
         return 0
     common = [str(db), "--dataset", str(args.dataset), "--queries", str(args.queries), "--embedder", args.embedder]
+    before: dict[str, Any] | None = None
+    if args.bracket:
+        print("service (before the window): the same queries in a fresh process …", file=sys.stderr, flush=True)
+        before, err = run_module(MODULE, [*common, "--child", "service"], timeout_s=3600)
+        if before is None:
+            print(f"the service run failed:\n{err[-2000:]}", file=sys.stderr)
+            return 1
     print(f"window: {len(queries)} queries typed into a fresh window on {db} …", file=sys.stderr, flush=True)
     win, err = run_module(MODULE, [*common, "--child", "window", "--wait", str(args.wait), "--key-ms",
                                    str(args.key_ms), "--think-ms", str(args.think_ms),
@@ -423,10 +432,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the service run failed:\n{err[-2000:]}", file=sys.stderr)
         return 1
     summary = summarise(win, svc)
-    print(format_table(summary, len(queries)))
+    text = format_table(summary, len(queries))
+    if before is not None:
+        summary["service_before_p50_ms"] = percentile(before["walls_ms"], 50)
+        if summary.get("window_warm_p50_ms") is not None:
+            summary["ratio_p50_before"] = summary["window_warm_p50_ms"] / summary["service_before_p50_ms"]
+            text += (f"\nthe fresh process before the window: p50 {summary['service_before_p50_ms']:.1f} ms "
+                     f"(after it: {summary['service_p50_ms']:.1f} ms); window p50 / that: "
+                     f"{summary['ratio_p50_before']:.2f}×")
+    print(text)
     if args.out:
-        args.out.write_text(json.dumps({"summary": summary, "window": win, "service": svc}, indent=1),
-                            encoding="utf-8")
+        args.out.write_text(json.dumps({"summary": summary, "window": win, "service": svc, "service_before": before},
+                                       indent=1), encoding="utf-8")
     return 0
 
 
