@@ -262,8 +262,11 @@ def window_child(db: Path, queries: list[str], wait_s: float, key_ms: int, think
             "paused_parts": paused_parts, "load_avg": load_average()}
 
 
-def service_child(db: Path, queries: list[str], embedder: str) -> dict[str, Any]:
-    """In this fresh process: the same queries through ``MemoryService.search_outcome``, as ``bench`` times them."""
+def service_child(db: Path, queries: list[str], embedder: str,
+                  pace_ms: tuple[int, int] | None = None) -> dict[str, Any]:
+    """In this fresh process: the same queries through ``MemoryService.search_outcome``, as ``bench`` times them.
+    ``pace_ms`` (key ms, think ms): before each query, wait as long as the window's person does (typing it, then
+    reading), so the figure spans the same minute of a shared machine as the window's instead of a few seconds."""
     from desktop_memory.service import MemoryService
 
     svc = MemoryService(_settings(db, embedder), db_path=db)
@@ -276,6 +279,8 @@ def service_child(db: Path, queries: list[str], embedder: str) -> dict[str, Any]
         cold_ms = (time.perf_counter() - t0) * 1000
         walls, parts = [], []
         for q in queries:
+            if pace_ms is not None:
+                time.sleep((pace_ms[0] * len(q) + pace_ms[1]) / 1000)
             t0 = time.perf_counter()
             out = svc.search_outcome(q, backend="hybrid")
             walls.append((time.perf_counter() - t0) * 1000)
@@ -394,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--until-warm", action="store_true",
                     help="after --wait, also wait until the window's warm-up has ended (its model step included)")
     ap.add_argument("--embedder", default="local", choices=("local", "hash"))
+    ap.add_argument("--paced", action="store_true",
+                    help="also time a fresh process that waits before each query as the window's person does")
     ap.add_argument("--bracket", action="store_true",
                     help="also time the fresh process before the window (a shared machine's load moves between them)")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
@@ -409,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
                                       args.until_warm)))
         return 0
     if args.child == "service":
-        print(json.dumps(service_child(db, queries, args.embedder)))
+        pace = (args.key_ms, args.think_ms) if args.paced else None
+        print(json.dumps(service_child(db, queries, args.embedder, pace)))
         return 0
     common = [str(db), "--dataset", str(args.dataset), "--queries", str(args.queries), "--embedder", args.embedder]
     before: dict[str, Any] | None = None
@@ -431,8 +439,23 @@ def main(argv: list[str] | None = None) -> int:
     if svc is None:
         print(f"the service run failed:\n{err[-2000:]}", file=sys.stderr)
         return 1
+    paced: dict[str, Any] | None = None
+    if args.paced:
+        print("service (paced like the window): the same queries in a fresh process …", file=sys.stderr, flush=True)
+        paced, err = run_module(MODULE, [*common, "--child", "service", "--paced", "--key-ms", str(args.key_ms),
+                                         "--think-ms", str(args.think_ms)], timeout_s=3600)
+        if paced is None:
+            print(f"the paced service run failed:\n{err[-2000:]}", file=sys.stderr)
+            return 1
     summary = summarise(win, svc)
     text = format_table(summary, len(queries))
+    if paced is not None:
+        summary["service_paced_p50_ms"] = percentile(paced["walls_ms"], 50)
+        summary["service_paced_parts_p50"] = _parts_p50(paced.get("parts", []))
+        if summary.get("window_warm_p50_ms") is not None:
+            summary["ratio_p50_paced"] = summary["window_warm_p50_ms"] / summary["service_paced_p50_ms"]
+            text += (f"\nthe fresh process paced like the window: p50 {summary['service_paced_p50_ms']:.1f} ms; "
+                     f"window p50 / that: {summary['ratio_p50_paced']:.2f}×")
     if before is not None:
         summary["service_before_p50_ms"] = percentile(before["walls_ms"], 50)
         if summary.get("window_warm_p50_ms") is not None:
@@ -442,8 +465,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"{summary['ratio_p50_before']:.2f}×")
     print(text)
     if args.out:
-        args.out.write_text(json.dumps({"summary": summary, "window": win, "service": svc, "service_before": before},
-                                       indent=1), encoding="utf-8")
+        args.out.write_text(json.dumps({"summary": summary, "window": win, "service": svc, "service_before": before,
+                                        "service_paced": paced}, indent=1), encoding="utf-8")
     return 0
 
 
