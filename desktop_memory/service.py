@@ -70,7 +70,7 @@ from .models import (
 )
 from .paths import inside_any, normalise
 from .paths_guard import checked_path
-from .retrieve import Searcher, SearchOutcome
+from .retrieve import Searcher, SearchOutcome, SearchState
 from .retrieve.dense import warm as warm_dense
 from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
@@ -185,7 +185,8 @@ class MemoryService:
         self._embedder_lock = threading.Lock()
         self._library_embedders: dict[str, Embedder | None] = {}  # this library's models, by id (see _view)
         self._write_lock = threading.RLock()
-        self.searcher = Searcher(self.settings.search)
+        self.search_state = SearchState()  # what searches keep between queries: this library's, freed at close
+        self.searcher = Searcher(self.settings.search, self.search_state)
         self._notices: list[str] = []
         self._notices_lock = threading.Lock()
         # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
@@ -263,7 +264,7 @@ class MemoryService:
         and ingest ones to the next job; the database path and the embedder are NOT switched here (reopen the
         service, or call :meth:`set_embedder_settings`). Cheap: it only swaps references."""
         self.settings = dataclasses.replace(settings, embedder=self.settings.embedder)
-        self.searcher = Searcher(self.settings.search, bm25_index=self.searcher.bm25)
+        self.searcher = Searcher(self.settings.search, self.search_state)
         self.machine = (self.machine[0], machine_name(self.settings))  # renamed: shown so from the next write
         writer = self._writer
         if writer is not None and writer.machine[0]:
@@ -289,6 +290,7 @@ class MemoryService:
         if self.searcher.reranker is not None:  # its HTTP connections (retrieve/rerank.py)
             self.searcher.reranker.close()
         self._readers.close()
+        self.search_state.close()  # the code matrices (~99 MiB at a million vectors) go with the library
         with self._write_lock:
             writer, self._writer = self._writer, None
         if writer is not None:
@@ -589,7 +591,7 @@ class MemoryService:
         one hybrid search (the model session's first run, the query-embedding and keyword-lane threads, a second
         reader). Readers only, never the writer; no reranker is asked; ``cancel`` interrupts the matrices' load
         and stops it between steps. A failure is left for the first real search to report."""
-        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), bm25_index=self.searcher.bm25)
+        searcher = Searcher(dataclasses.replace(self.settings.search, rerank=False), self.search_state)
 
         def stopped() -> bool:
             return cancel is not None and cancel.is_set()
@@ -610,7 +612,7 @@ class MemoryService:
                 return
             try:
                 with store.cancellable(cancel):
-                    warm_dense(store)
+                    warm_dense(store, self.search_state.codes)
             except Cancelled:
                 return
         if semantic and not stopped():

@@ -285,7 +285,8 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
                         step["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
                                                     "timings_ms": summarise(collect(parts))}
                     # The dense plan against exact search, on the same query vectors.
-                    fast = [[cid for cid, _ in dense_lane(store, q, 10)] for q in qvecs]
+                    fast = [[cid for cid, _ in dense_lane(store, q, 10, codes=svc.search_state.codes)]
+                            for q in qvecs]
                     exact_ms = []
                     for q in qvecs[:EXACT_TIMED_QUERIES]:
                         t0 = time.perf_counter()

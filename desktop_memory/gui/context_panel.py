@@ -207,8 +207,11 @@ class ContextPanel(QWidget):
     def weak_left_out(self) -> int:
         """Weak results that are not included (the *Include weak matches* button shows while there are any)."""
         n = 0
-        for row in range(self.rows.rowCount()):
-            idx = self.rows.index(row, 0)
+        src = self.rows.sourceModel()  # the results model: its check state is the proxy's whenever it is unchecked
+        if src is None:
+            return 0
+        for row in range(src.rowCount()):
+            idx = src.index(row, 0)
             r = idx.data(_RESULT_ROLE)
             if isinstance(r, SearchResult) and r.strength == WEAK and \
                     idx.data(Qt.ItemDataRole.CheckStateRole) in (Qt.CheckState.Unchecked, 0):

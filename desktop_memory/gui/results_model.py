@@ -13,6 +13,7 @@ instant, and the row stays one focusable item for keyboard navigation.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -185,6 +186,28 @@ class ResultsModel(QAbstractListModel):
         return None
 
 
+@dataclass(frozen=True)
+class _Fonts:
+    """A result card's three fonts (derived from the view's) and their metrics."""
+
+    key: str
+    base: QFont
+    bold: QFont
+    small: QFont
+    base_m: QFontMetrics
+    bold_m: QFontMetrics
+    small_m: QFontMetrics
+
+    @classmethod
+    def of(cls, font: QFont) -> _Fonts:
+        base = QFont(font)
+        bold = QFont(base)
+        bold.setWeight(QFont.Weight.DemiBold)
+        small = QFont(base)
+        small.setPointSizeF(max(6.0, base.pointSizeF() * 0.9))
+        return cls(font.key(), base, bold, small, QFontMetrics(base), QFontMetrics(bold), QFontMetrics(small))
+
+
 class ResultDelegate(QStyledItemDelegate):
     """Paints a result card; the snippet is rich text with highlighted query terms."""
 
@@ -195,6 +218,8 @@ class ResultDelegate(QStyledItemDelegate):
         self._doc = QTextDocument()
         self._doc.setDocumentMargin(0)
         self._colors: tuple[int, dict[str, QColor]] | None = None  # (palette cache key, its colours)
+        self._font_set: tuple[str, _Fonts] | None = None  # (the view font's key, its derived fonts and metrics)
+        self._doc_font = ""  # the key of the snippet document's default font (set again only when it changes)
 
     def _palette_colors(self, pal: QPalette) -> dict[str, QColor]:
         """style.colors for this palette, computed once per palette, not blended again for every card."""
@@ -203,18 +228,17 @@ class ResultDelegate(QStyledItemDelegate):
             self._colors = (key, colors(pal))
         return self._colors[1]
 
-    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
-        base = QFont(option.font)
-        bold = QFont(base)
-        bold.setWeight(QFont.Weight.DemiBold)
-        small = QFont(base)
-        small.setPointSizeF(max(6.0, base.pointSizeF() * 0.9))
-        return base, bold, small
+    def _fonts(self, option: QStyleOptionViewItem) -> _Fonts:
+        """The card's fonts and their metrics, made once per view font (every card of every paint used to make
+        three fonts and four metrics again)."""
+        key = option.font.key()
+        if self._font_set is None or self._font_set[0] != key:
+            self._font_set = (key, _Fonts.of(option.font))
+        return self._font_set[1]
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        base, bold, small = self._fonts(option)
-        h = (QFontMetrics(bold).height() + QFontMetrics(small).height() * 2
-             + QFontMetrics(base).lineSpacing() * SNIPPET_LINES)
+        f = self._fonts(option)
+        h = f.bold_m.height() + f.small_m.height() * 2 + f.base_m.lineSpacing() * SNIPPET_LINES
         return QSize(200, h + self.PAD * 2 + 10)
 
     def paint(
@@ -248,12 +272,13 @@ class ResultDelegate(QStyledItemDelegate):
         if not included:
             muted = QColor(muted)
             muted.setAlpha(150)
-        base, bold, small = self._fonts(option)
+        fonts = self._fonts(option)
+        base, bold, small = fonts.base, fonts.bold, fonts.small
         rect = option.rect.adjusted(self.PAD + 2, self.PAD, -self.PAD, -self.PAD)
         y = rect.top()
 
         # line 1: rank, file name, score
-        fm_b = QFontMetrics(bold)
+        fm_b = fonts.bold_m
         painter.setFont(bold)
         painter.setPen(text_col)
         rank_txt = f"#{r.rank}"
@@ -262,7 +287,7 @@ class ResultDelegate(QStyledItemDelegate):
         score_txt = str(index.data(ScoreRole) or "")
         if not included:
             score_txt = f"{LEFT_OUT} · " + score_txt
-        fm_s = QFontMetrics(small)
+        fm_s = fonts.small_m
         score_w = fm_s.horizontalAdvance(score_txt) + 4
         name_rect = QRect(rect.left() + rank_w + 4, y, rect.width() - rank_w - score_w - 8, fm_b.height())
         name = fm_b.elidedText(result_name(r), Qt.TextElideMode.ElideMiddle, name_rect.width())
@@ -310,19 +335,21 @@ class ResultDelegate(QStyledItemDelegate):
         snip = index.data(SnippetRole) or ""
         hl = (f"background-color:{cols['term_bg'].name()}; font-weight:600;" if not selected
               else "font-weight:700; text-decoration: underline;")
-        self._doc.setDefaultFont(base)
+        if self._doc_font != fonts.key:
+            self._doc.setDefaultFont(base)
+            self._doc_font = fonts.key
         snip_col = (muted if greyed else text_col).name()
         self._doc.setHtml(f'<span style="color:{snip_col}">{marked_html(snip, hl)}</span>')
         text_w = rect.width() - rank_w - 4
         self._doc.setTextWidth(text_w)
-        clip_h = QFontMetrics(base).lineSpacing() * SNIPPET_LINES
+        clip_h = fonts.base_m.lineSpacing() * SNIPPET_LINES
         painter.translate(rect.left() + rank_w + 4, y)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.clip = QRectF(0, 0, text_w, clip_h)
         painter.setClipRect(ctx.clip)
         self._doc.documentLayout().draw(painter, ctx)
         if self._doc.size().height() > clip_h + 1:  # cut: say so with an ellipsis on the last visible line
-            fm = QFontMetrics(base)
+            fm = fonts.base_m
             ell_w = fm.horizontalAdvance(" …") + 2
             last = QRectF(text_w - ell_w, clip_h - fm.lineSpacing(), ell_w, fm.lineSpacing())
             alternate = bool(opt.features & QStyleOptionViewItem.ViewItemFeature.Alternate)

@@ -59,6 +59,13 @@ def compound_counts(store: Store, query: str) -> dict[str, int]:
     return dict(hit)
 
 
+def forget(path: str) -> None:
+    """Drop the answers remembered for this database file (``str(store.path)``): its service closed."""
+    with _LOCK:
+        for key in [k for k in _CACHE if k[0] == path]:
+            del _CACHE[key]
+
+
 def _compound_counts(store: Store, query: str) -> dict[str, int]:
     counts = term_counts(query)
     if not counts or len(counts) > MAX_QUERY_WORDS:

@@ -21,10 +21,13 @@ A library (or filtered subset) of at most ``EXACT_BELOW`` vectors skips stages 1
 applied before stage 1 (the candidates are drawn from the allowed ids only), so a filtered search never loses its
 top-k to post-filtering.
 
-The in-memory codes (one copy per database and model) are refreshed from the store's change counters
+The in-memory codes are owned by whoever searches (:class:`DenseCodes`: one per service, inside its
+``retrieve.search_state.SearchState``), one copy per database and model; closing the owner frees them, and two
+services on two libraries never share or evict each other's. They are refreshed from the store's change counters
 (``Store.vector_state``): appended vectors are read incrementally; a reset or an out-of-order insert reloads
 everything; deleted vectors stay in memory as harmless ghosts (their float rows are gone, so re-scoring drops them)
-until they pass 10 % of the matrix.
+until they pass 10 % of the matrix. A search given no owner's codes reads them for that query only (tests and
+one-off tools).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from ..store import Store
 from ..store.vectors import BIG_WEIGHT, float_blob, sign_bits
 from .bit_scores import best_by_score, code_scores, hamming, nearest_by_hamming, words_of
 
-__all__ = ["BitMatrix", "bit_matrix", "candidate_budget", "dense_exact", "dense_search", "hamming",
+__all__ = ["BitMatrix", "DenseCodes", "candidate_budget", "dense_exact", "dense_search", "hamming",
            "nearest_by_hamming", "rescore_budget", "warm"]
 
 Ranked = list[tuple[int, float]]
@@ -167,35 +170,57 @@ def _planes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return words_of(codes[:, :half]), words_of(codes[:, half:])
 
 
-_MATRICES: OrderedDict[str, BitMatrix] = OrderedDict()
-_MATRICES_LOCK = threading.Lock()
-_MAX_MATRICES = 4
+class DenseCodes:
+    """The code matrices one owner keeps between searches (a service: ``SearchState``), one per database file and
+    model, at most ``MAX_KEPT`` files.
+
+    Keyed by the model too (issue 30: a library holds several models' sets and switches between them): matrices of
+    one model are never handed to a query of another, even by a reader that has not seen the switch's counters, and
+    a switch drops the old model's matrices (~100 MB at 1M vectors). After :meth:`close` nothing is kept: a search
+    still running gets matrices for its own query only, freed with it."""
+
+    MAX_KEPT = 2  # a service searches one file; a caller that searches several keeps the latest two
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, BitMatrix] = OrderedDict()
+        self._closed = False
+
+    def matrix(self, store: Store) -> BitMatrix:
+        """This database's matrices for its active model (empty until the first snapshot loads them)."""
+        path = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
+        key = f"{path}#{store.model_info()[0]}"
+        with self._lock:
+            if self._closed:
+                return BitMatrix()
+            m = self._held.get(key)
+            if m is None:
+                for stale in [k for k in self._held if k.startswith(f"{path}#")]:
+                    del self._held[stale]  # the model switched: its old matrices go
+                m = self._held[key] = BitMatrix()
+                while len(self._held) > self.MAX_KEPT:
+                    self._held.popitem(last=False)
+            else:
+                self._held.move_to_end(key)
+            return m
+
+    def nbytes(self) -> int:
+        """Bytes held now (every kept matrix's ids and planes)."""
+        with self._lock:
+            return sum(m.nbytes() for m in self._held.values())
+
+    def close(self) -> None:
+        """Drop every matrix (the owner closes); later searches keep nothing."""
+        with self._lock:
+            self._closed = True
+            self._held.clear()
 
 
-def bit_matrix(store: Store) -> BitMatrix:
-    """The shared code matrices of this database file's active model (one per path and model; a few are kept).
-
-    Keyed by the model too (issue 30: a library holds several models' sets and switches between them): matrices
-    of one model are never handed to a query of another, even by a reader that has not seen the switch's counters."""
-    path = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
-    key = f"{path}#{store.model_info()[0]}"
-    with _MATRICES_LOCK:
-        m = _MATRICES.get(key)
-        if m is None:
-            for stale in [k for k in _MATRICES if k.startswith(f"{path}#")]:
-                del _MATRICES[stale]  # the model switched: its old matrices (~100 MB at 1M vectors) go
-            m = _MATRICES[key] = BitMatrix()
-            while len(_MATRICES) > _MAX_MATRICES:
-                _MATRICES.popitem(last=False)
-        else:
-            _MATRICES.move_to_end(key)
-        return m
-
-
-def warm(store: Store) -> int:
-    """Load this database's code matrices now, so the first search does not (about a second at a million vectors;
-    the window calls it on a worker once it is shown: ``MemoryService.warm_up``). Returns the vectors held."""
-    return len(bit_matrix(store).snapshot(store)[0])
+def warm(store: Store, codes: DenseCodes) -> int:
+    """Load this database's code matrices into ``codes`` now, so the first search does not (about a second at a
+    million vectors; the window calls it on a worker once it is shown: ``MemoryService.warm_up``). Returns the
+    vectors held."""
+    return len(codes.matrix(store).snapshot(store)[0])
 
 
 def candidate_budget(limit: int, n_vectors: int = 0) -> int:
@@ -224,12 +249,15 @@ def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | No
 
 
 def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
-                 *, candidates: int | None = None, rescored: int | None = None) -> Ranked:
+                 *, codes: DenseCodes | None = None, candidates: int | None = None,
+                 rescored: int | None = None) -> Ranked:
     """Top ``limit`` chunks by cosine: Hamming shortlist (``candidates``), 2-bit-code ranking, exact re-scoring of
-    the best ``rescored`` (exact search when few vectors)."""
+    the best ``rescored`` (exact search when few vectors). ``codes``: the caller's kept matrices (without them
+    they are read for this query only)."""
     limit = max(1, int(limit))
     query_vec = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-    ids, signs, mags = bit_matrix(store).snapshot(store)
+    matrix = codes.matrix(store) if codes is not None else BitMatrix()
+    ids, signs, mags = matrix.snapshot(store)
     allowed = _allowed_ids(store, filters)
     mask = None
     if allowed is not None:

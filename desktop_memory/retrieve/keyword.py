@@ -168,6 +168,14 @@ def _per_version(cache: dict[tuple[str, int], T], store: Store, compute: Callabl
     return hit
 
 
+def forget(path: str) -> None:
+    """Drop every count and sample remembered for this database file (``str(store.path)``): its service closed."""
+    with _N_LOCK:
+        for cache in (_SAMPLES, _N_CACHE, _SPAN_CACHE):
+            for key in [k for k in cache if k[0] == path]:
+                del cache[key]
+
+
 EXACT_DF_ROWS = 5000  # doc_freqs counts a stem exactly below this many chunks, and samples it above
 
 

@@ -18,7 +18,7 @@ from ..store.cjk import query_grams
 from ..store.row_types import ChunkRow
 from ..store.search_reads import FtsTable
 from .compounds import compound_counts
-from .dense import dense_exact, dense_search
+from .dense import DenseCodes, dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms
 from .query_text import STOPWORDS, or_match, weighted_terms
 
@@ -56,12 +56,14 @@ def _match(store: Store, table: FtsTable, expr: str, limit: int, filters: Search
 
 
 def dense_lane(
-    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None
+    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
+    codes: DenseCodes | None = None,
 ) -> Ranked:
-    """Top ``limit`` chunks by cosine (coarse sign-bit scan + exact re-scoring; see dense.py)."""
+    """Top ``limit`` chunks by cosine (coarse sign-bit scan + exact re-scoring; see dense.py), with the caller's
+    kept code matrices (``codes``; without them they are read for this query only)."""
     if not store.has_vector_table():
         return []
-    return dense_search(store, query_vec, limit, filters)
+    return dense_search(store, query_vec, limit, filters, codes=codes)
 
 
 def dense_lane_exact(
@@ -106,6 +108,12 @@ class Bm25Index:
             # rank_bm25 divides by the corpus size: never build it on an empty corpus.
             self._bm25 = BM25Okapi(corpus, k1=self.K1, b=self.B) if corpus else None
             self._key = key
+
+    def clear(self) -> None:
+        """Drop the index (its owner closes); the next search builds it again."""
+        with self._lock:
+            self._key, self._bm25 = None, None
+            self._ids = np.zeros(0, dtype=np.int64)
 
     def search(self, store: Store, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
         self._ensure(store)

@@ -22,8 +22,9 @@ from ..store.coverage import without_vectors
 from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
-from .lanes import Bm25Index, dense_lane, fetch_rows, fts_lane
+from .lanes import dense_lane, fetch_rows, fts_lane
 from .rerank import HttpReranker, rerank_fused
+from .search_state import SearchState
 from .strength import judge, lane_scale, strong_only
 from .wording import Wording
 
@@ -109,12 +110,13 @@ class SearchOutcome:
 
 
 class Searcher:
-    """Stateless per query except for the lazily built rank-bm25 index (shared, rebuilt on content change)."""
+    """Stateless per query; what searches keep between queries (the code matrices, the rank-bm25 index) is in
+    ``state``, the owner's (a service hands its own to every Searcher it makes; without one it is this one's)."""
 
-    def __init__(self, settings: SearchSettings, bm25_index: Bm25Index | None = None,
+    def __init__(self, settings: SearchSettings, state: SearchState | None = None,
                  reranker: HttpReranker | None = None) -> None:
         self.settings = settings
-        self.bm25 = bm25_index or Bm25Index()
+        self.state = state or SearchState()
         # the optional rerank stage (retrieve/rerank.py); creating it contacts nothing
         self.reranker = reranker or (HttpReranker.from_settings(settings) if settings.rerank else None)
 
@@ -151,6 +153,7 @@ class Searcher:
         out = SearchOutcome(results=[])
         if not query:
             return out
+        self.state.searched(str(store.path))
         fetch = max(LANE_DEPTH, top_k * max(1, self.settings.overfetch))
         names = BACKEND_LANES[backend]
         unavailable, dim = self._dense_readiness(store, embedder) if "dense" in names else (None, None)
@@ -171,7 +174,7 @@ class Searcher:
             if lane == "fts":
                 lanes["fts"] = fts_lane(store, query, fetch, filters, term_budget=budget)
             elif lane == "bm25":
-                lanes["bm25"] = self.bm25.search(store, query, fetch, filters)
+                lanes["bm25"] = self.state.bm25.search(store, query, fetch, filters)
             else:  # dense times its own query embedding and KNN separately
                 ranked = self._dense(store, embedder, query, fetch, filters, out, unavailable, dim, pending,
                                      strict=backend == "dense")
@@ -251,7 +254,7 @@ class Searcher:
                 if qvec.shape[-1] != dim:
                     reason = f"query vector has {qvec.shape[-1]} dims but the index holds {dim}"
                 else:
-                    ranked = dense_lane(store, qvec, fetch, filters)
+                    ranked = dense_lane(store, qvec, fetch, filters, self.state.codes)
                     out.timings_ms["dense"] = (time.perf_counter() - ts) * 1000
                     return ranked
         if strict and not failed:

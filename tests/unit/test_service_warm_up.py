@@ -11,7 +11,6 @@ import pytest
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import Cancelled
-from desktop_memory.retrieve import dense
 from desktop_memory.retrieve.searcher import Searcher
 from desktop_memory.service import MemoryService
 
@@ -51,7 +50,7 @@ def test_warm_up_loads_the_code_matrices_and_runs_the_search_path_on_readers_onl
 
     monkeypatch.setattr(svc, "writing", no_writer)
     with svc.reading() as store:
-        matrix = dense.bit_matrix(store)
+        matrix = svc.search_state.codes.matrix(store)
         assert matrix.state is None  # nothing loaded yet: the first search would pay for it
     svc.warm_up()
     assert ran == ["keyword"]  # the model is not asked for before the window says it is loaded
@@ -68,7 +67,7 @@ def test_a_cancelled_warm_up_loads_and_searches_nothing(svc, monkeypatch):
     svc.warm_up(cancel, semantic=True)
     assert ran == []
     with svc.reading() as store:
-        assert dense.bit_matrix(store).state is None
+        assert svc.search_state.codes.matrix(store).state is None
 
 
 def test_a_cancel_interrupts_a_long_read_on_the_warm_up_s_connection(svc):

@@ -181,14 +181,15 @@ def test_few_exact_rescores_keep_recall(tmp_path, monkeypatch):
     pick = rng.integers(0, len(topics), (40, 2))
     queries = 0.5 * topics[pick[:, 0]] + 0.5 * topics[pick[:, 1]] + 0.3 * rng.normal(size=(40, dim)) / np.sqrt(dim)
     queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
-    ids, signs, _ = dense_mod.bit_matrix(s).snapshot(s)
+    codes = dense_mod.DenseCodes()
+    ids, signs, _ = codes.matrix(s).snapshot(s)
     plan, plan_200, hamming_200 = [], [], []
     for q in queries:
-        fast = dense_search(s, q, 10)
+        fast = dense_search(s, q, 10, codes=codes)
         exact = {c for c, _ in dense_exact(s, q, 10)}
         plan.append(len({c for c, _ in fast} & exact) / 10)
-        assert dense_search(s, q, 10) == fast  # deterministic
-        plan_200.append(len({c for c, _ in dense_search(s, q, 10, rescored=200)} & exact) / 10)
+        assert dense_search(s, q, 10, codes=codes) == fast  # deterministic
+        plan_200.append(len({c for c, _ in dense_search(s, q, 10, codes=codes, rescored=200)} & exact) / 10)
         near = ids[nearest_by_hamming(hamming(signs, words_of(sign_bits(q))[:, 0]), 200)]
         hamming_200.append(len(set(near.tolist()) & exact) / 10)
     assert max(seen) <= dense_mod.rescore_budget(10) <= 400

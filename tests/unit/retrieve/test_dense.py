@@ -8,7 +8,7 @@ import pytest
 
 from desktop_memory.models import ChunkDraft, Location, SearchFilters
 from desktop_memory.retrieve import dense as dense_mod
-from desktop_memory.retrieve.dense import dense_exact, dense_search, nearest_by_hamming
+from desktop_memory.retrieve.dense import DenseCodes, dense_exact, dense_search, nearest_by_hamming
 from desktop_memory.retrieve.keyword import plan_terms
 from desktop_memory.retrieve.lanes import fts_lane
 from desktop_memory.store import Store
@@ -92,30 +92,32 @@ def test_filters_keep_top_k(tmp_path):
 
 def test_cache_follows_appends_deletes_resets(tmp_path):
     s = Store(tmp_path / "d.db")
+    codes = DenseCodes()  # kept between searches, as a service keeps them: refreshed, not reloaded
     vecs = _vectors(1200, 32)
     _fill(s, vecs[:600], per_doc=60)
     probe = vecs[1100]
-    before = dense_search(s, probe, 5, candidates=100)
+    before = dense_search(s, probe, 5, codes=codes, candidates=100)
     # append: a second connection (another thread/process) writes; this one must see the new vectors
     other = Store(tmp_path / "d.db")
     _fill(other, vecs[600:], per_doc=60, prefix="/more")
-    after = dense_search(s, probe, 5, candidates=100)
+    after = dense_search(s, probe, 5, codes=codes, candidates=100)
     top = after[0][0]
     assert top not in {c for c, _ in before} and after[0][1] == pytest.approx(1.0, abs=1e-5)
     # delete the document holding it: never returned again (ghost bits are dropped at re-scoring)
     doc_id = s.conn.execute("select doc_id from chunks where id = ?", (top,)).fetchone()[0]
     other.remove_documents([doc_id])
-    assert top not in {c for c, _ in dense_search(s, probe, 50, candidates=100)}
+    assert top not in {c for c, _ in dense_search(s, probe, 50, codes=codes, candidates=100)}
     # reset (model change): nothing is found until vectors come back
     other.reset_vectors()
     assert not s.has_vector_table()
     other.ensure_model("test-model", 32)
-    assert dense_search(s, probe, 5) == []
+    assert dense_search(s, probe, 5, codes=codes) == []
     assert s.check_integrity() == []
 
 
 def test_out_of_order_vector_reloads(tmp_path, monkeypatch):
     s = Store(tmp_path / "d.db")
+    codes = DenseCodes()  # kept between searches, as a service keeps them: refreshed, not reloaded
     vecs = _vectors(300, 16)
     s.ensure_model("m", 16)
     for i in range(3):
@@ -125,11 +127,11 @@ def test_out_of_order_vector_reloads(tmp_path, monkeypatch):
     pending = s.pending_chunks(1000)
     ids = [c for c, _ in pending]
     s.store_vectors(ids[100:], vecs[100:])  # the newest first
-    assert dense_search(s, vecs[150], 1)[0][0] == ids[150]
+    assert dense_search(s, vecs[150], 1, codes=codes)[0][0] == ids[150]
     epoch = s.vector_state()[0]
     s.store_vectors(ids[:100], vecs[:100])  # older ids afterwards: a full reload, not an append
     assert s.vector_state()[0] == epoch + 1
-    assert dense_search(s, vecs[5], 1)[0][0] == ids[5]
+    assert dense_search(s, vecs[5], 1, codes=codes)[0][0] == ids[5]
     assert s.check_integrity() == []
 
 

@@ -195,7 +195,7 @@ def test_top_results_do_not_depend_on_how_many_were_asked_for(tmp_path, monkeypa
     def fake_fts(store_, query, limit, filters=None, term_budget=0):
         return [(c, 1.0 / (r + 1)) for r, c in enumerate(keyword_order[:limit])]
 
-    def fake_dense(store_, qvec, limit, filters=None):
+    def fake_dense(store_, qvec, limit, filters=None, codes=None):
         return [(c, 1.0 - r / 1000) for r, c in enumerate(dense_order[:limit])]
 
     monkeypatch.setattr(searcher_mod, "fts_lane", fake_fts)

@@ -195,7 +195,7 @@ def test_a_very_close_page_is_not_below_a_weak_one(tmp_path, monkeypatch):
     def fake_fts(store_, query, limit, filters=None, term_budget=0):
         return [(c, 1.0 / (r + 1)) for r, c in enumerate(keyword[:limit])]
 
-    def fake_dense(store_, qvec, limit, filters=None):
+    def fake_dense(store_, qvec, limit, filters=None, codes=None):
         cos = {strong_page: 0.80, weak_page: 0.40}
         return [(c, cos.get(c, 0.30)) for c in dense[:limit]]
 
