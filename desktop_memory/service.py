@@ -47,7 +47,7 @@ from .embed.base import Embedder
 from .embed.identity import embedder_for, settings_json
 from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView, build_beside, model_view
-from .ingest.pipeline import ProgressFn, embed_pending_shared, index_paths
+from .ingest.pipeline import ProgressFn, embed_pending, index_paths
 from .ingest.walk import printable_path
 from .jobs import Job, Scheduler
 from .models import (
@@ -325,8 +325,8 @@ class MemoryService:
             view = self._view(store)
             waiting = store.pending_count() if store.model_info()[0] is not None else 1
         if view.search_embedder is not None and waiting:  # (a model server is not contacted for nothing)
-            embed_pending_shared(self.reading, self.writing, view.search_embedder, self.settings,
-                                 progress=progress, cancel=cancel, summary=summary)
+            embed_pending(self.reading, self.writing, view.search_embedder, progress=progress, cancel=cancel,
+                          summary=summary)
             self._remember_model()
         if view.building:
             build = IndexSummary()
