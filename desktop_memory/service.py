@@ -31,9 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,16 +42,16 @@ from .config import EmbedderSettings, Settings
 from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
-from .embed.identity import embedder_for, settings_json
+from .embed.identity import embedder_for
 from .errors import Cancelled, EmbedderError, StoreError
-from .ingest.model_build import ModelView, build_beside, model_view
-from .ingest.pipeline import ProgressFn, embed_pending, index_paths
-from .ingest.walk import printable_path
-from .jobs import Job, Scheduler
+from .ingest.model_build import ModelView, model_view
+from .ingest.pipeline import ProgressFn
+from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, Job, Scheduler
+from .jobs.operations import Compact, DropModelVectors, EmbedPending, IncludeAgain, ReadPaths, Reembed, RemovePaths
+from .library_writes import LibraryWrites
 from .models import (
     ContextReport,
     DocumentInfo,
-    IndexProgress,
     IndexSummary,
     LibraryListing,
     LibraryQuery,
@@ -63,7 +61,7 @@ from .models import (
     Stats,
     is_inside,
 )
-from .paths_guard import checked_path
+from .reader_pool import ReaderPool
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.dense import warm as warm_dense
 from .retrieve.filters import clean_filters, clean_query
@@ -74,87 +72,9 @@ from .store import Store, doc_listing
 from .store.connection import translate_error
 from .store.passages import PassageWithNeighbours, read_passage
 
-EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
 log = logging.getLogger(__name__)
 WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
-REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
-
-
-class ReaderPool:
-    """At most ``size`` reader Stores, opened on first need, leased to one thread at a time, reused forever."""
-
-    def __init__(self, open_store: Callable[[], Store], size: int) -> None:
-        if size < 1:
-            raise ValueError("a reader pool needs at least one connection")
-        self._open = open_store
-        self.size = size
-        self._slots = threading.BoundedSemaphore(size)
-        self._lock = threading.Lock()
-        self._idle: list[Store] = []
-        self._all: list[Store] = []
-        self._closed = False
-
-    @contextlib.contextmanager
-    def lease(self) -> Iterator[Store]:
-        self._slots.acquire()
-        try:
-            with self._held() as store:
-                yield store
-        finally:
-            self._slots.release()
-
-    @contextlib.contextmanager
-    def lease_if_idle(self) -> Iterator[Store | None]:
-        """A reader only if one is free right now, else None; never waits. For a thread that already holds a
-        lease and wants a second connection for a helper thread (the hybrid search's keyword lane): waiting there
-        could deadlock two such callers on each other, so without a free reader the caller works alone."""
-        if not self._slots.acquire(blocking=False):
-            yield None
-            return
-        try:
-            with self._lock:
-                closed = self._closed
-            if closed:
-                yield None
-                return
-            with self._held() as store:
-                yield store
-        finally:
-            self._slots.release()
-
-    @contextlib.contextmanager
-    def _held(self) -> Iterator[Store]:
-        """An idle reader (or a new one, up to ``size``) for the block; the caller holds a slot."""
-        with self._lock:
-            if self._closed:
-                raise StoreError("The library is closed.")
-            store = self._idle.pop() if self._idle else None
-        if store is None:
-            store = self._open()
-            with self._lock:
-                self._all.append(store)
-        try:
-            yield store
-        finally:
-            with self._lock:
-                if self._closed:
-                    store.close()
-                else:
-                    self._idle.append(store)
-
-    def open_count(self) -> int:
-        with self._lock:
-            return len(self._all)
-
-    def close(self) -> None:
-        """Close idle readers now; a reader still leased is closed when its lease ends."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._all = [s for s in self._all if s not in idle]
-        for store in idle:
-            store.close()
 
 
 def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
@@ -184,6 +104,7 @@ class MemoryService:
         # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
         # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
         self.read_only_note: str = self._writer.mode_note
+        self.writes = LibraryWrites(self)  # every write; run only by the scheduler's jobs
         self._scheduler: Scheduler | None = None
         self._scheduler_lock = threading.Lock()
 
@@ -259,7 +180,7 @@ class MemoryService:
         """The one scheduler of this library's background writes (created here; its thread starts on first job)."""
         with self._scheduler_lock:
             if self._scheduler is None:
-                self._scheduler = Scheduler(self)
+                self._scheduler = Scheduler(self.writes)
             return self._scheduler
 
     def close(self) -> None:
@@ -279,158 +200,114 @@ class MemoryService:
         if writer is not None:
             writer.close()
 
-    # ---------- indexing ----------
+    # ---------- writes: each a job of the scheduler ----------
+    def _perform(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
+        """Submit a write and wait for it (library_writes.py does it, on the scheduler's lane)."""
+        return self.scheduler.perform(job, progress, cancel)
+
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                     cancel: threading.Event | None = None, force: bool = False, embed: bool = True,
                     include_excluded: bool = False) -> IndexSummary:
-        """Index files/folders the person named (CLI, drop, launch). A path inside a library folder that reaches
-        outside it (a symlink, with symlinks off) is refused before anything is read (paths_guard). What the person
-        removed from inside a library folder stays out (store/exclusions.py); ``include_excluded`` (they named it
-        again: `index PATH`, a drop, "Include again") includes a path named exactly again."""
-        with self.writing() as store:
-            roots = store.roots()
-            follow = self.settings.ingest.follow_symlinks
-            paths = [checked_path(p, roots, follow_symlinks=follow, may_add=True) for p in paths]
-            # new passages get vectors of the set search uses (the library's own model, where it is available)
-            embedder = self._view(store).search_embedder if embed else None
-            summary = index_paths(store, paths, self.settings, embedder, progress=progress, cancel=cancel,
-                                  force=force, embed=embed and embedder is not None,
-                                  include_excluded=include_excluded)
-        if embedder is not None and summary.chunks_embedded:
-            self._remember_model()
+        """Index files/folders the person named (CLI, MCP, a benchmark), embedding them in the same run unless
+        ``embed`` is off. ``include_excluded`` (they named it again: `index PATH`, "Include again") includes a
+        path they removed earlier and name exactly again. See LibraryWrites.index_paths."""
+        op = ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
+        summary: IndexSummary = self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
+                                              progress, cancel)
         return summary
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        """Embed what is queued, holding the writer only to commit each slice (other writes take turns); then go
-        on building the vectors of a model being switched to (see _embed_all)."""
-        summary = IndexSummary()
-        self._embed_all(progress, cancel, summary)
+        """Embed what is queued, then go on building the vectors of a model being switched to; returns how many
+        passages got vectors (raises Cancelled when ``cancel`` stopped it)."""
+        summary = self.embed_pending_summary(progress, cancel)
+        if summary.cancelled:
+            raise Cancelled("embedding cancelled")
         return summary.chunks_embedded
 
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
-        summary = IndexSummary()
-        try:
-            self._embed_all(progress, cancel, summary)
-        except Cancelled:
-            summary.cancelled = True
+        summary: IndexSummary = self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel)
         return summary
 
-    def _embed_all(self, progress: ProgressFn | None, cancel: threading.Event | None,
-                   summary: IndexSummary) -> None:
-        """The set search uses first (new passages, with its own model where available), then the configured
-        model's set being built beside it (issue 30): that one becomes the active set when complete."""
-        with self.reading() as store:
-            view = self._view(store)
-            waiting = store.pending_count() if store.model_info()[0] is not None else 1
-        if view.search_embedder is not None and waiting:  # (a model server is not contacted for nothing)
-            embed_pending(self.reading, self.writing, view.search_embedder, progress=progress, cancel=cancel,
-                          summary=summary)
-            self._remember_model()
-        if view.building:
-            build = IndexSummary()
-            try:
-                build_beside(self.reading, self.writing, self.embedder, settings_json(self.settings.embedder),
-                             progress=progress, cancel=cancel, summary=build)
-            finally:
-                summary.chunks_embedded += build.chunks_embedded
-                summary.embed_s += build.embed_s
-                summary.embed_error = build.embed_error or summary.embed_error
+    def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
+        """Embed the whole library again with the configured embedder: its own vectors are dropped first (when it
+        is the model search uses, semantic search waits for them; otherwise the active set answers meanwhile)."""
+        summary: IndexSummary = self._perform(Job(EMBED, source=AUTO, operation=Reembed()), progress, cancel)
+        return summary
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int:
         """Remove files, or whole folders, from the index (the files on disk are never touched); returns how many
-        documents went.
-
-        Final, and never holding the writer for long (issue 26): one short transaction records the removal in the
-        library and forgets the folders (a watcher or the next start cannot bring them back); then the documents go
-        in slices of ``REMOVE_SLICE``, one transaction each, and the FTS index is merged in slices
-        (``Eraser.merge_step``), the writer free between slices for an edit or an embedding commit. ``cancel``
-        (the scheduler stepping aside, or quitting) stops between slices: what is left stays recorded and is
-        finished by the next call (the scheduler makes one at start). Removed means gone once it returns: the FTS
-        index merged and the WAL truncated (docs/PRIVACY.md).
-
-        ``exclude``: the person's removal (CLI ``remove``, the Library's Remove), not a file gone from disk: a
-        library folder leaves the library, and a folder or file inside one becomes an exclusion, recorded in the
-        same transaction as the intent, so no watcher, catch-up, re-read or later start brings it back
-        (store/exclusions.py)."""
-        asked = [printable_path(os.path.abspath(os.path.expanduser(str(p)))) for p in paths]
-        with self.writing() as store:
-            # a typo (no such path, nothing indexed there) is not recorded as an exclusion
-            keep_out = [p for p in asked if os.path.lexists(p) or store.count_under([p])] if exclude else []
-            pending = store.begin_removal(asked, exclude=keep_out) if asked else store.pending_removals()
-            total = store.count_under(pending) if pending else 0
-        removed, t0 = 0, time.perf_counter()
-
-        def report(phase: str, current: str = "") -> None:
-            if progress is not None:
-                progress(IndexProgress(phase=phase, files_total=total, files_done=removed, current=current,
-                                       elapsed_s=time.perf_counter() - t0))
-
-        while pending:
-            if cancel is not None and cancel.is_set():
-                return removed
-            with self.writing() as store:
-                ids = store.removal_slice(pending, REMOVE_SLICE)
-                if ids:
-                    removed += store.remove_documents(ids)
-                else:
-                    store.end_removal(pending)
-                    pending = []
-            report("remove", pending[0] if pending else "")
-            time.sleep(0.001)  # the lock is not fair: give a waiting writer (an embedding's commit) its turn
-        report("erase")  # every document is gone (the Library and results catch up now), however long erasing takes
-        while True:  # removed means gone: the FTS index merged slice by slice, then the WAL truncated
-            if cancel is not None and cancel.is_set():
-                return removed
-            with self.writing() as store:
-                if not store.eraser.merge_step():
-                    store.checkpoint_erased()
-                    break
-            report("erase")
-            time.sleep(0.001)
-        report("done")
+        documents went. Final, in short slices; ``exclude``: the person's removal (what lies inside a library
+        folder becomes an exclusion). See LibraryWrites.remove_paths."""
+        removed: int = self._perform(Job(REMOVE, [str(p) for p in paths], operation=RemovePaths(exclude=exclude)),
+                                     progress, cancel)
         return removed
-
-    def pending_removals(self) -> list[str]:
-        """Paths whose removal began and did not finish (the app quit meanwhile): the scheduler finishes them."""
-        with self.reading() as store:
-            return store.pending_removals()
 
     def finish_interrupted_removal(self, progress: ProgressFn | None = None,
                                    cancel: threading.Event | None = None) -> list[str]:
-        """Finish a removal a quit or a kill interrupted (its intent is recorded in the library), before this
-        process writes anything else; returns the paths it finished ([]: none was pending). Every command that
-        writes calls it first (the CLI's, MCP's index_path; the window and `watch` through their scheduler)."""
+        """Finish a removal a quit or a kill interrupted (its intent is recorded in the library) before anything
+        else is written; returns the paths it finished ([]: none was pending). The scheduler starts that removal
+        when it is created (any command that writes creates it): this waits for it, showing its progress."""
         pending = self.pending_removals()
-        if pending or self.erasing_unfinished():
-            self.remove_paths([], progress=progress, cancel=cancel)
+        if not pending and not self.erasing_unfinished():
+            return []
+        started = self.scheduler.resumed_removal
+        job = started if started is not None and not started.finished else None
+        if job is None:
+            job = self.scheduler.submit(Job(REMOVE, source=AUTO, operation=RemovePaths()))
+        self.scheduler.wait_for(job, progress, cancel)
         return pending
+
+    def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
+        """Include again: every exclusion at or below ``paths`` is lifted (nothing is read here; index them next).
+        Returns the exclusions lifted."""
+        lifted: list[str] = self._perform(Job(READ, [str(p) for p in paths], operation=IncludeAgain()))
+        return lifted
+
+    def compact(self, progress: ProgressFn | None = None,
+                cancel: threading.Event | None = None) -> tuple[int, int]:
+        """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
+        secure delete existed survives in free pages. Returns (bytes before, bytes after). Progress (phase
+        "compact", per mille) and cancellable (raises :class:`Cancelled`; the library is as it was). A job of the
+        scheduler: run in priority order, the embedding's commits wait for its VACUUM, search never does."""
+        sizes: tuple[int, int] = self._perform(Job(COMPACT, operation=Compact()), progress, cancel)
+        return sizes
+
+    def drop_model_vectors(self, model_id: str) -> int:
+        """Delete another model's vectors kept in this library (never the set search uses); returns how many went.
+        ``compact`` gives their space back to the disk."""
+        dropped: int = self._perform(Job(COMPACT, operation=DropModelVectors(model_id)))
+        return dropped
+
+    def pending_removals(self) -> list[str]:
+        """Paths whose removal began and did not finish (the app quit meanwhile): the scheduler finishes them."""
+        return self.writes.pending_removals()
+
+    def erasing_unfinished(self) -> bool:
+        """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase)."""
+        return self.writes.erasing_unfinished()
 
     def exclusions(self) -> list[str]:
         """Paths removed from inside a library folder (store/exclusions.py): every walk and watcher leaves them out."""
         with self.reading() as store:
             return store.excluded()
 
-    def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
-        """Include again: every exclusion at or below ``paths`` is lifted (nothing is read here; index them next).
-        Returns the exclusions lifted."""
-        asked = [os.path.abspath(os.path.expanduser(str(p))) for p in paths]
-        with self.writing() as store:
-            return store.lift_exclusions(asked, under=True)
+    def embedding_paused(self) -> bool:
+        """Whether the person paused this library's embedding (Cancel) and has not resumed it: kept in the library
+        file, so a restart, a second window or `desktop-memory watch` does not start it behind their back."""
+        return self.writes.embedding_paused()
 
-    def erasing_unfinished(self) -> bool:
-        """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase):
-        ``remove_paths([])`` finishes it, and the scheduler makes that call when it is created."""
-        with self.reading() as store:
-            return bool(store.get_meta("fts_optimize_pending"))
+    def set_embedding_paused(self, paused: bool) -> None:
+        self.writes.set_embedding_paused(paused)
 
+    # ---------- the embedder ----------
     def load_embedder(self) -> None:
         """Load the model search embeds queries with here: the library's own when it is not the configured one
         (issue 30); the configured one is then tried too, and its failure does not turn semantic search off."""
         with self.reading() as store:
-            own = self._view(store).search_embedder
+            own = self.model_view(store).search_embedder
         if own is None or own is self.embedder:
             self.embedder.load()
             return
@@ -441,29 +318,13 @@ class MemoryService:
     def set_embedder_settings(self, new: EmbedderSettings) -> bool:
         """Use another embedder for this library. Nothing is deleted (issue 30): the library keeps answering from
         the vectors it has while the new model's are built beside them (embed_pending(); the switch happens when
-        they are complete). Returns True when such a build is needed; False when the library needs none (the same
-        model, no vectors yet, or a complete set of the new model kept from before: switched to at once)."""
+        they are complete). Returns True when such a build is needed (LibraryWrites.choose_configured_model)."""
         if new != self.settings.embedder or self._embedder is None:
             self.settings = dataclasses.replace(self.settings, embedder=new)
             if not self._embedder_injected:
                 with self._embedder_lock:
                     self._embedder = make_embedder(new)  # (the same settings keep the loaded model)
-        wanted = self.embedder.model_id
-        with self.writing() as store:
-            active, _ = store.model_info()
-            if active is None or active == wanted:
-                store.models.set_target(None)  # a build of another model stops at its next slice (kept)
-                return False
-            kept = {s.model_id: s for s in store.models.sets()}
-            store.models.set_target(wanted)
-            if wanted in kept and not store.models.side_missing(wanted):
-                store.models.activate(wanted)  # its vectors are all still here: switching back is instant
-                switched = True
-            else:
-                switched = False
-        if switched:
-            self._remember_model()
-        return not switched
+        return self.writes.choose_configured_model()
 
     def choose_configured_model(self) -> bool:
         """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the
@@ -472,27 +333,7 @@ class MemoryService:
         back: a global setting changed while another library was open only shows a note here until then."""
         return self.set_embedder_settings(self.settings.embedder)
 
-    def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
-        """Embed the whole library again with the configured embedder: its own vectors are dropped first (when it
-        is the model search uses, semantic search waits for them; otherwise the active set answers meanwhile)."""
-        wanted = self.embedder.model_id
-        with self.writing() as store:
-            active, _ = store.model_info()
-            if active is None or active == wanted:
-                store.reset_vectors()
-            else:
-                if wanted in {s.model_id for s in store.models.sets()}:
-                    store.models.drop(wanted)
-                store.models.set_target(wanted)
-        return self.embed_pending_summary(progress=progress, cancel=cancel)
-
-    def drop_model_vectors(self, model_id: str) -> int:
-        """Delete another model's vectors kept in this library (never the set search uses); returns how many went.
-        ``compact`` gives their space back to the disk."""
-        with self.writing() as store:
-            return store.models.drop(model_id)
-
-    def _view(self, store: Store) -> ModelView:
+    def model_view(self, store: Store) -> ModelView:
         """This library's models against the configured one: which embeds the queries, what to say about it."""
         return model_view(store, self.embedder, self._library_embedder)
 
@@ -502,18 +343,6 @@ class MemoryService:
             if model_id not in self._library_embedders:
                 self._library_embedders[model_id] = embedder_for(model_id, dim, recorded)
             return self._library_embedders[model_id]
-
-    def _remember_model(self) -> None:
-        """Record the configured embedder's settings with the library's active set when they made it, so the
-        library can embed its queries with it again under another configured model."""
-        wanted = self.embedder.model_id
-        recorded = settings_json(self.settings.embedder)
-        with self.reading() as store:
-            if store.model_info()[0] != wanted or store.models.settings_of(wanted) == recorded:
-                return
-        with self.writing() as store:
-            if store.model_info()[0] == wanted:
-                store.models.record_active(recorded)
 
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
@@ -534,7 +363,7 @@ class MemoryService:
                 filters = dataclasses.replace(filters or SearchFilters(),
                                               exclude_paths=(*(filters.exclude_paths if filters else ()), *pending))
             # queries are embedded with the model of the vectors this library has (issue 30), said in a note
-            view = self._view(store) if semantic else None
+            view = self.model_view(store) if semantic else None
             embedder = None if view is None else (view.search_embedder or self.embedder)
             out = searcher.search(store, embedder, query, backend=backend, top_k=top_k, filters=filters,
                                   spare_reader=self._spare_reader)
@@ -577,7 +406,7 @@ class MemoryService:
         def search(backend: str) -> None:
             with self.reading() as store:
                 # the model this library's queries are embedded with (issue 30: its own, where available)
-                own = self._view(store).search_embedder if backend == "hybrid" else None
+                own = self.model_view(store).search_embedder if backend == "hybrid" else None
                 searcher.search(store, (own or self.embedder) if backend == "hybrid" else None, WARM_UP_QUERY,
                                 backend=backend, spare_reader=self._spare_reader)
 
@@ -627,16 +456,6 @@ class MemoryService:
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 
     # ---------- library ----------
-    def embedding_paused(self) -> bool:
-        """Whether the person paused this library's embedding (Cancel) and has not resumed it: kept in the library
-        file, so a restart, a second window or `desktop-memory watch` does not start it behind their back."""
-        with self.reading() as store:
-            return store.get_meta(EMBEDDING_PAUSED) == "1"
-
-    def set_embedding_paused(self, paused: bool) -> None:
-        with self.writing() as store:
-            store.set_meta(EMBEDDING_PAUSED, "1" if paused else "0")
-
     def stats(self) -> Stats:
         with self.reading() as store:
             counts = store.counts()
@@ -644,7 +463,7 @@ class MemoryService:
             pending = store.pending_count()
             db_bytes = store.db_bytes()
             excluded = store.excluded()
-            view = self._view(store)
+            view = self.model_view(store)
             models = [ModelVectors(s.model_id, s.dim, s.vectors, s.bytes, s.active,
                                    pending if s.active else store.models.side_missing(s.model_id))
                       for s in store.models.sets(active_count=counts["vectors"])]
@@ -697,52 +516,6 @@ class MemoryService:
         with self._notices_lock:
             notices, self._notices = self._notices, []
         return notices
-
-    def compact(self, progress: ProgressFn | None = None,
-                cancel: threading.Event | None = None) -> tuple[int, int]:
-        """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
-        secure delete existed (or before this version) survives in free pages. Returns (bytes before, bytes after).
-
-        In the background with progress (``IndexProgress`` phase "compact", ``files_done`` / ``files_total`` in
-        per mille) and cancellable (raises :class:`Cancelled`; SQLite rolls the VACUUM back, the library is as it
-        was). The FTS index is merged first in slices, the writer free between them; the VACUUM itself holds the
-        writer (readers go on: search never waits). While the scheduler runs, it is a job of it (run in priority
-        order; the embedding's commits wait for it)."""
-        scheduler = self._scheduler
-        if scheduler is not None and scheduler.alive and not scheduler.on_worker():
-            result: tuple[int, int] = self._as_job(scheduler.compact(), progress, cancel)
-            return result
-        t0 = time.perf_counter()
-
-        def report(fraction: float, phase: str = "compact") -> None:
-            if progress is not None:
-                progress(IndexProgress(phase=phase, files_total=1000, files_done=int(fraction * 1000),
-                                       elapsed_s=time.perf_counter() - t0))
-
-        while True:  # the FTS index merged in slices (what the VACUUM would otherwise do holding the writer)
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("compaction cancelled: the library is as it was")
-            with self.writing() as store:
-                if not store.eraser.merge_step(always=True):
-                    break
-            report(0.0, "merge")
-        with self.writing() as store:
-            return store.compact(report, cancel)
-
-    def _as_job(self, job: Job, progress: ProgressFn | None, cancel: threading.Event | None) -> Any:
-        """Wait for a scheduler job, passing its progress on and a cancel to it."""
-        unsubscribe = self.scheduler.subscribe(
-            lambda ev: progress(ev.payload) if progress and ev.job is job and ev.kind == "progress" else None)
-        try:
-            while not job.finished:
-                if cancel is not None and cancel.is_set():
-                    job.cancel.set()
-                job.wait(0.1)
-        finally:
-            unsubscribe()
-        if job.dropped:
-            raise Cancelled(f"compaction did not run: {job.dropped}")
-        return job.wait()
 
     def check(self, progress: Callable[[str, int, int], None] | None = None,
               cancel: threading.Event | None = None, full: bool = False) -> list[str]:

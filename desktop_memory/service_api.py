@@ -50,7 +50,7 @@ class MemoryApi(Protocol):
     @property
     def scheduler(self) -> Scheduler: ...  # the one writer's jobs: reads, watch batches, removals, embedding
 
-    # -- indexing (what the scheduler's jobs call) --
+    # -- writes (the service submits each as a job of its scheduler and waits for it) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,
                     embed: bool = True, include_excluded: bool = False) -> IndexSummary: ...
