@@ -1,26 +1,12 @@
 """The one façade the GUI and the CLI call. No Qt here.
 
-Connection ownership (the rule every caller relies on):
+Connection ownership: see connections.py (one writer, a pool of readers, nothing else opens one).
 
-* The service owns ONE writer :class:`Store` and a bounded pool of at most ``readers`` reader Stores
-  (default 3). Nothing else in the process opens a connection to the library; no connection is opened per call,
-  per task or per thread, so a week-long GUI session holds ``1 + readers`` connections at most.
-* ``with svc.writing() as store:`` takes the process-wide write lock, then hands out the writer. Any thread may
-  use it, but only inside that block: the lock is what makes "one thread at a time" true. Its outermost
-  transactions are BEGIN IMMEDIATE, so another process's writer waits on SQLite's busy timeout, never fails.
-* ``with svc.reading() as store:`` leases one reader exclusively to the calling thread for the block and returns it
-  to the pool afterwards (WAL: readers never wait for the writer). When every reader is leased, the next caller
-  waits for one to come back. apsw connections may be used from any thread, never from two at once: the lease
-  is that guarantee. Never keep a leased Store past the ``with`` block.
-* A hybrid search holding a lease may take a second, *free* reader for the block (``ReaderPool.lease_if_idle``,
-  never waiting) and hand it to exactly one helper thread that runs the keyword lane beside the semantic lane; the
-  search waits for that thread before the lease ends. With no free reader it runs both lanes itself.
-* :meth:`close` stops the scheduler (its running job within one slice), then closes every connection.
-
-Background writes (a person's drops, watch batches, removals, embedding, compaction) go through ONE
+Every write (a person's drops, watch batches, removals, embedding, compaction) is a job of ONE
 :class:`~desktop_memory.jobs.Scheduler` per service (:attr:`MemoryService.scheduler`, started on first use): it runs
 them on one writer thread in priority order, so a saved edit or a removal never waits behind an embedding for more
-than one slice. The direct methods below are what its jobs call, and what one-shot commands (the CLI) call.
+than one slice. The write methods below submit a job and wait for it (one-shot callers: the CLI, MCP, benchmarks);
+the loops themselves are in library_writes.py, run by the jobs. Everything else here reads.
 
 The embedder is shared (thread-safe, created once under a lock, loaded lazily). Settings are immutable from the
 service's point of view: :meth:`apply_settings` swaps in a new object, a running job keeps the one it started with.
@@ -32,13 +18,13 @@ import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from .config import EmbedderSettings, Settings
+from .connections import Connections
 from .context import build_context as _pack
 from .embed import make_embedder
 from .embed.base import Embedder
@@ -69,7 +55,6 @@ from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
 from .store import Store, doc_listing
-from .store.connection import translate_error
 from .store.passages import PassageWithNeighbours, read_passage
 
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
@@ -91,71 +76,33 @@ class MemoryService:
         self.db_path = Path(db_path) if db_path else self.settings.resolved_db_path()
         self._embedder = embedder
         self._embedder_injected = embedder is not None
-        self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
         self._embedder_lock = threading.Lock()
         self._library_embedders: dict[str, Embedder | None] = {}  # this library's models, by id (see _view)
-        self._write_lock = threading.RLock()
         self.searcher = Searcher(self.settings.search)
-        self._notices: list[str] = []
-        self._notices_lock = threading.Lock()
-        # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
-        self._writer: Store | None = self._open_store()
-        self._readers = ReaderPool(self._open_store, readers)
+        self._db = Connections(self.db_path, readers, busy_timeout_ms)  # a bad path or schema fails here, clearly
         # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
         # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
-        self.read_only_note: str = self._writer.mode_note
+        self.read_only_note: str = self._db.read_only_note
         self.writes = LibraryWrites(self)  # every write; run only by the scheduler's jobs
         self._scheduler: Scheduler | None = None
         self._scheduler_lock = threading.Lock()
 
-    # ---------- plumbing ----------
-    @contextlib.contextmanager
-    def _plain_errors(self) -> Iterator[None]:
-        """SQLite's environment errors (disk full, read-only, busy, corrupt, I/O) become a StoreError that says
-        what to do, so the CLI prints one line and the GUI a message, not a traceback. Committed work is kept:
-        every write is its own transaction, rolled back whole on error."""
-        try:
-            yield
-        except apsw.Error as exc:
-            err = translate_error(exc, self.db_path)
-            if err is None:
-                raise
-            raise err from exc
+    # ---------- connections (connections.py) ----------
+    def writing(self) -> AbstractContextManager[Store]:
+        """The writer, for this block only (one writer per process; IMMEDIATE transactions)."""
+        return self._db.writing()
 
-    def _open_store(self) -> Store:
-        with self._plain_errors():
-            store = Store(self.db_path)
-        if self._busy_timeout_ms is not None:
-            store.set_busy_timeout(self._busy_timeout_ms)
-        with self._notices_lock:
-            self._notices += [n for n in store.notices if n not in self._notices]
-        return store
+    def reading(self) -> AbstractContextManager[Store]:
+        """A pooled reader, leased to the calling thread for this block."""
+        return self._db.reading()
 
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[Store]:
-        """The writer, for this block only: one writer per process (lock); its write transactions wait for other
-        processes' writers (IMMEDIATE)."""
-        with self._write_lock:
-            if self._writer is None:
-                raise StoreError("The library is closed.")
-            with self._plain_errors(), self._writer.immediate_writes() as store:
-                yield store
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Store]:
-        """A pooled reader, leased to the calling thread for this block (see the module doc)."""
-        with self._readers.lease() as store, self._plain_errors():
-            yield store
-
-    @contextlib.contextmanager
-    def _spare_reader(self) -> Iterator[Store | None]:
-        """A second pooled reader for a search's helper thread, or None when none is free (see lease_if_idle)."""
-        with self._readers.lease_if_idle() as store, self._plain_errors():
-            yield store
+    def _spare_reader(self) -> AbstractContextManager[Store | None]:
+        """A second pooled reader for a search's helper thread, or None when none is free."""
+        return self._db.spare_reader()
 
     def open_connections(self) -> int:
         """How many SQLite connections the service holds now (the writer plus readers opened so far)."""
-        return (self._writer is not None) + self._readers.open_count()
+        return self._db.open_count()
 
     @property
     def embedder(self) -> Embedder:
@@ -187,18 +134,12 @@ class MemoryService:
         """Stop the scheduler, then close every connection (idempotent). Other workers must be done first."""
         with self._scheduler_lock:
             scheduler = self._scheduler
-        writer = self._writer
-        if writer is not None:
-            writer.stop_waiting()  # a write waiting for another process's lock does not hold up the close
+        self._db.stop_waiting()  # a write waiting for another process's lock does not hold up the close
         if scheduler is not None:
             scheduler.stop()
         if self.searcher.reranker is not None:  # its HTTP connections (retrieve/rerank.py)
             self.searcher.reranker.close()
-        self._readers.close()
-        with self._write_lock:
-            writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
+        self._db.close()
 
     # ---------- writes: each a job of the scheduler ----------
     def _perform(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
@@ -513,9 +454,7 @@ class MemoryService:
     def take_notices(self) -> list[str]:
         """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:
         the CLI prints them on stderr, the window shows them in a banner."""
-        with self._notices_lock:
-            notices, self._notices = self._notices, []
-        return notices
+        return self._db.take_notices()
 
     def check(self, progress: Callable[[str, int, int], None] | None = None,
               cancel: threading.Event | None = None, full: bool = False) -> list[str]:
