@@ -2,8 +2,10 @@
 
 Why here, once: a write used to be made two ways (a job of the scheduler, or a direct call of the service from a
 one-shot command), and a removal a kill interrupted was finished only where the scheduler ran. Now the service
-submits a job for every write and the job calls these; nothing else calls them. Each loop takes the writer for
-short transactions only (``writing()``), so a saved edit or a removal commits between two slices of another job.
+submits a job for every write and the job calls these. Each loop takes the writer for short transactions only
+(``writing()``), so a saved edit or a removal commits between two slices of another job. Two one-row settings
+writes are called directly by the service: the embedding pause and the model target (``choose_configured_model``
+from ``set_embedder_settings``), so switching a model never waits behind a long read.
 """
 
 from __future__ import annotations

@@ -18,35 +18,24 @@ import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .config import EmbedderSettings, Settings
 from .connections import Connections
 from .context import build_context as _pack
-from .embed import make_embedder
 from .embed.base import Embedder
-from .embed.identity import embedder_for
 from .errors import Cancelled, EmbedderError, StoreError
-from .ingest.model_build import ModelView, model_view
+from .ingest.model_build import ModelView
 from .ingest.pipeline import ProgressFn
 from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, Job, Scheduler
 from .jobs.operations import Compact, DropModelVectors, EmbedPending, IncludeAgain, ReadPaths, Reembed, RemovePaths
+from .library_embedders import LibraryEmbedders
+from .library_reads import LibraryReads
 from .library_writes import LibraryWrites
-from .models import (
-    ContextReport,
-    DocumentInfo,
-    IndexSummary,
-    LibraryListing,
-    LibraryQuery,
-    ModelVectors,
-    SearchFilters,
-    SearchResult,
-    Stats,
-    is_inside,
-)
+from .models import ContextReport, IndexSummary, SearchFilters, SearchResult
 from .reader_pool import ReaderPool
 from .retrieve import Searcher, SearchOutcome
 from .retrieve.dense import warm as warm_dense
@@ -54,8 +43,7 @@ from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
-from .store import Store, doc_listing
-from .store.passages import PassageWithNeighbours, read_passage
+from .store import Store
 
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
 log = logging.getLogger(__name__)
@@ -68,20 +56,18 @@ def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> 
     return list(results) if include_weak else _strong_only(results)
 
 
-class MemoryService:
+class MemoryService(LibraryReads):
+    """The façade: reads (here and LibraryReads), and a job of the scheduler for every write (see the module doc)."""
+
     def __init__(self, settings: Settings | None = None, db_path: Path | str | None = None,
                  embedder: Embedder | None = None, *, readers: int = DEFAULT_READERS,
                  busy_timeout_ms: int | None = None) -> None:
         self.settings = settings or Settings()
         self.db_path = Path(db_path) if db_path else self.settings.resolved_db_path()
-        self._embedder = embedder
-        self._embedder_injected = embedder is not None
-        self._embedder_lock = threading.Lock()
-        self._library_embedders: dict[str, Embedder | None] = {}  # this library's models, by id (see _view)
+        self._embedders = LibraryEmbedders(embedder)
         self.searcher = Searcher(self.settings.search)
         self._db = Connections(self.db_path, readers, busy_timeout_ms)  # a bad path or schema fails here, clearly
-        # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
-        # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
+        # why the database cannot be written (read-only file or media, disk full): said once by the front ends
         self.read_only_note: str = self._db.read_only_note
         self.writes = LibraryWrites(self)  # every write; run only by the scheduler's jobs
         self._scheduler: Scheduler | None = None
@@ -106,10 +92,7 @@ class MemoryService:
 
     @property
     def embedder(self) -> Embedder:
-        with self._embedder_lock:
-            if self._embedder is None:
-                self._embedder = make_embedder(self.settings.embedder)
-            return self._embedder
+        return self._embedders.configured(self.settings.embedder)
 
     def embedder_model_id(self) -> str:
         """The current embedder's model id (creating the embedder object does not load the model)."""
@@ -124,7 +107,7 @@ class MemoryService:
 
     @property
     def scheduler(self) -> Scheduler:
-        """The one scheduler of this library's background writes (created here; its thread starts on first job)."""
+        """The one scheduler of this library's writes (created here; its threads start on the first job)."""
         with self._scheduler_lock:
             if self._scheduler is None:
                 self._scheduler = Scheduler(self.writes)
@@ -150,12 +133,10 @@ class MemoryService:
                     cancel: threading.Event | None = None, force: bool = False, embed: bool = True,
                     include_excluded: bool = False) -> IndexSummary:
         """Index files/folders the person named (CLI, MCP, a benchmark), embedding them in the same run unless
-        ``embed`` is off. ``include_excluded`` (they named it again: `index PATH`, "Include again") includes a
-        path they removed earlier and name exactly again. See LibraryWrites.index_paths."""
+        ``embed`` is off; ``include_excluded``: a path they removed and name exactly again comes back."""
         op = ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
-        summary: IndexSummary = self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
-                                              progress, cancel)
-        return summary
+        return cast(IndexSummary, self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
+                                                progress, cancel))
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
         """Embed what is queued, then go on building the vectors of a model being switched to; returns how many
@@ -168,23 +149,18 @@ class MemoryService:
     def embed_pending_summary(self, progress: ProgressFn | None = None,
                               cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
-        summary: IndexSummary = self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel)
-        return summary
+        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel))
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
-        """Embed the whole library again with the configured embedder: its own vectors are dropped first (when it
-        is the model search uses, semantic search waits for them; otherwise the active set answers meanwhile)."""
-        summary: IndexSummary = self._perform(Job(EMBED, source=AUTO, operation=Reembed()), progress, cancel)
-        return summary
+        """Embed the whole library again with the configured embedder (its own vectors dropped first)."""
+        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=Reembed()), progress, cancel))
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int:
-        """Remove files, or whole folders, from the index (the files on disk are never touched); returns how many
-        documents went. Final, in short slices; ``exclude``: the person's removal (what lies inside a library
-        folder becomes an exclusion). See LibraryWrites.remove_paths."""
-        removed: int = self._perform(Job(REMOVE, [str(p) for p in paths], operation=RemovePaths(exclude=exclude)),
-                                     progress, cancel)
-        return removed
+        """Remove files or folders from the index (never from disk), final; returns how many documents went.
+        ``exclude``: the person's removal (what lies inside a library folder becomes an exclusion)."""
+        job = Job(REMOVE, [str(p) for p in paths], operation=RemovePaths(exclude=exclude))
+        return cast(int, self._perform(job, progress, cancel))
 
     def finish_interrupted_removal(self, progress: ProgressFn | None = None,
                                    cancel: threading.Event | None = None) -> list[str]:
@@ -202,43 +178,18 @@ class MemoryService:
         return pending
 
     def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
-        """Include again: every exclusion at or below ``paths`` is lifted (nothing is read here; index them next).
-        Returns the exclusions lifted."""
-        lifted: list[str] = self._perform(Job(READ, [str(p) for p in paths], operation=IncludeAgain()))
-        return lifted
+        """Lift every exclusion at or below ``paths`` (nothing is read: index them next); returns those lifted."""
+        return cast(list[str], self._perform(Job(READ, [str(p) for p in paths], operation=IncludeAgain())))
 
     def compact(self, progress: ProgressFn | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
-        """"Compact and erase": rebuild the database from live data only (VACUUM), so nothing removed before
-        secure delete existed survives in free pages. Returns (bytes before, bytes after). Progress (phase
-        "compact", per mille) and cancellable (raises :class:`Cancelled`; the library is as it was). A job of the
-        scheduler: run in priority order, the embedding's commits wait for its VACUUM, search never does."""
-        sizes: tuple[int, int] = self._perform(Job(COMPACT, operation=Compact()), progress, cancel)
-        return sizes
+        """"Compact and erase" (VACUUM): returns (bytes before, bytes after); a cancel raises Cancelled and leaves
+        the library as it was. Search never waits for it; the embedding's commits do."""
+        return cast(tuple[int, int], self._perform(Job(COMPACT, operation=Compact()), progress, cancel))
 
     def drop_model_vectors(self, model_id: str) -> int:
-        """Delete another model's vectors kept in this library (never the set search uses); returns how many went.
-        ``compact`` gives their space back to the disk."""
-        dropped: int = self._perform(Job(COMPACT, operation=DropModelVectors(model_id)))
-        return dropped
-
-    def pending_removals(self) -> list[str]:
-        """Paths whose removal began and did not finish (the app quit meanwhile): the scheduler finishes them."""
-        return self.writes.pending_removals()
-
-    def erasing_unfinished(self) -> bool:
-        """Removed documents' terms still wait for the FTS merge (a quit during a removal's last phase)."""
-        return self.writes.erasing_unfinished()
-
-    def exclusions(self) -> list[str]:
-        """Paths removed from inside a library folder (store/exclusions.py): every walk and watcher leaves them out."""
-        with self.reading() as store:
-            return store.excluded()
-
-    def embedding_paused(self) -> bool:
-        """Whether the person paused this library's embedding (Cancel) and has not resumed it: kept in the library
-        file, so a restart, a second window or `desktop-memory watch` does not start it behind their back."""
-        return self.writes.embedding_paused()
+        """Delete another model's vectors kept here (never the set search uses); ``compact`` frees their space."""
+        return cast(int, self._perform(Job(COMPACT, operation=DropModelVectors(model_id))))
 
     def set_embedding_paused(self, paused: bool) -> None:
         self.writes.set_embedding_paused(paused)
@@ -260,11 +211,9 @@ class MemoryService:
         """Use another embedder for this library. Nothing is deleted (issue 30): the library keeps answering from
         the vectors it has while the new model's are built beside them (embed_pending(); the switch happens when
         they are complete). Returns True when such a build is needed (LibraryWrites.choose_configured_model)."""
-        if new != self.settings.embedder or self._embedder is None:
+        if new != self.settings.embedder or not self._embedders.made:
             self.settings = dataclasses.replace(self.settings, embedder=new)
-            if not self._embedder_injected:
-                with self._embedder_lock:
-                    self._embedder = make_embedder(new)  # (the same settings keep the loaded model)
+            self._embedders.replace(new)  # (the same settings keep the loaded model)
         return self.writes.choose_configured_model()
 
     def choose_configured_model(self) -> bool:
@@ -276,14 +225,7 @@ class MemoryService:
 
     def model_view(self, store: Store) -> ModelView:
         """This library's models against the configured one: which embeds the queries, what to say about it."""
-        return model_view(store, self.embedder, self._library_embedder)
-
-    def _library_embedder(self, model_id: str, dim: int, recorded: str | None) -> Embedder | None:
-        """The embedder of one of this library's models (made once; None when not available on this computer)."""
-        with self._embedder_lock:
-            if model_id not in self._library_embedders:
-                self._library_embedders[model_id] = embedder_for(model_id, dim, recorded)
-            return self._library_embedders[model_id]
+        return self._embedders.view(store, self.embedder)
 
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
@@ -384,8 +326,7 @@ class MemoryService:
     def context(self, query: str, budget: int | None = None, backend: str | None = None, top_k: int | None = None,
                 filters: SearchFilters | None = None, include_weak: bool = False) -> ContextReport:
         """Search and pack; weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
-        results = self.search(query, backend=backend, top_k=top_k, filters=filters)
-        return self.build_context(strong_only(results, include_weak), budget)
+        return self.context_outcome(query, budget, backend, top_k, filters, include_weak)[0]
 
     def context_outcome(self, query: str, budget: int | None = None, backend: str | None = None,
                         top_k: int | None = None,
@@ -396,100 +337,10 @@ class MemoryService:
         outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 
-    # ---------- library ----------
-    def stats(self) -> Stats:
-        with self.reading() as store:
-            counts = store.counts()
-            model_id, dim = store.model_info()
-            pending = store.pending_count()
-            db_bytes = store.db_bytes()
-            excluded = store.excluded()
-            view = self.model_view(store)
-            models = [ModelVectors(s.model_id, s.dim, s.vectors, s.bytes, s.active,
-                                   pending if s.active else store.models.side_missing(s.model_id))
-                      for s in store.models.sets(active_count=counts["vectors"])]
-            removing = store.pending_removals()
-            left = store.count_under(removing) if removing else 0
-        return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
-                     pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
-                     model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded, models=models,
-                     configured_model=view.configured, search_model=view.search_model, model_note=view.note,
-                     removing=removing if left else [], removing_documents=left)
-
-    def change_stamp(self) -> tuple[int, ...]:
-        """The store's change counters (:meth:`Store.change_stamp`): any committed change to documents or vectors,
-        by this process or another, gives a different stamp. One small read on a pooled reader."""
-        with self.reading() as store:
-            return store.change_stamp()
-
-    def documents(self) -> list[DocumentInfo]:
-        with self.reading() as store:
-            docs = store.list_documents()
-            pending = store.pending_removals()
-        return [d for d in docs if not _under_any(d.path, pending)] if pending else docs
-
-    def library_listing(self, query: LibraryQuery, pages: Mapping[str, int],
-                        eager_limit: int = 1000) -> LibraryListing:
-        """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
-        asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
-        with self.reading() as store:
-            found = doc_listing.listing(store, query, pages, eager_limit)
-            found.excluded = store.excluded()
-            return found
-
-    def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
-        """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
-        with self.reading() as store:
-            return doc_listing.page(store, query, folder_key, offset, limit)
-
-    def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
-        """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""
-        with self.reading() as store:
-            return {d.path: (d.size, d.mtime) for d in store.documents_under(folder)}
-
-    def roots(self) -> list[str]:
-        with self.reading() as store:
-            return store.roots()
-
     def take_notices(self) -> list[str]:
         """One-line notices from opening the library (e.g. a folder or file made owner-only), each given once:
         the CLI prints them on stderr, the window shows them in a banner."""
         return self._db.take_notices()
-
-    def check(self, progress: Callable[[str, int, int], None] | None = None,
-              cancel: threading.Event | None = None, full: bool = False) -> list[str]:
-        """The library's consistency problems ([] = healthy), on a pooled reader: search and writes go on while it
-        runs (it only reads). ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s
-        (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, on the
-        writer (that self-check is a write statement: other writes wait for it, as they would for SQLite's lock)."""
-        if full:
-            with self.writing() as store:
-                return _removal_problems(store) + store.check_integrity(progress, cancel, full=True)
-        with self.reading() as store:
-            return _removal_problems(store) + store.check_integrity(progress, cancel, full=False)
-
-    def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
-        """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
-        with self.reading() as store:
-            found = read_passage(store, chunk_id, neighbours)
-            if found is not None and _under_any(found.passage.source, store.pending_removals()):
-                return None  # being removed (an interrupted removal the next writer finishes): as good as gone
-            return found
-
-
-def _under_any(path: str, folders: Sequence[str]) -> bool:
-    return any(is_inside(path, f) for f in folders)
-
-
-def _removal_problems(store: Store) -> list[str]:
-    """An interrupted removal is reported by `check` until a command that writes finishes it."""
-    pending = store.pending_removals()
-    left = store.count_under(pending) if pending else 0
-    if not left:  # (its documents all gone: only its closing commit, or the erasing, is left; any writer ends it)
-        return []
-    return [f"removal in progress: {', '.join(pending)} ({left:,} document(s) still to remove); any command that "
-            "writes (e.g. `desktop-memory compact`), the window or `watch` finishes it"]
-
 
 __all__ = ["DEFAULT_READERS", "MemoryService", "ReaderPool", "StoreError", "strong_only"]
 
