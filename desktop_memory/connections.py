@@ -95,6 +95,10 @@ class Connections:
         """How many connections are open now (the writer plus readers opened so far)."""
         return (self._writer is not None) + self._readers.open_count()
 
+    def ensure_open(self) -> None:
+        if self._writer is None:
+            raise StoreError("The library is closed.")
+
     def take_notices(self) -> list[str]:
         with self._notices_lock:
             notices, self._notices = self._notices, []

@@ -94,8 +94,7 @@ class MemoryService(LibraryReads):
     def embedder(self) -> Embedder:
         return self._embedders.configured(self.settings.embedder)
 
-    def embedder_model_id(self) -> str:
-        """The current embedder's model id (creating the embedder object does not load the model)."""
+    def embedder_model_id(self) -> str:  # (making the embedder object does not load the model)
         return self.embedder.model_id
 
     def apply_settings(self, settings: Settings) -> None:
@@ -127,6 +126,7 @@ class MemoryService(LibraryReads):
     # ---------- writes: each a job of the scheduler ----------
     def _perform(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
         """Submit a write and wait for it (library_writes.py does it, on the scheduler's lane)."""
+        self._db.ensure_open()  # (a closed library says so, as every call does, rather than "did not run")
         return self.scheduler.perform(job, progress, cancel)
 
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,

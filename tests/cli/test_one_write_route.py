@@ -99,3 +99,16 @@ def test_cli_index_and_remove_run_beside_a_window_whose_scheduler_is_embedding(t
         assert window.scheduler.wait_idle(120) and window.stats().pending_vectors == 0  # the window's went on
     finally:
         window.close()
+
+
+@pytest.mark.parametrize("wrote_before", [False, True])
+def test_a_write_after_close_says_the_library_is_closed(tmp_path: Path, wrote_before: bool) -> None:
+    folder = write_folder(tmp_path / "notes", files=1)
+    svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
+    if wrote_before:  # its scheduler is stopped by the close, not merely absent
+        svc.index_paths([folder], embed=False)
+    svc.close()
+    with pytest.raises(StoreError, match="The library is closed"):
+        svc.index_paths([folder])
+    with pytest.raises(StoreError, match="The library is closed"):
+        svc.compact()
