@@ -112,3 +112,18 @@ def test_a_write_after_close_says_the_library_is_closed(tmp_path: Path, wrote_be
         svc.index_paths([folder])
     with pytest.raises(StoreError, match="The library is closed"):
         svc.compact()
+
+
+def test_a_cli_command_outside_the_finish_first_list_finishes_a_killed_removal_too(tmp_path: Path) -> None:
+    """`embedder --drop` was not one of the commands that finished a killed removal first: every write now is."""
+    config = write_settings(tmp_path / "config", embedder={"kind": "hash"})
+    keep, gone = write_folder(tmp_path / "keep", files=2), write_folder(tmp_path / "gone", files=4)
+    db = tmp_path / "lib.db"
+    _interrupted_removal(db, keep, gone)
+    out = run_cli(db, "embedder", "--drop", "no-such-model", config=config)
+    assert out.returncode == 1 and "holds no vectors of no-such-model" in out.stderr, out.stderr
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(64))
+    try:
+        assert svc.pending_removals() == [] and not svc.indexed_under(str(gone))
+    finally:
+        svc.close()
