@@ -23,7 +23,7 @@ from .embed.base import Embedder
 from .embed.identity import settings_json
 from .errors import Cancelled
 from .ingest.model_build import ModelView, build_beside
-from .ingest.pipeline import ProgressFn, embed_pending, index_paths
+from .ingest.pipeline import ProgressFn, embed_queue, index_paths
 from .ingest.walk import printable_path
 from .jobs.operations import LibraryWrites as WritesProtocol
 from .models import IndexProgress, IndexSummary
@@ -96,8 +96,8 @@ class LibraryWrites:
                 view = lib.model_view(store)
                 waiting = store.pending_count() if store.model_info()[0] is not None else 1
             if view.search_embedder is not None and waiting:  # (a model server is not contacted for nothing)
-                embed_pending(lib.reading, lib.writing, view.search_embedder, progress=progress, cancel=cancel,
-                              summary=summary)
+                embed_queue(lib.reading, lib.writing, view.search_embedder, progress=progress, cancel=cancel,
+                            summary=summary)
                 self.remember_model()
             if view.building:
                 build = IndexSummary()

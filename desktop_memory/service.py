@@ -138,17 +138,9 @@ class MemoryService(LibraryReads):
         return cast(IndexSummary, self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
                                                 progress, cancel))
 
-    def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
-        """Embed what is queued, then go on building the vectors of a model being switched to; returns how many
-        passages got vectors (raises Cancelled when ``cancel`` stopped it)."""
-        summary = self.embed_pending_summary(progress, cancel)
-        if summary.cancelled:
-            raise Cancelled("embedding cancelled")
-        return summary.chunks_embedded
-
-    def embed_pending_summary(self, progress: ProgressFn | None = None,
-                              cancel: threading.Event | None = None) -> IndexSummary:
-        """Embed what is queued; a cancel returns a summary marked cancelled (vectors committed so far stay)."""
+    def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
+        """Embed what is queued, then go on building the vectors of a model being switched to; a cancel returns a
+        summary marked cancelled (vectors committed so far stay)."""
         return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel))
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:

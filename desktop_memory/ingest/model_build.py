@@ -2,7 +2,7 @@
 
 The library's active set keeps answering every search (queries embedded with its own model) while this embeds,
 slice by slice, each live passage that the new model's side set lacks (``store/model_sets.py``). Like
-``embed_pending`` it holds the writer only to commit a slice, and a vector is stored only where the chunk
+``embed_queue`` it holds the writer only to commit a slice, and a vector is stored only where the chunk
 still holds exactly the text embedded. A cancel leaves the active set as it was and keeps the slices committed so
 far (the next build goes on from there). When nothing is missing, one transaction makes the new set the active one
 and keeps the old one beside it, so switching back is as quick.

@@ -5,7 +5,7 @@
    whichever comes first). A document is keyword-searchable the moment its batch commits.
 2. **embed**: drain the queue of chunks without vectors in batches, one transaction per batch. The queue is the
    ``embedded = 0`` flag in the database, so it survives a crash or kill: the next run embeds only what is missing.
-   :func:`embed_pending` is that one loop: the service gives it leases that take the writer only to commit each
+   :func:`embed_queue` is that one loop: the service gives it leases that take the writer only to commit each
    slice (the model computes with no lock held), so other writes (a saved edit, a removal) take turns with it.
 """
 
@@ -185,8 +185,8 @@ def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: E
                 _add_library_folder(store, root)
         rep.emit(force=True)
         if embed and embedder is not None:
-            embed_pending(held(store), held(store), embedder, reporter=rep, cancel=cancel, summary=summary,
-                          keep_late_slice=True)
+            embed_queue(held(store), held(store), embedder, reporter=rep, cancel=cancel, summary=summary,
+                        keep_late_slice=True)
     except Cancelled:
         batch.flush()  # what was read before Cancel is kept
         summary.cancelled = True
@@ -347,8 +347,8 @@ def held(store: Store) -> StoreLease:
     return lambda: contextlib.nullcontext(store)
 
 
-def embed_pending(read: StoreLease, write: StoreLease, embedder: Embedder, *,
-                  progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+def embed_queue(read: StoreLease, write: StoreLease, embedder: Embedder, *,
+                progress: ProgressFn | None = None, cancel: threading.Event | None = None,
                   summary: IndexSummary | None = None, reporter: _Reporter | None = None,
                   keep_late_slice: bool = False) -> int:
     """Embed every chunk still without a vector (the queue), committing each slice of ``EMBED_SLICE`` under

@@ -5,7 +5,7 @@ waited behind minutes of embedding, a removal waited behind it too, Cancel stopp
 restarted embedding, and a removed folder came back through a catch-up already planned. Here one writer thread
 (``desktop-memory-writer``) runs the jobs of :mod:`.queue` in priority order, and one embedding thread
 (``desktop-memory-embed``) runs the embedding, which holds the writer only to commit each slice of ``EMBED_SLICE``
-passages (ingest/pipeline.py ``embed_pending``): the model's minutes belong to no transaction, so a saved
+passages (ingest/pipeline.py ``embed_queue``): the model's minutes belong to no transaction, so a saved
 edit or a removal commits between two slices instead of waiting behind the embedding. The window,
 ``desktop-memory watch``, the CLI's one-shot commands, MCP's ``index_path`` and the benchmarks all submit to it
 (through the service, which waits for a job where its caller must), and read its state. The GUI shows that state;

@@ -83,7 +83,7 @@ def test_cli_index_and_remove_run_beside_a_window_whose_scheduler_is_embedding(t
     config = write_settings(tmp_path / "config", embedder={"kind": "hash"})
     db = tmp_path / "lib.db"
     mine = write_folder(tmp_path / "window", files=40)
-    theirs = write_folder(tmp_path / "cli", files=3)
+    theirs = write_folder(tmp_path / "cli", files=3, word="quagga")  # (no passage shared with the window's)
     window = MemoryService(Settings(), db_path=db, embedder=PacedEmbedder())
     try:
         window.scheduler.read([str(mine)]).wait(60)

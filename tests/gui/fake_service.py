@@ -121,8 +121,8 @@ class FakeService:
         s.elapsed_s = time.perf_counter() - t0
         return s
 
-    def embed_pending_summary(self, progress: ProgressCallback | None = None,
-                              cancel: threading.Event | None = None) -> IndexSummary:
+    def embed_pending(self, progress: ProgressCallback | None = None,
+                      cancel: threading.Event | None = None) -> IndexSummary:
         return IndexSummary()
 
     def pending_removals(self) -> list[str]:
@@ -298,14 +298,14 @@ class FakeWrites:
 
     def embed_pending(self, progress: ProgressCallback | None = None,
                       cancel: threading.Event | None = None) -> IndexSummary:
-        return self.fake.embed_pending_summary(progress, cancel)
+        return self.fake.embed_pending(progress, cancel)
 
     def choose_configured_model(self) -> bool:
         return self.fake.choose_configured_model()
 
     def reembed(self, progress: ProgressCallback | None = None,
                 cancel: threading.Event | None = None) -> IndexSummary:
-        return self.fake.embed_pending_summary(progress, cancel)
+        return self.fake.embed_pending(progress, cancel)
 
     def compact(self, progress: ProgressCallback | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
