@@ -54,13 +54,13 @@ class MemoryApi(Protocol):
     @property
     def servers(self) -> ModelServers: ...  # test a model server, list its models (model_servers.py; no library)
 
-    # -- indexing (what the scheduler's jobs call) --
+    # -- writes (the service submits each as a job of its scheduler and waits for it) --
     def index_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None, force: bool = False,
                     embed: bool = True, include_excluded: bool = False) -> IndexSummary: ...
 
-    def embed_pending_summary(self, progress: ProgressCallback | None = None,
-                              cancel: threading.Event | None = None) -> IndexSummary: ...
+    def embed_pending(self, progress: ProgressCallback | None = None,
+                      cancel: threading.Event | None = None) -> IndexSummary: ...
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressCallback | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int: ...

@@ -32,7 +32,7 @@ def _trial(folder: Path, db: Path, after_s: float) -> tuple[float, int]:
         out: dict[str, int] = {}
 
         def work() -> None:
-            out["embedded"] = svc.embed_pending_summary(cancel=cancel).chunks_embedded
+            out["embedded"] = svc.embed_pending(cancel=cancel).chunks_embedded
 
         t = threading.Thread(target=work)
         t.start()

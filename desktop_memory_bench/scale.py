@@ -131,7 +131,7 @@ def grow(store: Store, synth: Synthesiser, target: int, model_id: str, dim: int,
         store.write_documents(docs)
         text_s += time.perf_counter() - t0
         text_cpu += time.process_time() - c0
-        # Vectors the way embed_pending stores them: windows of pending chunks, one transaction each.
+        # Vectors the way embed_queue stores them: windows of pending chunks, one transaction each.
         t0, c0 = time.perf_counter(), time.process_time()
         offset = 0
         after = first

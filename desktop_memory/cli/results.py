@@ -73,7 +73,7 @@ def include_json(svc: MemoryService, args: argparse.Namespace) -> int:
 def embed_json(svc: MemoryService, args: argparse.Namespace) -> int:
     if svc.embedding_paused():  # as the plain command: asking for vectors ends a pause left by the app's Cancel
         svc.set_embedding_paused(False)
-    fn = svc.embed_pending_summary if args.command == "embed" else svc.reembed
+    fn = svc.embed_pending if args.command == "embed" else svc.reembed
     summary = subcommands._run_with_cancel(lambda c: fn(cancel=c))
     _print(summary.to_dict())
     if summary.cancelled:

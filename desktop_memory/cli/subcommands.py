@@ -212,7 +212,7 @@ def embed(svc: MemoryService, args: argparse.Namespace) -> int:
     if args.command == "embed":  # the configured model's vectors are built beside another model's (issue 30)
         svc.choose_configured_model()
     bar = ProgressBar(not args.quiet)
-    fn = svc.embed_pending_summary if args.command == "embed" else svc.reembed
+    fn = svc.embed_pending if args.command == "embed" else svc.reembed
     summary = _run_with_cancel(lambda c: fn(progress=bar, cancel=c))
     bar.finish()
     print(f"embedded {summary.chunks_embedded} chunks")

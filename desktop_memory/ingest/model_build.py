@@ -2,7 +2,7 @@
 
 The library's active set keeps answering every search (queries embedded with its own model) while this embeds,
 slice by slice, each live passage that the new model's side set lacks (``store/model_sets.py``). Like
-``embed_pending_shared`` it holds the writer only to commit a slice, and a vector is stored only where the chunk
+``embed_queue`` it holds the writer only to commit a slice, and a vector is stored only where the chunk
 still holds exactly the text embedded. A cancel leaves the active set as it was and keeps the slices committed so
 far (the next build goes on from there). When nothing is missing, one transaction makes the new set the active one
 and keeps the old one beside it, so switching back is as quick.
@@ -98,6 +98,7 @@ def build_beside(read: StoreLease, write: StoreLease, embedder: Embedder, settin
             return store.models.side_pending(model_id, EMBED_WINDOW, after_id=after)
 
         for ids, texts, vectors in embedded_slices(read, side_window, embedder, cancel, summary):
+            _check(cancel)  # a cancel that came while the slice was computed drops it
             with write() as store:
                 if store.models.target() != model_id:
                     raise Cancelled()  # another model was chosen meanwhile: this build is over

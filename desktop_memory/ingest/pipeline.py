@@ -5,12 +5,13 @@
    whichever comes first). A document is keyword-searchable the moment its batch commits.
 2. **embed**: drain the queue of chunks without vectors in batches, one transaction per batch. The queue is the
    ``embedded = 0`` flag in the database, so it survives a crash or kill: the next run embeds only what is missing.
-   :func:`embed_pending_shared` does the same holding the writer only to commit each slice (the model computes
-   with no lock held), so other writes (a saved edit, a removal) take turns with it instead of waiting for it.
+   :func:`embed_queue` is that one loop: the service gives it leases that take the writer only to commit each
+   slice (the model computes with no lock held), so other writes (a saved edit, a removal) take turns with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -184,7 +185,8 @@ def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: E
                 _add_library_folder(store, root)
         rep.emit(force=True)
         if embed and embedder is not None:
-            embed_pending(store, embedder, settings, reporter=rep, cancel=cancel, summary=summary)
+            embed_queue(held(store), held(store), embedder, reporter=rep, cancel=cancel, summary=summary,
+                        keep_late_slice=True)
     except Cancelled:
         batch.flush()  # what was read before Cancel is kept
         summary.cancelled = True
@@ -331,95 +333,48 @@ def reconcile_kind_changes(store: Store, roots: list[str], seen: set[str], summa
                                 for p in sorted(stale.values()))
 
 
-def embed_pending(
-    store: Store,
-    embedder: Embedder,
-    settings: Settings,
-    *,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
-    summary: IndexSummary | None = None,
-    reporter: _Reporter | None = None,
-) -> int:
-    """Embed every chunk still without a vector. Errors stop the phase (recorded), never lose committed work."""
-    with store.immediate_writes():
-        return _embed_pending(store, embedder, settings, progress=progress, cancel=cancel, summary=summary,
-                              reporter=reporter)
+StoreLease = Callable[[], AbstractContextManager[Store]]  # a pooled reader, or the writer, for one block
 
 
-def _embed_pending(store: Store, embedder: Embedder, settings: Settings, *, progress: ProgressFn | None,
-                   cancel: threading.Event | None, summary: IndexSummary | None, reporter: _Reporter | None) -> int:
+def held(store: Store) -> StoreLease:
+    """The lease of a Store the caller already holds (its writer, for one long transaction)."""
+    return lambda: contextlib.nullcontext(store)
+
+
+def embed_queue(read: StoreLease, write: StoreLease, embedder: Embedder, *,
+                progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                  summary: IndexSummary | None = None, reporter: _Reporter | None = None,
+                  keep_late_slice: bool = False) -> int:
+    """Embed every chunk still without a vector (the queue), committing each slice of ``EMBED_SLICE`` under
+    ``write()``; errors stop the phase (recorded), never lose committed work. Returns how many were stored.
+
+    The one embedding loop, under either lease: the service passes its reader pool and writer lock, so the
+    model's minutes belong to no transaction and a watch batch, a removal or a read commits between two slices;
+    an index run that holds the writer passes ``held(store)`` for both (one transaction around everything).
+    Safe because a vector is stored only where the chunk still holds exactly the text embedded (a chunk edited or
+    removed meanwhile gets none), and a slice made with a model that is no longer the index's (switched
+    meanwhile) is dropped, never stored. A cancel seen after a slice was computed drops that slice too (after
+    Cancel the vector count does not move), except with ``keep_late_slice`` (an index run's own embedding)."""
     summary = summary or IndexSummary()
     rep = reporter or _Reporter(progress)
     done = 0
     try:
         embedder.load()
-        # another model or dimension than the index holds is refused here; a model that changes its dimension
-        # later is refused by the embedder itself and by store_vectors (the shared embedder is never altered)
-        store.ensure_model(embedder.model_id, embedder.dim)
-        total = store.pending_count()
-        rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
-        started = time.perf_counter()
-        last_id = 0
-        while True:
-            _check(cancel)
-            batch = store.pending_chunks(EMBED_WINDOW, after_id=last_id)
-            if not batch:
-                break
-            last_id = batch[-1][0]
-            batch.sort(key=lambda row: (len(row[1]), row[0]))
-            for start in range(0, len(batch), EMBED_SLICE):
-                _check(cancel)
-                part = batch[start : start + EMBED_SLICE]
-                te = time.perf_counter()
-                vectors = embedder.embed_documents([text for _, text in part])
-                summary.embed_s += time.perf_counter() - te
-                ts = time.perf_counter()
-                # stored only where the chunk still has exactly the text that was embedded
-                done += store.store_vectors([cid for cid, _ in part], vectors, texts=[text for _, text in part])
-                summary.store_s += time.perf_counter() - ts
-                elapsed = time.perf_counter() - started
-                rate = done / elapsed if elapsed > 0 else 0.0
-                remaining = max(0, total - done)
-                rep.emit(chunks_embedded=done, chunks_per_s=rate, eta_s=(remaining / rate) if rate > 0 else None)
-    except EmbedderError as exc:
-        summary.embed_error = str(exc)
-    finally:
-        summary.chunks_embedded += done
-    rep.emit(force=True)
-    return done
-
-
-StoreLease = Callable[[], AbstractContextManager[Store]]  # a pooled reader, or the writer, for one block
-
-
-def embed_pending_shared(read: StoreLease, write: StoreLease, embedder: Embedder, settings: Settings, *,
-                         progress: ProgressFn | None = None, cancel: threading.Event | None = None,
-                         summary: IndexSummary | None = None) -> int:
-    """Embed every chunk still without a vector, taking the writer only to commit each slice of ``EMBED_SLICE``.
-
-    Why: the model's minutes belong to no transaction, so a watch batch, a removal or a read commits between two
-    slices without waiting for the embedding (docs/ARCHITECTURE.md). Safe because a vector is stored only where the
-    chunk still holds exactly the text embedded (a chunk edited or removed meanwhile gets none), and a slice made
-    with a model that is no longer the index's (the model was switched meanwhile) is dropped, never stored. A
-    cancel seen after a slice was computed drops that slice too: after Cancel, the vector count does not move."""
-    summary = summary or IndexSummary()
-    rep = _Reporter(progress)
-    done = 0
-    try:
-        embedder.load()
         with write() as store:
-            # another model or dimension than the index holds is refused here, as in embed_pending (the shared
-            # embedder is never altered from the core)
+            # another model or dimension than the index holds is refused here; a model that changes its dimension
+            # later is refused by the embedder itself and by store_vectors (the shared embedder is never altered)
             store.ensure_model(embedder.model_id, embedder.dim)
         with read() as store:
             total = store.pending_count()
         rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
         started = time.perf_counter()
+
         def queue_window(store: Store, after: int) -> list[tuple[int, str]]:
             return store.pending_chunks(EMBED_WINDOW, after_id=after)
 
         for ids, texts, vectors in embedded_slices(read, queue_window, embedder, cancel, summary):
+            if not keep_late_slice:
+                _check(cancel)
             ts = time.perf_counter()
             with write() as store:
                 if store.model_info()[0] != embedder.model_id:
@@ -441,10 +396,10 @@ def embed_pending_shared(read: StoreLease, write: StoreLease, embedder: Embedder
 def embedded_slices(read: StoreLease, fetch: Callable[[Store, int], list[tuple[int, str]]], embedder: Embedder,
                     cancel: threading.Event | None,
                     summary: IndexSummary) -> Iterator[tuple[list[int], list[str], np.ndarray]]:
-    """The one loop of the slice-committing embeddings (the queue, a model built beside): ``fetch`` windows of
-    (chunk id, text) after an id on a leased reader, sort each by length (similar lengths pad little), embed it in
-    slices of ``EMBED_SLICE`` and yield (ids, texts, vectors) for the caller to commit under the writer. A cancel
-    seen before or after a slice's embedding ends the loop (Cancelled) without yielding that slice."""
+    """The slices of an embedding (the queue, a model built beside): ``fetch`` windows of (chunk id, text) after
+    an id on a leased reader, sort each by length (similar lengths pad little), embed it in slices of
+    ``EMBED_SLICE`` and yield (ids, texts, vectors) for the caller to commit under the writer. A cancel seen
+    before a slice's embedding ends the loop (Cancelled); one seen after it is the caller's to honour."""
     last_id = 0
     while True:
         _check(cancel)
@@ -461,5 +416,4 @@ def embedded_slices(read: StoreLease, fetch: Callable[[Store, int], list[tuple[i
             te = time.perf_counter()
             vectors = embedder.embed_documents(texts)
             summary.embed_s += time.perf_counter() - te
-            _check(cancel)
             yield [cid for cid, _ in part], texts, vectors

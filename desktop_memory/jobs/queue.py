@@ -12,10 +12,13 @@ import itertools
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models import IndexSummary
+from ..models import IndexProgress, IndexSummary
 from ..paths import is_inside
+
+if TYPE_CHECKING:
+    from .operations import Operation
 
 REMOVE, WATCH, READ, COMPACT, EMBED = "remove", "watch", "index", "compact", "embed"
 PRIORITY = {REMOVE: 0, WATCH: 1, READ: 2, COMPACT: 3, EMBED: 9}
@@ -49,6 +52,9 @@ class Job:
     error: BaseException | None = None
     dropped: str = ""  # why it never ran (removed folder, cancel, quit)
     slices: int = 0  # times it ran (a yielding job runs again after stepping aside)
+    operation: Operation | None = None  # what it does (jobs/operations.py); the scheduler gives every job one
+    stop: threading.Event | None = None  # its submitter's own cancel (a command's Ctrl+C): stops it for good
+    on_progress: Callable[[IndexProgress], None] | None = None  # its submitter's progress display, if any
     _finished: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -59,6 +65,11 @@ class Job:
     def auto(self) -> bool:
         """Not the person's own request (the GUI's word for it)."""
         return self.source != PERSON
+
+    @property
+    def stopped(self) -> bool:
+        """Its submitter stopped it (not the person's Cancel, not stepping aside): it is not put back."""
+        return self.stop is not None and self.stop.is_set()
 
     @property
     def finished(self) -> bool:
@@ -90,6 +101,8 @@ class JobQueue:
     def add(self, job: Job) -> Job:
         """Queue ``job``; returns the job that will do it (a queued read or embedding it merged into)."""
         for queued in self.jobs:
+            if queued.operation != job.operation:
+                continue  # (a re-embedding is not an embedding; a one-shot read embeds, a drop's does not)
             if job.kind == READ == queued.kind and queued.force == job.force and queued.source == job.source:
                 queued.paths += [p for p in job.paths if p not in queued.paths]
                 return queued

@@ -5,10 +5,12 @@ waited behind minutes of embedding, a removal waited behind it too, Cancel stopp
 restarted embedding, and a removed folder came back through a catch-up already planned. Here one writer thread
 (``desktop-memory-writer``) runs the jobs of :mod:`.queue` in priority order, and one embedding thread
 (``desktop-memory-embed``) runs the embedding, which holds the writer only to commit each slice of ``EMBED_SLICE``
-passages (ingest/pipeline.py ``embed_pending_shared``): the model's minutes belong to no transaction, so a saved
+passages (ingest/pipeline.py ``embed_queue``): the model's minutes belong to no transaction, so a saved
 edit or a removal commits between two slices instead of waiting behind the embedding. The window,
-``desktop-memory watch`` and the benchmarks all submit to it, and read its state. The GUI shows that state; it does
-not own it.
+``desktop-memory watch``, the CLI's one-shot commands, MCP's ``index_path`` and the benchmarks all submit to it
+(through the service, which waits for a job where its caller must), and read its state. The GUI shows that state;
+it does not own it. Each job carries its operation (:mod:`.operations`): the scheduler decides when a job runs,
+never what it does, and knows the library only through the :class:`~.operations.LibraryWrites` protocol.
 
 Rules kept here and nowhere else:
 * **Step aside, then resume.** A running read polls a flag between files; when a job of a higher priority waits
@@ -32,7 +34,6 @@ Events reach listeners on the worker thread (the GUI re-posts them to its UI thr
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
@@ -40,9 +41,11 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import Cancelled
 from ..models import IndexProgress
 from ..paths import is_inside
 from .events import BurstEnded, Done, Dropped, Failed, JobEvent, Paused, Progress, Queued, Removing, Started, Yielded
+from .operations import Compact, EmbedPending, ProgressFn, ReadPaths, RemovePaths, RunWatchBatch
 from .queue import (
     AUTO,
     COMPACT,
@@ -59,10 +62,10 @@ from .queue import (
     JobQueue,
     WatchWork,
 )
-from .summary import Burst, add_reads
+from .summary import Burst
 
 if TYPE_CHECKING:
-    from ..service_api import MemoryApi
+    from .operations import LibraryWrites
 
 log = logging.getLogger(__name__)
 MIN_SLICE_S = 0.2  # a resumed job works at least this long before stepping aside again (no starvation)
@@ -80,7 +83,7 @@ class _StepAside(threading.Event):
         self.stepped_aside = False
 
     def is_set(self) -> bool:
-        if self._job.cancel.is_set() or self._sched.stopping:
+        if self._job.cancel.is_set() or self._sched.stopping or self._job.stopped:
             return True
         if time.monotonic() < self._until:
             return False
@@ -94,11 +97,11 @@ class _StepAside(threading.Event):
 
 
 class Scheduler:
-    """Runs the service's writes in priority order: one writer lane, one embedding lane (threads started on first
+    """Runs the library's writes in priority order: one writer lane, one embedding lane (threads started on first
     use); see the module doc."""
 
-    def __init__(self, service: MemoryApi, *, auto_embed: bool = True) -> None:
-        self._svc = service
+    def __init__(self, writes: LibraryWrites, *, auto_embed: bool = True) -> None:
+        self._writes = writes
         self.auto_embed = auto_embed
         self._queue = JobQueue()
         self._cond = threading.Condition()
@@ -119,7 +122,7 @@ class Scheduler:
     # ---------- the person's pause, kept in the library ----------
     def _paused_earlier(self) -> bool:
         try:
-            return self._svc.embedding_paused()
+            return self._writes.embedding_paused()
         except Exception:  # a library that cannot be read yet: the first job will say why
             log.warning("could not read whether embedding was paused", exc_info=True)
             return False
@@ -135,7 +138,7 @@ class Scheduler:
         def remember() -> None:
             with self._remember_lock:
                 try:
-                    self._svc.set_embedding_paused(self.paused)
+                    self._writes.set_embedding_paused(self.paused)
                 except Exception:  # closed meanwhile, or read-only: the pause still holds for this session
                     log.warning("could not remember the embedding pause", exc_info=True)
 
@@ -144,13 +147,13 @@ class Scheduler:
     def _finish_interrupted_removals(self) -> None:
         """A removal the app quit in the middle of is finished first thing (removal is final, issue 20)."""
         try:
-            pending = self._svc.pending_removals()
-            erasing = self._svc.erasing_unfinished()
+            pending = self._writes.pending_removals()
+            erasing = self._writes.erasing_unfinished()
         except Exception:  # a library that cannot be read yet: the first job will say why
             log.warning("could not read the pending removals", exc_info=True)
             return
         if pending or erasing:  # (no paths: only the erasing of what was removed is left)
-            self.resumed_removal = self._submit(Job(REMOVE, list(pending), source=AUTO))
+            self.resumed_removal = self._submit(Job(REMOVE, list(pending), source=AUTO, operation=RemovePaths()))
 
     def finish_stalled_removal(self) -> Job | None:
         """A removal another process began while this one runs, and was killed in (`remove` beside the window or
@@ -158,8 +161,8 @@ class Scheduler:
         few seconds; a stalled one is finished here, as a start would (before: only the next start did, and its
         text stayed in the file meanwhile). A removal still making progress is left to the process doing it."""
         try:
-            pending = self._svc.pending_removals()
-            seen = (tuple(pending), self._svc.stats().removing_documents) if pending else None
+            pending = self._writes.pending_removals()
+            seen = (tuple(pending), self._writes.removing_documents()) if pending else None
         except Exception:  # a library that cannot be read just now: the next look tries again
             log.warning("could not read the pending removals", exc_info=True)
             return None
@@ -171,7 +174,7 @@ class Scheduler:
         if ours:  # this process is removing already (queued behind a slice, or running)
             return None
         self._removal_seen = None
-        return self._submit(Job(REMOVE, list(pending), source=AUTO))
+        return self._submit(Job(REMOVE, list(pending), source=AUTO, operation=RemovePaths()))
 
     # ---------- listening ----------
     def subscribe(self, fn: Callable[[JobEvent], None]) -> Callable[[], None]:
@@ -202,10 +205,12 @@ class Scheduler:
         changed, and the pause stays until the person resumes."""
         if source == PERSON and resume:
             self._set_paused(False)
-        return self._submit(Job(READ, list(paths), force=force, source=source))
+        # named by the person: a path they removed and name exactly again is included again
+        return self._submit(Job(READ, list(paths), force=force, source=source,
+                                operation=ReadPaths(include_excluded=source == PERSON)))
 
     def watch_batch(self, work: WatchWork, label: str = "") -> Job:
-        return self._submit(Job(WATCH, source=WATCHED, work=work, label=label))
+        return self._submit(Job(WATCH, source=WATCHED, work=work, label=label, operation=RunWatchBatch(work)))
 
     def embed(self, source: str = PERSON) -> Job | None:
         """Embed every passage still without a vector. Only the person's request ends a pause."""
@@ -214,10 +219,10 @@ class Scheduler:
             self._emit(Paused(False))
         elif self.paused or not self.auto_embed:
             return None
-        return self._submit(Job(EMBED, source=source))
+        return self._submit(Job(EMBED, source=source, operation=EmbedPending()))
 
     def compact(self) -> Job:
-        return self._submit(Job(COMPACT))
+        return self._submit(Job(COMPACT, operation=Compact()))
 
     def remove(self, paths: list[str]) -> Job:
         """Remove files or folders from the index, final: queued reads of them are dropped, a running read of them
@@ -228,11 +233,39 @@ class Scheduler:
             if running is not None and running.kind == READ and running.touches(paths):
                 running.paths = [p for p in running.paths if not any(is_inside(p, f) for f in paths)]
                 running.cancel.set()  # stops within one file; the rest of its paths are read after the removal
-        removal = self._submit(Job(REMOVE, list(paths)))  # queued first: whatever the watchers do next waits for it
+        # the person's removal (final), queued first: whatever the watchers do next waits for it
+        removal = self._submit(Job(REMOVE, list(paths), operation=RemovePaths(exclude=True)))
         for job in dropped:
             self._drop(job, "its folder was removed")
         self._emit(Removing(tuple(paths)))
         return removal
+
+    def submit(self, job: Job) -> Job:
+        """Queue a job built by a front end (its operation says what it does); returns the job that will do it (a
+        queued one it merged into). Unlike :meth:`read` and :meth:`embed`, a pause is left as it is."""
+        return self._submit(job)
+
+    def wait_for(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
+        """Wait for ``job`` and return its result (its error is raised): ``progress`` gets its progress from now
+        on, and ``cancel`` (the waiter's Ctrl+C) stops it for good. A job that never ran raises Cancelled."""
+        if progress is not None:
+            job.on_progress = progress
+        if cancel is not None:
+            job.stop = cancel
+        while not job.finished:
+            job.wait(0.1)  # (a timeout: the waiter's signal handlers run meanwhile)
+        if job.dropped:
+            raise Cancelled(f"{describe(job)} did not run: {job.dropped}")
+        return job.wait()
+
+    def perform(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
+        """Submit ``job`` and wait for it (a one-shot command, MCP, a benchmark). Asked from a job already running
+        on a lane (a watch batch's reads), it runs right there: queued, it would wait for the job that waits for it."""
+        if self.on_worker():
+            assert job.operation is not None
+            job.stop = cancel
+            return job.operation.run(self._writes, job, cancel, progress or _no_progress, Burst())
+        return self.wait_for(self.submit(job), progress, cancel)
 
     def cancel(self) -> Job | None:
         """The person's Cancel: the running read/embedding stops within one slice, queued reads, embedding and
@@ -398,6 +431,8 @@ class Scheduler:
 
         def progress(p: IndexProgress) -> None:
             self._emit(Progress(job, p))
+            if job.on_progress is not None:
+                job.on_progress(p)
 
         try:
             summary = self._execute(job, burst, step, progress)
@@ -420,55 +455,25 @@ class Scheduler:
                 self._queue.put_back(job)
             return
         job.result = summary
-        if job.kind in (READ, WATCH) and summary is not None and (summary.chunks_added or job.kind == READ):
+        if job.operation is not None and job.operation.embed_after(summary):
             self.embed(source=AUTO if job.source == PERSON else WATCHED)
         job.finish()
         self._emit(Done(job, job.summary))
 
-    def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: Callable[[IndexProgress], None]) -> Any:
-        svc = self._svc
-        if job.kind == REMOVE:
-            done_before = job.summary.removed  # a removal that stepped aside before runs again for the rest
-
-            def removal_progress(p: IndexProgress) -> None:  # counts of the whole job, carried in the event itself:
-                # the window reads them later, on its own thread, when job.summary may already have moved on
-                progress(dataclasses.replace(p, files_done=done_before + p.files_done,
-                                             files_total=done_before + p.files_total))
-
-            job.summary.removed += svc.remove_paths(job.paths, progress=removal_progress, cancel=step,
-                                                    exclude=job.source == PERSON)  # the person's: final
-            return job.summary.removed
-        if job.kind == COMPACT:
-            return svc.compact(progress=progress, cancel=step)
-        if job.kind == WATCH:
-            assert job.work is not None
-            summary = job.work(job.cancel)
-            job.summary = summary
-            return summary
-        if job.kind == READ:
-            part = svc.index_paths(job.paths, progress=progress, cancel=step, force=job.force, embed=False,
-                                   include_excluded=job.source == PERSON)  # named by the person: included again
-            part.cancelled = part.cancelled and job.cancel.is_set()  # stepping aside is not cancelling
-            job.summary = add_reads(job.summary if job.slices > 1 else None, part)
-            burst.read = add_reads(burst.read, part)
-            return job.summary
-        if job.source == PERSON and job.slices <= 1:  # the person asked: the configured model's set is built too
-            svc.choose_configured_model()
-        part = svc.embed_pending_summary(progress=progress, cancel=step)
-        part.cancelled = part.cancelled and job.cancel.is_set()
-        job.summary.chunks_embedded += part.chunks_embedded
-        job.summary.embed_s += part.embed_s
-        job.summary.embed_error = part.embed_error or job.summary.embed_error
-        burst.embedded.chunks_embedded += part.chunks_embedded
-        burst.embedded.embed_s += part.embed_s
-        burst.embedded.embed_error = part.embed_error or burst.embedded.embed_error
-        return job.summary
+    def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: ProgressFn) -> Any:
+        if job.operation is None:
+            raise ValueError(f"a {job.kind} job without an operation")  # every job is built with one
+        return job.operation.run(self._writes, job, step, progress, burst)
 
     def _end_burst(self, cancelled: bool) -> None:
         with self._cond:
             burst, self._burst = self._burst, None
         if burst is not None:
             self._emit(BurstEnded(burst.summary(cancelled), burst.visible))
+
+
+def _no_progress(_p: IndexProgress) -> None:
+    pass
 
 
 def describe(job: Job) -> str:

@@ -11,7 +11,7 @@ from desktop_memory.config import SearchSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.ingest import detect
-from desktop_memory.ingest.pipeline import embed_pending
+from desktop_memory.ingest.pipeline import embed_queue, held
 from desktop_memory.models import HEADING_SEP, ChunkDraft, Location
 from desktop_memory.paths import is_inside
 from desktop_memory.retrieve.filters import MAX_QUERY_CHARS, clean_query
@@ -88,7 +88,7 @@ def test_indexing_never_changes_the_shared_embedder(tmp_path: Path) -> None:
     store = Store(tmp_path / "m.db")
     _write(store, "/lib/a.txt", "text", ChunkDraft("some text", Location(char_end=9)))
     embedder = DimensionChecking(16)
-    assert embed_pending(store, embedder, Settings()) == 1
+    assert embed_queue(held(store), held(store), embedder) == 1
     assert embedder.expected_dim is None
 
 

@@ -124,8 +124,8 @@ class FakeService:
         s.elapsed_s = time.perf_counter() - t0
         return s
 
-    def embed_pending_summary(self, progress: ProgressCallback | None = None,
-                              cancel: threading.Event | None = None) -> IndexSummary:
+    def embed_pending(self, progress: ProgressCallback | None = None,
+                      cancel: threading.Event | None = None) -> IndexSummary:
         return IndexSummary()
 
     def pending_removals(self) -> list[str]:
@@ -278,13 +278,65 @@ class FakeService:
     def scheduler(self) -> Scheduler:
         with self.lock:
             if self._scheduler is None:
-                self._scheduler = Scheduler(self)
+                self._scheduler = Scheduler(FakeWrites(self))
             return self._scheduler
 
     def close(self) -> None:
         if self._scheduler is not None:
             self._scheduler.stop()
         self.closed = True
+
+
+class FakeWrites:
+    """The fake's writes as the scheduler's jobs make them (jobs.operations.LibraryWrites)."""
+
+    def __init__(self, fake: FakeService) -> None:
+        self.fake = fake
+
+    def index_paths(self, paths: Iterable[str], progress: ProgressCallback | None = None,
+                    cancel: threading.Event | None = None, force: bool = False, embed: bool = True,
+                    include_excluded: bool = False) -> IndexSummary:
+        return self.fake.index_paths(paths, progress, cancel, force, embed, include_excluded)
+
+    def remove_paths(self, paths: Iterable[str], progress: ProgressCallback | None = None,
+                     cancel: threading.Event | None = None, exclude: bool = False) -> int:
+        return self.fake.remove_paths(paths, progress, cancel, exclude)
+
+    def embed_pending(self, progress: ProgressCallback | None = None,
+                      cancel: threading.Event | None = None) -> IndexSummary:
+        return self.fake.embed_pending(progress, cancel)
+
+    def choose_configured_model(self) -> bool:
+        return self.fake.choose_configured_model()
+
+    def reembed(self, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None) -> IndexSummary:
+        return self.fake.embed_pending(progress, cancel)
+
+    def compact(self, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None) -> tuple[int, int]:
+        return self.fake.compact(progress, cancel)
+
+    def include_paths(self, paths: Iterable[str]) -> list[str]:
+        return []
+
+    def drop_model_vectors(self, model_id: str) -> int:
+        return 0
+
+    def embedding_paused(self) -> bool:
+        return self.fake.embedding_paused()
+
+    def set_embedding_paused(self, paused: bool) -> None:
+        self.fake.set_embedding_paused(paused)
+
+    def pending_removals(self) -> list[str]:
+        return self.fake.pending_removals()
+
+    def erasing_unfinished(self) -> bool:
+        return self.fake.erasing_unfinished()
+
+    def removing_documents(self) -> int:
+        return self.fake.stats().removing_documents
 
 
 def _implements_api(fake: FakeService) -> MemoryApi:

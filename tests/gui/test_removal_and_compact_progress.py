@@ -4,7 +4,7 @@ and cancels when pressed again (real MemoryService, real SQLite, real widgets)."
 
 from __future__ import annotations
 
-from desktop_memory import service as service_mod
+from desktop_memory import library_writes as service_mod
 from desktop_memory.config import Settings
 from desktop_memory.store import erase
 from tests.support.paced import write_folder

@@ -74,7 +74,7 @@ def test_a_key_no_header_can_carry_leaves_search_on_keyword(served_library: tupl
             assert not any("sk-abc" in n for n in outcome.notes)
         _, outcome = svc.context_outcome("tyre pressure")
         assert outcome.results and any("cannot be used" in n for n in outcome.notes)
-        summary = svc.embed_pending_summary()
+        summary = svc.embed_pending()
         assert not summary.embed_error or "cannot be used" in summary.embed_error  # nothing queued: not contacted
     finally:
         svc.close()

@@ -101,7 +101,7 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
         assert svc.search("dependencies", backend="keyword"), "keyword search unaffected"
         with svc.writing() as writer:
             writer.conn.execute("pragma max_page_count = 1073741823")
-        assert svc.embed_pending() == len(state.pending)
+        assert svc.embed_pending().chunks_embedded == len(state.pending)
         assert audit_db(tmp_path / "f.db", ledger).pending == set()
     finally:
         svc.close()

@@ -62,7 +62,7 @@ def test_switching_to_the_server_builds_beside_and_semantic_search_works_meanwhi
         out = svc.search_outcome("rockets")  # the old vectors still answer, and a note says so
         assert out.results and "dense" in out.results[0].lanes
         assert any("semantic search uses hash-test-64" in n for n in out.notes)
-        assert svc.embed_pending() == 14
+        assert svc.embed_pending().chunks_embedded == 14
         st = svc.stats()
         assert st.vectors == 14 and st.model_id == f"openai:{MODEL}" and st.dim == 384
         hits = svc.search_outcome("rockets")

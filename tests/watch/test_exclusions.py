@@ -137,13 +137,18 @@ def test_a_removal_the_watch_finishes_at_start_is_said_with_its_size_then_its_en
     """Before: `watch` finished a removal a killed `remove` left without a word (issue 30 item 5)."""
     import threading
 
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
     from desktop_memory.watch.update import CATCH_UP
 
     root = make_tree(tmp_path / "notes", FILES)
-    svc.index_paths([root])
+    # another process (its writes run on its own scheduler, as every write does): a `remove` killed at once
+    killed = MemoryService(svc.settings, db_path=svc.db_path, embedder=HashEmbedder())
+    killed.index_paths([root])
     stopped = threading.Event()
-    stopped.set()  # a `remove` killed at once: its intent recorded, its documents still listed
-    svc.remove_paths([str(root / "sub")], cancel=stopped, exclude=True)
+    stopped.set()  # its intent recorded, its documents still listed
+    killed.remove_paths([str(root / "sub")], cancel=stopped, exclude=True)
+    killed.close()
     _watcher, rec = start_watcher()  # its scheduler finishes the removal first thing
     wait_for(lambda: any("finished the removal" in u.message for u in rec.of(CATCH_UP)), what="the end said")
     said = [u.message for u in rec.of(CATCH_UP)]

@@ -195,7 +195,7 @@ def test_what_shapes_a_vector_is_part_of_the_model_id(tmp_path: Path) -> None:
         assert svc.stats().vectors == 1
         assert svc.set_embedder_settings(EmbedderSettings(document_prefix="passage: ")) is True  # a new set
         assert svc.stats().vectors == 1 and svc.stats().model_id == DEFAULT_MODEL_ID  # kept until it is built
-        assert svc.embed_pending_summary().chunks_embedded == 1 and svc.stats().model_id == prefixed
+        assert svc.embed_pending().chunks_embedded == 1 and svc.stats().model_id == prefixed
     finally:
         svc.close()
 

@@ -142,7 +142,7 @@ def test_keyword_searchable_before_embedding(svc, notes):
     hits = outcome.results
     assert hits and hits[0].source.endswith(("todo.txt", "script.py"))
     assert any("semantic lane off" in n for n in outcome.notes)  # notes travel with the outcome
-    assert svc.embed_pending() == st.pending_vectors
+    assert svc.embed_pending().chunks_embedded == st.pending_vectors
     assert svc.stats().pending_vectors == 0
 
 

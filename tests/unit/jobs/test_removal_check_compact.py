@@ -11,7 +11,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from desktop_memory import service as service_mod
+from desktop_memory import library_writes as service_mod
 from desktop_memory.config import EmbedderSettings, Settings, WatchSettings
 from desktop_memory.errors import Cancelled
 from desktop_memory.jobs import EMBED, REMOVE, WATCH, Done, Progress

@@ -114,7 +114,7 @@ def test_keyword_answer_is_usable_while_the_embedding_runs(tmp_path):
         svc.index_paths([lib], embed=False)
         _write(tmp_path / "inbox", {"zephyr.md": NOTE})
         svc.index_paths([tmp_path / "inbox"], embed=False)
-        worker = threading.Thread(target=svc.embed_pending_summary)
+        worker = threading.Thread(target=svc.embed_pending)
         worker.start()
         try:
             assert emb.blocked.wait(30)
