@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -44,13 +43,12 @@ from .reader_pool import ReaderPool
 from .retrieve import Searcher, SearchOutcome, SearchState
 from .retrieve.dense import warm as warm_dense
 from .retrieve.filters import clean_filters, clean_query
-from .retrieve.highlight import marked_texts
+from .retrieve.highlight import marked_texts, result_marks
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
 from .store import Store
 
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
-log = logging.getLogger(__name__)
 WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
 
 
@@ -258,24 +256,12 @@ class MemoryService(LibraryReads):
             if out.results:  # whose each result is (a shared library's other machines: machines_view.py)
                 name_results([*out.results, *out.files], store.root_machines(), self._shown_machine(store))
             if marks and out.results:
-                out.marked = self._marks(store, query, backend, out.results)
+                out.marked = result_marks(store, clean_query(query), backend, [r.chunk_id for r in out.results])
         if view is not None and view.note:
             off = [n.removeprefix("semantic lane off: ") for n in out.notes if n.startswith("semantic lane off: ")]
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
-
-    @staticmethod
-    def _marks(store: Store, query: str, backend: str, results: Sequence[SearchResult]) -> dict[int, str] | None:
-        """What the keyword lane matched in each result (none for a semantic-only search); None when highlighting
-        failed: results without highlights beat no results."""
-        if backend == "dense":
-            return {}
-        try:
-            return marked_texts(store, clean_query(query), [r.chunk_id for r in results])
-        except Exception:
-            log.warning("highlighting the results failed", exc_info=True)
-            return None
 
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:

@@ -12,6 +12,7 @@ displayed chunk ids: it never slows the ranked search itself.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from ..store import Store
@@ -35,6 +36,19 @@ def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int
     expr = or_match(terms)
     return {cid: text for cid, text in store.reads.highlighted(expr, ids, MARK_START, MARK_END).items()
             if MARK_START in text}
+
+
+
+def result_marks(store: Store, query: str, backend: str, chunk_ids: Sequence[int]) -> dict[int, str] | None:
+    """What the keyword lane matched in each shown result ({} for a semantic-only search); None when highlighting
+    failed: results without highlights beat no results (the failure is logged)."""
+    if backend == "dense":
+        return {}
+    try:
+        return marked_texts(store, query, chunk_ids)
+    except Exception:
+        logging.getLogger(__name__).warning("highlighting the results failed", exc_info=True)
+        return None
 
 
 def spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
