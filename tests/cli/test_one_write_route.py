@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_memory.config import Settings
+from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import StoreError
 from desktop_memory.library_writes import LibraryWrites
@@ -69,7 +69,7 @@ def test_mcp_index_path_reads_on_the_schedulers_writer_lane(tmp_path: Path, monk
     monkeypatch.setattr(LibraryWrites, "index_paths", recorded)
     (folder / "late.md").write_text("# Late\n\nA note about quokkas written after the first read.\n",
                                     encoding="utf-8")
-    lib = Library(Settings(), db_path=db, embedder=HashEmbedder(64))
+    lib = Library(Settings(embedder=EmbedderSettings(kind="hash")), db_path=db)
     try:
         text, out = lib.call(lambda s: index_path(lib, s, str(folder)))
         assert out.indexed == 1 and out.passages_embedded >= 1, text
