@@ -1,0 +1,103 @@
+"""BM25 scored in SQL over ``chunk_terms``, for the FTS5 match expressions retrieve/ builds.
+
+retrieve/ asks every store for keyword candidates with the same expressions (an OR of quoted terms, a term
+repeated for weight, a two-word phrase for a compound: retrieve/keyword.py, compounds.py), so query handling is
+shared and only the scoring is the server's. The score is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, idf =
+ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), summed over the expression's phrases, from stored term frequencies
+and chunk lengths. A phrase (two words side by side, matched on the chunk's tsvector) counts once per chunk that
+holds it: FTS5 counts each occurrence, a difference only for compounds ("wi fi") written several times in a chunk.
+PostgreSQL's ``ts_rank`` was not used: it is not BM25 (no idf, no length normalisation of this kind).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...models import SearchFilters
+from .filters import allowed_sql
+from .schema import Conn
+from .terms import GRAMS, WORDS, totals
+
+K1, B = 1.2, 0.75
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def phrases(expr: str) -> list[str]:
+    """The quoted strings of an FTS5 expression of OR'ed quoted phrases, in order (repeats kept)."""
+    return [m.group(1).replace('""', '"') for m in _QUOTED.finditer(expr)]
+
+
+def lexemes(conn: Conn, texts: list[str]) -> list[list[str]]:
+    """Each text's tokens as the index sees them (``dm_text``), in order, repeats kept."""
+    if not texts:
+        return []
+    rows = conn.execute(
+        "select q.n, coalesce((select array_agg(x.lexeme order by x.p) from "
+        "(select t.lexeme, unnest(t.positions) as p from unnest(to_tsvector('dm_text', q.s)) t) x), '{}') "
+        "from unnest(%s::text[]) with ordinality as q(s, n) order by q.n", (texts,)).fetchall()
+    return [list(r[1]) for r in rows]
+
+
+def weighted(conn: Conn, expr: str, lane: int) -> tuple[dict[str, float], dict[str, float]]:
+    """({single token: weight}, {phrase text: weight}) of an expression; weight = how often it is repeated."""
+    single: dict[str, float] = {}
+    multi: dict[str, float] = {}
+    texts = phrases(expr)
+    if lane == GRAMS:
+        for g in texts:
+            single[g] = single.get(g, 0.0) + 1.0
+        return single, multi
+    for text, toks in zip(texts, lexemes(conn, texts)):
+        if len(toks) == 1:
+            single[toks[0]] = single.get(toks[0], 0.0) + 1.0
+        elif toks:
+            multi[text] = multi.get(text, 0.0) + 1.0
+    return single, multi
+
+
+def postings_sql(lane: int, single: dict[str, float], multi: dict[str, float]) -> tuple[str, list[object]]:
+    """A SELECT of (chunk_id, tf, w, key): each matching chunk of each of the expression's terms and phrases."""
+    parts: list[str] = []
+    params: list[object] = []
+    if single:
+        parts.append("select t.chunk_id, t.tf, s.w, s.term as key from unnest(%s::text[], %s::float8[]) s(term, w) "
+                     "join chunk_terms t on t.lane = %s and t.term = s.term")
+        params += [list(single), list(single.values()), lane]
+    if multi:
+        parts.append("select c.id as chunk_id, 1 as tf, p.w, p.phrase as key "
+                     "from unnest(%s::text[], %s::float8[]) p(phrase, w) "
+                     "join chunks c on c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
+        params += [list(multi), list(multi.values())]
+    return " union all ".join(parts), params
+
+
+def bm25_match(conn: Conn, expr: str, lane: int, limit: int,
+               filters: SearchFilters | None) -> list[tuple[int, float]]:
+    """(chunk id, BM25 score) of the best ``limit`` canonical chunks matching ``expr``, best first, ties by id."""
+    single, multi = weighted(conn, expr, lane)
+    if not single and not multi:
+        return []
+    n_rows, avg_len = totals(conn, lane)
+    if not n_rows:
+        return []
+    post, params = postings_sql(lane, single, multi)
+    length = "c.n_words" if lane == WORDS else "c.n_grams"
+    where, fparams = allowed_sql(filters)
+    join = " join documents d on d.id = c.doc_id where " + where if where else ""
+    sql = (f"with post as ({post}), df as (select key, count(*) as n from post group by key) "
+           f"select p.chunk_id, sum(p.w * greatest(ln((%s - df.n + 0.5) / (df.n + 0.5)), 1e-6) * p.tf * %s "
+           f"/ (p.tf + %s * (1 - %s + %s * {length} / %s))) as score "
+           f"from post p join df using (key) join chunks c on c.id = p.chunk_id{join} "
+           f"group by p.chunk_id order by score desc, p.chunk_id limit %s")
+    rows = conn.execute(sql, [*params, n_rows, K1 + 1, K1, B, B, max(avg_len, 1e-9), *fparams,
+                                       int(limit)]).fetchall()
+    return [(int(str(cid)), float(str(score))) for cid, score in rows]
+
+
+def match_ids_sql(conn: Conn, expr: str) -> tuple[str, list[object]] | None:
+    """A SELECT of the canonical chunk ids matching ``expr`` (words lane), or None when it has no token."""
+    single, multi = weighted(conn, expr, WORDS)
+    if not single and not multi:
+        return None
+    post, params = postings_sql(WORDS, single, multi)
+    return f"select distinct chunk_id from ({post}) m", params

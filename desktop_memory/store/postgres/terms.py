@@ -1,0 +1,85 @@
+"""The word and bigram statistics BM25 is scored from (``chunk_terms``), written with the chunks they count.
+
+Words come from PostgreSQL's own tokenizer (``to_tsvector('dm_text', text)``, schema.py): the term frequency of a
+word is the number of positions the tsvector keeps for it, a chunk's length the sum over its words. Bigrams of
+text written without spaces are cut in Python by the same rule as the SQLite store's ``chunks_cjk`` (store/cjk.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ..cjk import grams_text
+from .schema import Conn
+
+WORDS, GRAMS = 0, 1
+
+
+# meta keys of BM25's collection statistics per lane: rows (chunks with a row in the lane) and their total length,
+# kept with every write so a search never counts a million chunks
+TOTALS = (("kw0_rows", "kw0_len"), ("kw1_rows", "kw1_len"))
+
+
+def totals(conn: Conn, lane: int) -> tuple[int, float]:
+    """(rows, average length) of a lane, for BM25."""
+    rows_key, len_key = TOTALS[lane]
+    got: dict[str, str] = dict(conn.execute("select key, value from meta where key = any(%s)",
+                                            ([rows_key, len_key],)).fetchall())
+    rows, length = int(str(got.get(rows_key, 0))), int(str(got.get(len_key, 0)))
+    return rows, (length / rows if rows else 0.0)
+
+
+def _add_totals(conn: Conn, ids: Sequence[int], sign: int) -> None:
+    got = conn.execute("select count(*) filter (where n_words > 0), coalesce(sum(n_words), 0), "
+                       "count(*) filter (where n_grams > 0), coalesce(sum(n_grams), 0) from chunks "
+                       "where id = any(%s)", (list(ids),)).fetchone()
+    assert got is not None
+    for key, value in zip((k for pair in TOTALS for k in pair), got):
+        conn.execute("insert into meta(key, value) values (%s, %s) on conflict (key) do update "
+                     "set value = (meta.value::bigint + %s)::text", (key, str(sign * int(str(value))),
+                                                                     sign * int(str(value))))
+
+
+def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
+    """Index canonical chunks ``(id, text)`` already in ``chunks``: tsvector, word and bigram rows, lengths."""
+    if not rows:
+        return
+    ids = [cid for cid, _ in rows]
+    conn.execute("update chunks set tsv = to_tsvector('dm_text', text) where id = any(%s)", (ids,))
+    conn.execute(
+        "insert into chunk_terms(lane, term, chunk_id, tf) "
+        "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1) "
+        "from chunks c, unnest(c.tsv) t where c.id = any(%s)", (ids,))
+    conn.execute(
+        "update chunks c set n_words = s.n from (select chunk_id, sum(tf) as n from chunk_terms "
+        "where lane = 0 and chunk_id = any(%s) group by chunk_id) s where c.id = s.chunk_id", (ids,))
+    grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
+    grams = [(cid, counts) for cid, counts in grams if counts]
+    if grams:
+        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf) from stdin") as copy:
+            for cid, counts in grams:
+                for gram, tf in counts.items():
+                    copy.write_row((GRAMS, gram, cid, tf))
+        conn.cursor().executemany("update chunks set n_grams = %s where id = %s",
+                         [(sum(counts.values()), cid) for cid, counts in grams])
+    _add_totals(conn, ids, 1)
+
+
+def unindex_chunks(conn: Conn, ids: Sequence[int]) -> None:
+    """Drop the statistics of chunks that stop being canonical (removed, or now a copy of another)."""
+    if ids:
+        _add_totals(conn, ids, -1)
+        conn.execute("delete from chunk_terms where chunk_id = any(%s)", (list(ids),))
+        conn.execute("update chunks set tsv = null, n_words = 0, n_grams = 0 where id = any(%s)", (list(ids),))
+
+
+def recount_totals(conn: Conn) -> None:
+    """Set the lanes' totals from the chunks themselves (``compact`` repairs them; ``check`` compares)."""
+    got = conn.execute(
+        "select count(*) filter (where n_words > 0), coalesce(sum(n_words), 0), count(*) filter (where n_grams > 0), "
+        "coalesce(sum(n_grams), 0) from chunks where dup_of is null").fetchone()
+    assert got is not None
+    for key, value in zip((k for pair in TOTALS for k in pair), got):
+        conn.execute("insert into meta(key, value) values (%s, %s) on conflict (key) do update "
+                     "set value = excluded.value", (key, str(int(str(value)))))
