@@ -1,0 +1,101 @@
+"""What only a PostgreSQL library has to get right (store/postgres/): writers on several machines take turns under
+the library's advisory lock, a read-only connection refuses writes in one sentence, a wrong or unreachable server
+is one sentence that never shows the password, and the keyword lane's BM25 is FTS5's formula."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import psycopg
+import pytest
+
+from desktop_memory.errors import StoreError, StoreReadOnly
+from desktop_memory.models import ChunkDraft, Location
+from desktop_memory.retrieve.lanes import fts_lane
+from desktop_memory.store.open import open_store
+from desktop_memory.store.postgres.connection import WRITER_LOCK
+from tests.support.postgres import pg_server, pg_url  # noqa: F401
+
+
+def write(store, path, text):
+    return store.write_document(path=path, kind="text", language=None, title=None, size=1, mtime=1.0,
+                                content_hash=path, chunks=[ChunkDraft(text, Location(char_end=len(text)))],
+                                dedupe_keys=[path])
+
+
+def test_two_writers_take_turns_and_lose_nothing(pg_url):
+    first, second = open_store(pg_url), open_store(pg_url)
+    try:
+        # another machine holds the writer lock (a write transaction in progress)
+        holder = psycopg.connect(pg_url)
+        holder.execute("select pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
+        done = threading.Event()
+
+        def blocked_write():
+            write(first, "/m1/a.txt", "written by the first machine")
+            done.set()
+
+        thread = threading.Thread(target=blocked_write)
+        thread.start()
+        time.sleep(0.5)
+        assert not done.is_set()  # it waits for its turn
+        holder.rollback()
+        thread.join(10)
+        assert done.is_set()
+        writers = [threading.Thread(target=lambda s=s, m=m: [write(s, f"/{m}/{i}.txt", f"note {m} {i}")
+                                                             for i in range(15)])
+                   for s, m in ((first, "m1"), (second, "m2"))]
+        for t in writers:
+            t.start()
+        for t in writers:
+            t.join(60)
+        assert first.counts()["by_status"]["indexed"] == 31 and first.check_integrity() == []
+        holder.close()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_read_only_connection_searches_and_refuses_writes_in_one_sentence(pg_url):
+    writer = open_store(pg_url)
+    write(writer, "/lib/a.txt", "the lighthouse keeper's log")
+    writer.close()
+    reader = open_store(pg_url, readonly=True)
+    try:
+        assert [c for c, _ in fts_lane(reader, "lighthouse", 5)]
+        with pytest.raises(StoreReadOnly) as caught:
+            write(reader, "/lib/b.txt", "more")
+        assert "\n" not in str(caught.value) and "writer role" in str(caught.value)
+    finally:
+        reader.close()
+
+
+def test_a_wrong_or_unreachable_server_is_one_sentence_without_the_password(pg_url):
+    with pytest.raises(StoreError) as caught:
+        open_store("postgresql://ann:s3cret@127.0.0.1:1/nowhere?connect_timeout=2")
+    assert "s3cret" not in str(caught.value) and "ann:***@127.0.0.1:1" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(StoreError, match="not a valid PostgreSQL URL|Cannot connect"):
+        open_store("postgresql://[broken")
+
+
+def test_keyword_scores_are_fts5_bm25(pg_url):
+    store = open_store(pg_url)
+    try:
+        write(store, "/a.txt", "otter otter river")
+        write(store, "/b.txt", "a river runs through the long valley floor")
+        write(store, "/c.txt", "mountains only")
+        n, avg = 3, (3 + 8 + 2) / 3
+
+        def bm25(tf, length, df):
+            idf = max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+            return idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / avg))
+
+        got = dict(fts_lane(store, "otter river", 10))
+        ids = {store.reads.chunk_rows([c])[c].path: c for c in got}
+        assert got[ids["/a.txt"]] == pytest.approx(bm25(2, 3, 1) + bm25(1, 3, 2))
+        assert got[ids["/b.txt"]] == pytest.approx(bm25(1, 8, 2))
+    finally:
+        store.close()
