@@ -26,6 +26,14 @@ def pg_server() -> Iterator[Any]:
 
     folder = tempfile.mkdtemp(prefix="dm-pgserver-")
     server = pgserver.get_server(folder, cleanup_mode="stop")
+    # a throw-away server: no fsync, so creating a database per test and the shutdown checkpoint stay quick on a
+    # loaded machine (the stores' transactions behave the same; only durability after a power cut differs)
+    import psycopg
+
+    with psycopg.connect(_base_url(server), autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"alter system set {setting} = off")
+        conn.execute("select pg_reload_conf()")
     try:
         yield server
     finally:

@@ -38,25 +38,32 @@ def lexemes(conn: Conn, texts: list[str]) -> list[list[str]]:
     return [list(r[1]) for r in rows]
 
 
-def weighted(conn: Conn, expr: str, lane: int) -> tuple[dict[str, float], dict[str, float]]:
-    """({single token: weight}, {phrase text: weight}) of an expression; weight = how often it is repeated."""
+Weighted = tuple[dict[str, float], dict[str, float], dict[str, str]]
+
+
+def weighted(conn: Conn, expr: str, lane: int) -> Weighted:
+    """({single token: weight}, {phrase text: weight}, {phrase text: its first token}) of an expression; weight =
+    how often it is repeated. A phrase is looked up through its first token's rows, then matched on positions."""
     single: dict[str, float] = {}
     multi: dict[str, float] = {}
+    anchors: dict[str, str] = {}
     texts = phrases(expr)
     if lane == GRAMS:
         for g in texts:
             single[g] = single.get(g, 0.0) + 1.0
-        return single, multi
+        return single, multi, anchors
     for text, toks in zip(texts, lexemes(conn, texts)):
         if len(toks) == 1:
             single[toks[0]] = single.get(toks[0], 0.0) + 1.0
         elif toks:
             multi[text] = multi.get(text, 0.0) + 1.0
-    return single, multi
+            anchors[text] = toks[0]
+    return single, multi, anchors
 
 
-def postings_sql(lane: int, single: dict[str, float], multi: dict[str, float]) -> tuple[str, list[object]]:
+def postings_sql(lane: int, terms: Weighted) -> tuple[str, list[object]]:
     """A SELECT of (chunk_id, tf, w, key): each matching chunk of each of the expression's terms and phrases."""
+    single, multi, anchors = terms
     parts: list[str] = []
     params: list[object] = []
     if single:
@@ -65,22 +72,23 @@ def postings_sql(lane: int, single: dict[str, float], multi: dict[str, float]) -
         params += [list(single), list(single.values()), lane]
     if multi:
         parts.append("select c.id as chunk_id, 1 as tf, p.w, p.phrase as key "
-                     "from unnest(%s::text[], %s::float8[]) p(phrase, w) "
-                     "join chunks c on c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
-        params += [list(multi), list(multi.values())]
+                     "from unnest(%s::text[], %s::float8[], %s::text[]) p(phrase, w, anchor) "
+                     "join chunk_terms a on a.lane = 0 and a.term = p.anchor join chunks c on c.id = a.chunk_id "
+                     "where c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
+        params += [list(multi), list(multi.values()), [anchors[t] for t in multi]]
     return " union all ".join(parts), params
 
 
 def bm25_match(conn: Conn, expr: str, lane: int, limit: int,
                filters: SearchFilters | None) -> list[tuple[int, float]]:
     """(chunk id, BM25 score) of the best ``limit`` canonical chunks matching ``expr``, best first, ties by id."""
-    single, multi = weighted(conn, expr, lane)
-    if not single and not multi:
+    terms = weighted(conn, expr, lane)
+    if not terms[0] and not terms[1]:
         return []
     n_rows, avg_len = totals(conn, lane)
     if not n_rows:
         return []
-    post, params = postings_sql(lane, single, multi)
+    post, params = postings_sql(lane, terms)
     length = "c.n_words" if lane == WORDS else "c.n_grams"
     where, fparams = allowed_sql(filters)
     join = " join documents d on d.id = c.doc_id where " + where if where else ""
@@ -96,8 +104,8 @@ def bm25_match(conn: Conn, expr: str, lane: int, limit: int,
 
 def match_ids_sql(conn: Conn, expr: str) -> tuple[str, list[object]] | None:
     """A SELECT of the canonical chunk ids matching ``expr`` (words lane), or None when it has no token."""
-    single, multi = weighted(conn, expr, WORDS)
-    if not single and not multi:
+    terms = weighted(conn, expr, WORDS)
+    if not terms[0] and not terms[1]:
         return None
-    post, params = postings_sql(WORDS, single, multi)
+    post, params = postings_sql(WORDS, terms)
     return f"select distinct chunk_id from ({post}) m", params

@@ -50,13 +50,12 @@ MIGRATIONS: list[str] = [
         text_hash bytea,
         n_words integer NOT NULL DEFAULT 0,  -- tokens of a canonical chunk (BM25's document length)
         n_grams integer NOT NULL DEFAULT 0,  -- bigrams of its no-space text (store/cjk.py)
-        tsv tsvector                         -- canonical chunks: phrases, highlights
+        tsv tsvector                         -- canonical chunks: positions for phrases (keyword.py)
     );
     CREATE INDEX chunks_doc ON chunks(doc_id, ord);
     CREATE INDEX chunks_dedupe ON chunks(dedupe_key) WHERE dup_of IS NULL;
     CREATE INDEX chunks_dup_of ON chunks(dup_of) WHERE dup_of IS NOT NULL;
     CREATE INDEX chunks_pending ON chunks(id) WHERE NOT embedded AND dup_of IS NULL;
-    CREATE INDEX chunks_tsv ON chunks USING gin(tsv);
     -- the term statistics BM25 is scored from: lane 0 = words (dm_text), 1 = bigrams of no-space scripts
     CREATE TABLE chunk_terms (
         lane smallint NOT NULL, term text NOT NULL,

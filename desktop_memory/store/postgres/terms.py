@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from ..cjk import grams_text
 from .schema import Conn
 
 WORDS, GRAMS = 0, 1
+_NAMES = ("id", "doc_id", "ord", "text", "heading_path", "page", "line_start", "line_end", "char_start", "char_end",
+          "dedupe_key", "dup_of", "text_hash")
 
 
 # meta keys of BM25's collection statistics per lane: rows (chunks with a row in the lane) and their total length,
@@ -41,8 +44,53 @@ def _add_totals(conn: Conn, ids: Sequence[int], sign: int) -> None:
                                                                      sign * int(str(value))))
 
 
+CHUNK_COLUMNS = ("id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, char_end, dedupe_key, "
+                 "dup_of, text_hash")
+_STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigint, ord integer, text text, "
+          "heading_path text, page integer, line_start integer, line_end integer, char_start integer, "
+          "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea) on commit drop")
+
+
+def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
+    """New chunk rows (``CHUNK_COLUMNS``, inside the caller's transaction) COPYed into a staging table, then moved
+    into ``chunks`` in one INSERT that computes each canonical chunk's tsvector and length on the way (no second
+    write of the row), then their word rows, bigram rows and the totals."""
+    if not rows:
+        return
+    conn.execute(_STAGE)
+    with conn.cursor() as cur, cur.copy(f"copy dm_chunks_in({CHUNK_COLUMNS}) from stdin") as copy:
+        for row in rows:
+            copy.write_row(row)
+    conn.execute(
+        f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select {', '.join('s.' + c for c in _NAMES)}, t.v, "
+        "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
+        "from dm_chunks_in s cross join lateral (select case when s.dup_of is null "
+        "then to_tsvector('dm_text', s.text) end as v) t")
+    conn.execute(
+        "insert into chunk_terms(lane, term, chunk_id, tf) select 0, x.lexeme, c.id, "
+        "coalesce(array_length(x.positions, 1), 1) from dm_chunks_in s join chunks c on c.id = s.id "
+        "cross join unnest(c.tsv) x where s.dup_of is null")
+    conn.execute("truncate dm_chunks_in")
+    canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
+    _add_grams(conn, canonical)
+    _add_totals(conn, [cid for cid, _ in canonical], 1)
+
+
+def _add_grams(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
+    grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
+    grams = [(cid, counts) for cid, counts in grams if counts]
+    if grams:
+        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf) from stdin") as copy:
+            for cid, counts in grams:
+                for gram, tf in counts.items():
+                    copy.write_row((GRAMS, gram, cid, tf))
+        conn.execute("update chunks c set n_grams = u.n from unnest(%s::bigint[], %s::int[]) u(id, n) "
+                     "where c.id = u.id", ([cid for cid, _ in grams], [sum(c.values()) for _, c in grams]))
+
+
 def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
-    """Index canonical chunks ``(id, text)`` already in ``chunks``: tsvector, word and bigram rows, lengths."""
+    """Index canonical chunks ``(id, text)`` already in ``chunks`` (a copy that became the passage's holder):
+    tsvector, word and bigram rows, lengths."""
     if not rows:
         return
     ids = [cid for cid, _ in rows]
@@ -54,15 +102,7 @@ def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     conn.execute(
         "update chunks c set n_words = s.n from (select chunk_id, sum(tf) as n from chunk_terms "
         "where lane = 0 and chunk_id = any(%s) group by chunk_id) s where c.id = s.chunk_id", (ids,))
-    grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
-    grams = [(cid, counts) for cid, counts in grams if counts]
-    if grams:
-        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf) from stdin") as copy:
-            for cid, counts in grams:
-                for gram, tf in counts.items():
-                    copy.write_row((GRAMS, gram, cid, tf))
-        conn.cursor().executemany("update chunks set n_grams = %s where id = %s",
-                         [(sum(counts.values()), cid) for cid, counts in grams])
+    _add_grams(conn, rows)
     _add_totals(conn, ids, 1)
 
 

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ...models import HEADING_SEP, STATUS_INDEXED, chunk_text_hash
 from ..doc_writes import DocumentWrite
 from ..records import WriteResult
 from .meta import PgMeta
 from .schema import Conn
-from .terms import index_chunks, unindex_chunks
+from .terms import copy_chunks, index_chunks, unindex_chunks
 from .vectors import PgVectors
-
-_COLUMNS = ("id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, char_end, dedupe_key, "
-            "dup_of, text_hash")
 
 
 class PgWrites:
@@ -33,9 +31,60 @@ class PgWrites:
         self.vectors = vectors
 
     def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
-        results = [self._write_one(doc) for doc in docs]
+        """Each document as if written alone, in order."""
+        paths = [d.path for d in docs]
+        known = self.conn.execute("select 1 from documents where path = any(%s) limit 1", (paths,)).fetchone()
+        if known is None and len(set(paths)) == len(paths):
+            results = self._write_new(docs)  # the common case (a first index, a copy): a few statements in all
+        else:
+            results = [self._write_one(doc) for doc in docs]
         if docs:
             self.meta.bump("content_version")
+        return results
+
+    def _write_new(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
+        """Documents none of which is in the library yet, in one statement per step: their rows, the holders of
+        their passages' dedupe keys, chunk ids, one COPY of every chunk, their counts. The same result as writing
+        them one by one in order (a passage a document earlier in the batch holds is a copy in a later one)."""
+        now = time.time()
+        ids_of = {str(p): int(str(i)) for i, p in self.conn.execute(
+            "insert into documents(path, kind, language, title, size, mtime, content_hash, status, error, indexed_at) "
+            "select * from unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::float8[], "
+            "%s::text[], %s::text[], %s::text[], %s::float8[]) returning id, path",
+            ([d.path for d in docs], [d.kind for d in docs], [d.language for d in docs], [d.title for d in docs],
+             [d.size for d in docs], [d.mtime for d in docs], [d.content_hash for d in docs],
+             [STATUS_INDEXED] * len(docs), [d.warning for d in docs], [now] * len(docs)))}
+        keys = sorted({k for d in docs for k in d.dedupe_keys if k})
+        held: dict[str, int] = {}
+        if keys:
+            held = {str(k): int(str(c)) for k, c in self.conn.execute(
+                "select distinct on (c.dedupe_key) c.dedupe_key, c.id from chunks c "
+                "join documents d on d.id = c.doc_id where c.dup_of is null and c.dedupe_key = any(%s) "
+                "order by c.dedupe_key, d.path, c.id", (keys,))}
+        total = sum(len(d.chunks) for d in docs)
+        ids = iter([int(str(r[0])) for r in self.conn.execute(
+            "select nextval('chunks_id_seq') from generate_series(1, %s)", (total,))] if total else [])
+        results: list[WriteResult] = []
+        rows: list[tuple[Any, ...]] = []
+        for doc in docs:
+            doc_id, dups, mine = ids_of[doc.path], 0, dict[str, int]()
+            for (ord_, chunk), key in zip(enumerate(doc.chunks), doc.dedupe_keys):
+                cid, loc = next(ids), chunk.location
+                dup_of = held.get(key) if key else None
+                if dup_of is None and key:
+                    mine.setdefault(key, cid)
+                dups += dup_of is not None
+                rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
+                             loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of,
+                             chunk_text_hash(chunk.text)))
+            for key, cid in mine.items():  # held for the documents after this one
+                held.setdefault(key, cid)
+            results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
+        copy_chunks(self.conn, rows)
+        self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "
+                          "%s::int[], %s::int[]) u(id, n, dups) where d.id = u.id",
+                          ([r.doc_id for r in results], [r.chunks for r in results],
+                           [r.duplicates for r in results]))
         return results
 
     def _write_one(self, doc: DocumentWrite) -> WriteResult:
@@ -81,20 +130,17 @@ class PgWrites:
         ids = [int(str(r[0])) for r in self.conn.execute(
             "select nextval('chunks_id_seq') from generate_series(1, %s)", (n,))]
         canonical: list[tuple[int, str, bytes]] = []
-        dups = 0
-        with self.conn.cursor() as cur, cur.copy(f"copy chunks({_COLUMNS}) from stdin") as copy:
-            for cid, (ord_, chunk), key in zip(ids, enumerate(doc.chunks), doc.dedupe_keys):
-                loc = chunk.location
-                digest = chunk_text_hash(chunk.text)
-                dup_of = held.get(key) if key else None
-                if dup_of is None:
-                    canonical.append((cid, chunk.text, digest))
-                else:
-                    dups += 1
-                copy.write_row((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path),
-                                loc.stored_page, loc.line_start, loc.line_end, loc.char_start, loc.char_end, key,
-                                dup_of, digest))
-        index_chunks(self.conn, [(cid, text) for cid, text, _ in canonical])
+        rows: list[tuple[Any, ...]] = []
+        for cid, (ord_, chunk), key in zip(ids, enumerate(doc.chunks), doc.dedupe_keys):
+            loc = chunk.location
+            digest = chunk_text_hash(chunk.text)
+            dup_of = held.get(key) if key else None
+            if dup_of is None:
+                canonical.append((cid, chunk.text, digest))
+            rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
+                         loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest))
+        copy_chunks(self.conn, rows)
+        dups = len(rows) - len(canonical)
         return dups, canonical
 
     def _delete_chunks(self, doc_ids: Sequence[int]) -> int:

@@ -25,7 +25,7 @@ def write(store, path, text):
                                 dedupe_keys=[path])
 
 
-def test_two_writers_take_turns_and_lose_nothing(pg_url):
+def test_two_writers_take_turns_and_lose_nothing(pg_url):  # noqa: F811
     first, second = open_store(pg_url), open_store(pg_url)
     try:
         # another machine holds the writer lock (a write transaction in progress)
@@ -58,7 +58,7 @@ def test_two_writers_take_turns_and_lose_nothing(pg_url):
         second.close()
 
 
-def test_a_read_only_connection_searches_and_refuses_writes_in_one_sentence(pg_url):
+def test_a_read_only_connection_searches_and_refuses_writes_in_one_sentence(pg_url):  # noqa: F811
     writer = open_store(pg_url)
     write(writer, "/lib/a.txt", "the lighthouse keeper's log")
     writer.close()
@@ -72,16 +72,16 @@ def test_a_read_only_connection_searches_and_refuses_writes_in_one_sentence(pg_u
         reader.close()
 
 
-def test_a_wrong_or_unreachable_server_is_one_sentence_without_the_password(pg_url):
+def test_a_wrong_or_unreachable_server_is_one_sentence_without_the_password(pg_url):  # noqa: F811
     with pytest.raises(StoreError) as caught:
         open_store("postgresql://ann:s3cret@127.0.0.1:1/nowhere?connect_timeout=2")
     assert "s3cret" not in str(caught.value) and "ann:***@127.0.0.1:1" in str(caught.value)
     assert "\n" not in str(caught.value)
-    with pytest.raises(StoreError, match="not a valid PostgreSQL URL|Cannot connect"):
+    with pytest.raises(StoreError, match=r"not a valid PostgreSQL URL|Cannot connect"):
         open_store("postgresql://[broken")
 
 
-def test_keyword_scores_are_fts5_bm25(pg_url):
+def test_keyword_scores_are_fts5_bm25(pg_url):  # noqa: F811
     store = open_store(pg_url)
     try:
         write(store, "/a.txt", "otter otter river")
