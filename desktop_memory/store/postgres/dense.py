@@ -1,9 +1,10 @@
 """The semantic lane on pgvector: cosine distance (``<=>``) on the active model's table, score = 1 - distance
 (the cosine of two unit vectors, the same raw score as the SQLite lane's exact re-scoring: retrieve/dense.py).
 
-A library of fewer than ``EXACT_BELOW`` vectors, or a filtered search, is searched exactly (a scan: at that size
-it takes milliseconds, and a filter after an approximate search could leave fewer than ``limit`` results);
-otherwise the HNSW index answers with ``hnsw.ef_search`` = max(EF_SEARCH, limit) candidates examined
+A library of fewer than ``EXACT_BELOW`` vectors (it has no HNSW index yet: vectors.py ``INDEX_FROM``), or a
+filtered search, is searched exactly (a scan: at that size it takes milliseconds, and a filter after an
+approximate search could leave fewer than ``limit`` results); otherwise the HNSW index answers with
+``hnsw.ef_search`` = max(EF_SEARCH, limit) candidates examined
 (docs/BENCHMARKS.md, "PostgreSQL": recall@10 against exact at that setting).
 """
 
@@ -14,9 +15,9 @@ import numpy as np
 from ...models import SearchFilters
 from .filters import allowed_ids_sql
 from .schema import Conn
-from .vectors import PgVectors, vector_text
+from .vectors import INDEX_FROM, PgVectors, vector_text
 
-EXACT_BELOW = 20_000
+EXACT_BELOW = INDEX_FROM
 EF_SEARCH = 200
 
 

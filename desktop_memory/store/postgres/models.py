@@ -113,6 +113,7 @@ class PgModelSets:
             if row is None:
                 raise StoreError(f"This library holds no vectors of {model_id}.")
             table = f"vectors_{int(str(row[1]))}"
+            self.vectors.ensure_index(table)
             self.meta.set("model_id", model_id)
             self.meta.set("dim", str(int(str(row[0]))))
             self.conn.execute(f"update chunks c set embedded = exists (select 1 from {table} v where v.id = c.id) "

@@ -19,6 +19,8 @@ from ..vectors import bit_codes
 from .meta import PgMeta
 from .schema import Conn
 
+INDEX_FROM = 20_000  # vectors in a table before it gets its HNSW index (dense.py searches smaller ones exactly)
+
 
 def vector_text(row: np.ndarray) -> str:
     """pgvector's text form of one vector."""
@@ -71,8 +73,17 @@ class PgVectors:
         name = f"vectors_{slot}"
         self.conn.execute(f"create table {name} (id bigint primary key references chunks(id) on delete cascade, "
                           f"embedding vector({int(dim)}) not null, text_hash bytea)")
-        self.conn.execute(f"create index {name}_hnsw on {name} using hnsw (embedding vector_cosine_ops)")
         return name
+
+    def ensure_index(self, table: str) -> None:
+        """The HNSW index (cosine) of a vector table, built once the table reaches ``INDEX_FROM`` vectors: below
+        that the dense lane scans exactly (dense.py), and building the graph in one go afterwards is far cheaper
+        than inserting into it vector by vector while a library is first embedded."""
+        if self.conn.execute("select 1 from pg_indexes where tablename = %s and indexname = %s",
+                             (table, f"{table}_hnsw")).fetchone():
+            return
+        if self.conn.execute(f"select count(*) >= %s from {table}", (INDEX_FROM,)).fetchone() == (True,):
+            self.conn.execute(f"create index {table}_hnsw on {table} using hnsw (embedding vector_cosine_ops)")
 
     def ensure_model(self, model_id: str, dim: int) -> None:
         """Record the model on first use; refuse a different one (as the SQLite store does)."""
@@ -200,6 +211,7 @@ class PgVectors:
             for i in keep:
                 copy.write_row((int(ids[i]), vector_text(vectors[i]), live[int(ids[i])]))
         self.conn.execute("update chunks set embedded = true where id = any(%s)", ([int(ids[i]) for i in keep],))
+        self.ensure_index(table)
         top = int(str(newest[0])) if newest else 0
         self.meta.bump("vec_seq" if min(int(ids[i]) for i in keep) > top else "vec_epoch")
         return len(keep)

@@ -99,3 +99,39 @@ def test_keyword_scores_are_fts5_bm25(pg_url):  # noqa: F811
         assert got[ids["/b.txt"]] == pytest.approx(bm25(1, 8, 2))
     finally:
         store.close()
+
+
+def test_a_large_library_gets_its_hnsw_index_and_finds_the_exact_neighbours(pg_url, monkeypatch):  # noqa: F811
+    import numpy as np
+
+    from desktop_memory.store.postgres import dense, vectors
+
+    monkeypatch.setattr(vectors, "INDEX_FROM", 300)  # a "large" library at test size
+    monkeypatch.setattr(dense, "EXACT_BELOW", 300)
+    store = open_store(pg_url)
+    try:
+        texts = [f"passage {i}" for i in range(600)]
+        store.write_document(path="/lib/big.txt", kind="text", language=None, title=None, size=1, mtime=1.0,
+                             content_hash="h", chunks=[ChunkDraft(t, Location(char_end=len(t))) for t in texts],
+                             dedupe_keys=texts)
+        store.ensure_model("m", 16)
+        ids = [cid for cid, _ in store.pending_chunks(1000)]
+        rng = np.random.default_rng(3)
+        vecs = rng.normal(size=(600, 16)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        store.store_vectors(ids[:200], vecs[:200], texts[:200])
+        with psycopg.connect(pg_url) as conn:
+            assert not conn.execute("select 1 from pg_indexes where indexname like 'vectors_%_hnsw'").fetchone()
+        store.store_vectors(ids[200:], vecs[200:], texts[200:])
+        with psycopg.connect(pg_url) as conn:
+            conn.execute("analyze")  # the planner's size estimate, as autovacuum would make it
+            assert conn.execute("select 1 from pg_indexes where indexname like 'vectors_%_hnsw'").fetchone()
+        recall = []
+        for q in rng.normal(size=(20, 16)).astype(np.float32):
+            q /= np.linalg.norm(q)
+            fast = {c for c, _ in store.dense_candidates(q, 10)}
+            exact = {c for c, _ in store.dense_exact_candidates(q, 10)}
+            recall.append(len(fast & exact) / 10)
+        assert np.mean(recall) >= 0.95
+    finally:
+        store.close()
