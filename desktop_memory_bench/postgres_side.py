@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     embedder = make_embedder(settings.embedder)
     ds = load_beir(args.dataset, "test")
     ds.limit_queries(args.limit_queries)
-    report: dict[str, Any] = {"dataset": ds.name, "postgres": redacted(args.postgres)}
+    report: dict[str, Any] = {"dataset": ds.name, "postgres_url": redacted(args.postgres)}
     src, dst = open_store(args.sqlite, readonly=True), open_store(args.postgres)
     try:
         if dst.counts()["chunks"] == 0:

@@ -67,11 +67,12 @@ def postings_sql(lane: int, terms: Weighted) -> tuple[str, list[object]]:
     parts: list[str] = []
     params: list[object] = []
     if single:
-        parts.append("select t.chunk_id, t.tf, s.w, s.term as key from unnest(%s::text[], %s::float8[]) s(term, w) "
+        parts.append("select t.chunk_id, t.tf, t.dl, s.w, s.term as key "
+                     "from unnest(%s::text[], %s::float8[]) s(term, w) "
                      "join chunk_terms t on t.lane = %s and t.term = s.term")
         params += [list(single), list(single.values()), lane]
     if multi:
-        parts.append("select c.id as chunk_id, 1 as tf, p.w, p.phrase as key "
+        parts.append("select c.id as chunk_id, 1 as tf, c.n_words as dl, p.w, p.phrase as key "
                      "from unnest(%s::text[], %s::float8[], %s::text[]) p(phrase, w, anchor) "
                      "join chunk_terms a on a.lane = 0 and a.term = p.anchor join chunks c on c.id = a.chunk_id "
                      "where c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
@@ -89,16 +90,16 @@ def bm25_match(conn: Conn, expr: str, lane: int, limit: int,
     if not n_rows:
         return []
     post, params = postings_sql(lane, terms)
-    length = "c.n_words" if lane == WORDS else "c.n_grams"
     where, fparams = allowed_sql(filters)
-    join = " join documents d on d.id = c.doc_id where " + where if where else ""
-    sql = (f"with post as ({post}), df as (select key, count(*) as n from post group by key) "
-           f"select p.chunk_id, sum(p.w * greatest(ln((%s - df.n + 0.5) / (df.n + 0.5)), 1e-6) * p.tf * %s "
-           f"/ (p.tf + %s * (1 - %s + %s * {length} / %s))) as score "
-           f"from post p join df using (key) join chunks c on c.id = p.chunk_id{join} "
+    join = " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id where " + where if where else ""
+    # float8 throughout: integer parameters would make PostgreSQL compute in numeric, several times slower
+    sql = (f"with post as ({post}), df as (select key, count(*)::float8 as n from post group by key) "
+           f"select p.chunk_id, sum(p.w * greatest(ln((%s::float8 - df.n + 0.5) / (df.n + 0.5)), 1e-6) * p.tf "
+           f"* %s::float8 / (p.tf + %s::float8 * (1 - %s::float8 + %s::float8 * p.dl / %s::float8))) as score "
+           f"from post p join df using (key){join} "
            f"group by p.chunk_id order by score desc, p.chunk_id limit %s")
     rows = conn.execute(sql, [*params, n_rows, K1 + 1, K1, B, B, max(avg_len, 1e-9), *fparams,
-                                       int(limit)]).fetchall()
+                              int(limit)]).fetchall()
     return [(int(str(cid)), float(str(score))) for cid, score in rows]
 
 

@@ -57,10 +57,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX chunks_dup_of ON chunks(dup_of) WHERE dup_of IS NOT NULL;
     CREATE INDEX chunks_pending ON chunks(id) WHERE NOT embedded AND dup_of IS NULL;
     -- the term statistics BM25 is scored from: lane 0 = words (dm_text), 1 = bigrams of no-space scripts
+    -- (tf, dl: the chunk's length in the lane, copied here so BM25 reads the index alone: no join per posting)
     CREATE TABLE chunk_terms (
         lane smallint NOT NULL, term text NOT NULL,
-        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, tf integer NOT NULL,
-        PRIMARY KEY (lane, term, chunk_id)
+        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, tf integer NOT NULL, dl integer NOT NULL,
+        PRIMARY KEY (lane, term, chunk_id) INCLUDE (tf, dl)
     );
     CREATE INDEX chunk_terms_chunk ON chunk_terms(chunk_id);
     CREATE TABLE vector_models (

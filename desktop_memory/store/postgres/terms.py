@@ -67,8 +67,8 @@ def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
         "from dm_chunks_in s cross join lateral (select case when s.dup_of is null "
         "then to_tsvector('dm_text', s.text) end as v) t")
     conn.execute(
-        "insert into chunk_terms(lane, term, chunk_id, tf) select 0, x.lexeme, c.id, "
-        "coalesce(array_length(x.positions, 1), 1) from dm_chunks_in s join chunks c on c.id = s.id "
+        "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, c.id, "
+        "coalesce(array_length(x.positions, 1), 1), c.n_words from dm_chunks_in s join chunks c on c.id = s.id "
         "cross join unnest(c.tsv) x where s.dup_of is null")
     conn.execute("truncate dm_chunks_in")
     canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
@@ -80,10 +80,11 @@ def _add_grams(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
     grams = [(cid, counts) for cid, counts in grams if counts]
     if grams:
-        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf) from stdin") as copy:
+        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf, dl) from stdin") as copy:
             for cid, counts in grams:
+                length = sum(counts.values())
                 for gram, tf in counts.items():
-                    copy.write_row((GRAMS, gram, cid, tf))
+                    copy.write_row((GRAMS, gram, cid, tf, length))
         conn.execute("update chunks c set n_grams = u.n from unnest(%s::bigint[], %s::int[]) u(id, n) "
                      "where c.id = u.id", ([cid for cid, _ in grams], [sum(c.values()) for _, c in grams]))
 
@@ -94,14 +95,13 @@ def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     if not rows:
         return
     ids = [cid for cid, _ in rows]
-    conn.execute("update chunks set tsv = to_tsvector('dm_text', text) where id = any(%s)", (ids,))
+    conn.execute("update chunks c set tsv = t.v, n_words = coalesce((select sum(coalesce(array_length(x.positions, "
+                 "1), 1)) from unnest(t.v) x), 0) from (select id, to_tsvector('dm_text', text) as v from chunks "
+                 "where id = any(%s)) t where c.id = t.id", (ids,))
     conn.execute(
-        "insert into chunk_terms(lane, term, chunk_id, tf) "
-        "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1) "
+        "insert into chunk_terms(lane, term, chunk_id, tf, dl) "
+        "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1), c.n_words "
         "from chunks c, unnest(c.tsv) t where c.id = any(%s)", (ids,))
-    conn.execute(
-        "update chunks c set n_words = s.n from (select chunk_id, sum(tf) as n from chunk_terms "
-        "where lane = 0 and chunk_id = any(%s) group by chunk_id) s where c.id = s.chunk_id", (ids,))
     _add_grams(conn, rows)
     _add_totals(conn, ids, 1)
 
