@@ -30,7 +30,7 @@ from .folders import PgFolders, _range
 from .meta import PgMeta
 from .models import PgModelSets
 from .reads import PgSearchReads
-from .schema import check_vector_extension, check_version, current_version, migrate
+from .schema import SCHEMA_VERSION, check_vector_extension, check_version, current_version, migrate
 from .terms import recount_totals
 from .vectors import PgVectors
 from .writes import PgWrites
@@ -58,8 +58,8 @@ class PgStore:
         try:
             check_version(self.conn, url)
             check_vector_extension(self.conn, url, create=not readonly)
-            if not readonly:
-                migrate(self.conn, url)
+            if not readonly and current_version(self.conn) < SCHEMA_VERSION:
+                migrate(self.conn, url)  # (a current library needs no write: a read-only role opens it too)
                 check_version(self.conn, url)
             elif current_version(self.conn) == 0:
                 raise StoreError(f"There is no desktop-memory library at {redacted(url)} yet; index something into "

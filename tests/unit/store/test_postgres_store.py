@@ -135,3 +135,21 @@ def test_a_large_library_gets_its_hnsw_index_and_finds_the_exact_neighbours(pg_u
         assert np.mean(recall) >= 0.95
     finally:
         store.close()
+
+
+def test_a_read_only_role_searches_a_current_library_and_is_told_why_it_cannot_write(pg_url):  # noqa: F811
+    writer = open_store(pg_url)
+    write(writer, "/lib/a.txt", "minutes of the harbour committee")
+    writer.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("drop role if exists dm_reader")
+        conn.execute("create role dm_reader login")
+        conn.execute("grant select on all tables in schema public to dm_reader")
+    reader = open_store(pg_url.replace("postgres:@", "dm_reader@"))  # no read-only flag: the role decides
+    try:
+        assert [c for c, _ in fts_lane(reader, "harbour", 5)]
+        with pytest.raises(StoreReadOnly) as caught:
+            write(reader, "/lib/b.txt", "more")
+        assert "writer role" in str(caught.value) and "\n" not in str(caught.value)
+    finally:
+        reader.close()
