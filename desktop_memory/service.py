@@ -72,7 +72,7 @@ from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
 from .store import doc_listing
 from .store.connection import translate_error
-from .store.location import is_server_url
+from .store.location import is_server_url, redacted
 from .store.open import open_store, server_error, sqlite_store
 from .store.passages import PassageWithNeighbours, read_passage
 from .store.protocol import DenseOnServer, LibraryStore
@@ -660,8 +660,9 @@ class MemoryService:
                       for s in store.models.sets(active_count=counts["vectors"])]
             removing = store.pending_removals()
             left = store.count_under(removing) if removing else 0
+        shown = redacted(self.location) if isinstance(self.location, str) else str(self.db_path)  # no password
         return Stats(documents=counts["by_status"], chunks=counts["chunks"], vectors=counts["vectors"],
-                     pending_vectors=pending, db_path=str(self.db_path), db_bytes=db_bytes,
+                     pending_vectors=pending, db_path=shown, db_bytes=db_bytes,
                      model_id=model_id, dim=dim, duplicates=counts["duplicates"], excluded=excluded, models=models,
                      configured_model=view.configured, search_model=view.search_model, model_note=view.note,
                      removing=removing if left else [], removing_documents=left)
