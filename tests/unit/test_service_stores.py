@@ -34,6 +34,7 @@ def test_index_search_context_remove_on_either_store(service, tmp_path):
     assert len(indexed) >= 8 and summary.chunks_embedded > 0
     stats = service.stats()
     assert stats.pending_vectors == 0 and stats.chunks > 0
+    assert stats.db_path.startswith("postgresql://") or stats.db_path.endswith("m.db")  # the library, as given
 
     for backend in ("keyword", "hybrid", "dense"):
         results = service.search("sourdough starter levain", backend=backend, top_k=5)
