@@ -27,8 +27,9 @@ def redacted(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         user_part, host_part = netloc.rsplit("@", 1)
-        if ":" in user_part:
-            user_part = user_part.split(":", 1)[0] + ":***"
+        if ":" in user_part:  # an empty password stays empty: "***" would suggest one was given
+            name, secret = user_part.split(":", 1)
+            user_part = f"{name}:***" if secret else name
         netloc = f"{user_part}@{host_part}"
     query = "&".join(
         (p.split("=", 1)[0] + "=***") if p.split("=", 1)[0].lower() == "password" else p

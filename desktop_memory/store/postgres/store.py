@@ -73,15 +73,28 @@ class PgStore:
         except BaseException:
             self.conn.close()
             raise
+        self._password, self._readonly = password, readonly  # kept in memory only, to reconnect
+        self._parts()
+        self.eraser = self  # merge_step: nothing to merge on a server (see maintenance.py)
+
+    def _parts(self) -> None:
         self.meta = PgMeta(self.conn)
         self.vectors = PgVectors(self.conn, self.meta)
         self.reads = PgSearchReads(self.conn, self.vectors)
         self.folders = PgFolders(self.conn, self.meta)
         self.writes = PgWrites(self.conn, self.meta, self.vectors)
         self.models = PgModelSets(self.conn, self.meta, self.vectors, self._write)
-        self.eraser = self  # merge_step: nothing to merge on a server (see maintenance.py)
+
+    def _reconnect_if_lost(self) -> None:
+        """A connection the server or the network dropped is replaced at the next write or search, so the
+        library works again once the server is back (the lost step itself said so and wrote nothing)."""
+        if self.conn.broken or self.conn.closed:
+            self.conn.close()
+            self.conn = connect(self.url, password=self._password, readonly=self._readonly)
+            self._parts()
 
     def _write(self) -> AbstractContextManager[None]:
+        self._reconnect_if_lost()
         if self.mode:
             raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
                                 "writer role.")
@@ -108,6 +121,7 @@ class PgStore:
 
     @contextmanager
     def immediate_writes(self) -> Iterator[PgStore]:
+        self._reconnect_if_lost()
         if self.mode:
             raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
                                 "writer role.")
@@ -116,6 +130,7 @@ class PgStore:
     @contextmanager
     def read_snapshot(self) -> Iterator[PgStore]:
         """One REPEATABLE READ transaction: every read in it sees the same committed state."""
+        self._reconnect_if_lost()
         if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             yield self
             return

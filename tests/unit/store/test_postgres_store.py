@@ -153,3 +153,23 @@ def test_a_read_only_role_searches_a_current_library_and_is_told_why_it_cannot_w
         assert "writer role" in str(caught.value) and "\n" not in str(caught.value)
     finally:
         reader.close()
+
+
+def test_a_connection_lost_mid_write_is_one_sentence_and_writes_nothing_half(pg_url):  # noqa: F811
+    store = open_store(pg_url)
+    write(store, "/lib/a.txt", "before the outage")
+    pid = store.conn.info.backend_pid
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("select pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreError) as caught:
+        write(store, "/lib/b.txt", "during the outage")
+    assert "\n" not in str(caught.value) and "lost" in str(caught.value)
+    other = open_store(pg_url)
+    assert other.get_document("/lib/b.txt") is None and other.check_integrity() == []  # nothing half-written
+    other.close()
+    write(store, "/lib/b.txt", "after the outage")  # the next write reconnects
+    try:
+        assert store.get_document("/lib/a.txt") is not None and store.get_document("/lib/b.txt") is not None
+        assert store.check_integrity() == []
+    finally:
+        store.close()
