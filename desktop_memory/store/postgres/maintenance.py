@@ -50,6 +50,9 @@ def check(conn: Conn, vectors: PgVectors, progress: CheckProgress | None,
                    "and (h.id is null or h.dup_of is not null)", "{} copies point at no passage"),
         ("copies' statistics", "select count(*) from chunk_terms t join chunks c on c.id = t.chunk_id "
                                "where c.dup_of is not null", "{} keyword rows belong to copies"),
+        ("orphan statistics", "select count(*) from chunk_terms t where not exists "
+                              "(select 1 from chunks c where c.id = t.chunk_id)",
+         "{} keyword rows belong to no passage"),
     ]
     table = vectors.table()
     if table is not None:

@@ -57,13 +57,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX chunks_dup_of ON chunks(dup_of) WHERE dup_of IS NOT NULL;
     CREATE INDEX chunks_pending ON chunks(id) WHERE NOT embedded AND dup_of IS NULL;
     -- the term statistics BM25 is scored from: lane 0 = words (dm_text), 1 = bigrams of no-space scripts
-    -- (tf, dl: the chunk's length in the lane, copied here so BM25 reads the index alone: no join per posting)
+    -- (tf; dl: the chunk's length in the lane, copied here so BM25 reads the index alone: no join per posting)
     CREATE TABLE chunk_terms (
         lane smallint NOT NULL, term text NOT NULL,
-        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, tf integer NOT NULL, dl integer NOT NULL,
+        chunk_id bigint NOT NULL, tf integer NOT NULL, dl integer NOT NULL,
         PRIMARY KEY (lane, term, chunk_id) INCLUDE (tf, dl)
-    );
-    CREATE INDEX chunk_terms_chunk ON chunk_terms(chunk_id);
+    );  -- no foreign key or chunk_id index (~60 rows a passage: each index is insertion time); terms.py deletes
     CREATE TABLE vector_models (
         model_id text PRIMARY KEY, dim integer NOT NULL, slot integer NOT NULL UNIQUE, settings text,
         added_at float8 NOT NULL

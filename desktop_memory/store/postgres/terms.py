@@ -107,10 +107,21 @@ def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
 
 
 def unindex_chunks(conn: Conn, ids: Sequence[int]) -> None:
-    """Drop the statistics of chunks that stop being canonical (removed, or now a copy of another)."""
+    """Drop the statistics of chunks that stop being canonical (removed, or now a copy of another); every
+    removal of a canonical chunk goes through here first (``chunk_terms`` has no cascade from ``chunks``)."""
     if ids:
         _add_totals(conn, ids, -1)
-        conn.execute("delete from chunk_terms where chunk_id = any(%s)", (list(ids),))
+        # by the primary key (term, chunk), from the chunk's own tokens: no index on chunk_id to keep up on insert
+        conn.execute("delete from chunk_terms t using (select c.id, x.lexeme from chunks c, unnest(c.tsv) x "
+                     "where c.id = any(%s)) d where t.lane = 0 and t.term = d.lexeme and t.chunk_id = d.id",
+                     (list(ids),))
+        grams = [(int(cid), g) for cid, text in conn.execute(
+            "select id, text from chunks where id = any(%s) and n_grams > 0", (list(ids),))
+            for g in set(grams_text(str(text)).split())]
+        if grams:
+            conn.execute("delete from chunk_terms t using unnest(%s::bigint[], %s::text[]) d(id, term) "
+                         "where t.lane = 1 and t.term = d.term and t.chunk_id = d.id",
+                         ([c for c, _ in grams], [g for _, g in grams]))
         conn.execute("update chunks set tsv = null, n_words = 0, n_grams = 0 where id = any(%s)", (list(ids),))
 
 

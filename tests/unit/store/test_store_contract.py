@@ -62,6 +62,10 @@ def test_documents_are_written_replaced_and_removed(store):
     assert [cid for cid, _ in fts_lane(store, "pears", 10)] == []
     assert store.remove_documents([first.doc_id]) == 1
     assert store.get_document("/lib/a.txt") is None and store.counts()["chunks"] == 1
+    tokyo = write(store, "/lib/tokyo.txt", "東京都に住んでいます")  # bigrams of text without spaces
+    assert [store.reads.chunk_rows([c])[c].path for c, _ in fts_lane(store, "東京", 10)] == ["/lib/tokyo.txt"]
+    store.remove_documents([tokyo.doc_id])
+    assert fts_lane(store, "東京", 10) == []
     store.record_outcome(path="/lib/c.bin", status="skipped", error="not text")
     assert store.get_document("/lib/c.bin").status == "skipped"
     assert store.check_integrity() == []
