@@ -70,10 +70,10 @@ from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
-from .store import doc_listing
+from .store import library_listing as listings
 from .store.connection import translate_error
 from .store.location import is_server_url, redacted
-from .store.open import open_store, server_error, sqlite_store
+from .store.open import open_store, server_error
 from .store.passages import PassageWithNeighbours, read_passage
 from .store.protocol import DenseOnServer, LibraryStore
 
@@ -684,14 +684,14 @@ class MemoryService:
         """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
         asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
         with self.reading() as store:
-            found = doc_listing.listing(sqlite_store(store, "The Library's listing"), query, pages, eager_limit)
+            found = listings.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
             return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
         """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
         with self.reading() as store:
-            return doc_listing.page(sqlite_store(store, "The Library's listing"), query, folder_key, offset, limit)
+            return listings.page(store, query, folder_key, offset, limit)
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.models import LibraryQuery
 from desktop_memory.retrieve.highlight import MARK_END, MARK_START
 from desktop_memory.service import MemoryService
 from tests.conftest import EVAL
@@ -35,6 +36,17 @@ def test_index_search_context_remove_on_either_store(service, tmp_path):
     stats = service.stats()
     assert stats.pending_vectors == 0 and stats.chunks > 0
     assert stats.db_path.startswith("postgresql://") or stats.db_path.endswith("m.db")  # the library, as given
+
+    listing = service.library_listing(LibraryQuery(), {}, eager_limit=1000)  # the Library, whole
+    assert listing.complete and listing.total_documents == len(summary.outcomes)
+    assert [f.path for f in listing.folders] == [str(folder)] and listing.folders[0].chunks == stats.chunks
+    paged = service.library_listing(LibraryQuery(sort="size", descending=True), {listing.folders[0].key: 3},
+                                    eager_limit=0)
+    sizes = [d.size for d in paged.files[listing.folders[0].key]]
+    assert len(sizes) == 3 and sizes == sorted(sizes, reverse=True)
+    more = service.library_page(LibraryQuery(sort="size", descending=True), listing.folders[0].key, 3, 100)
+    assert [d.size for d in more] == sorted((d.size for d in more), reverse=True)
+    assert max(d.size for d in more) <= sizes[-1]
 
     for backend in ("keyword", "hybrid", "dense"):
         results = service.search("sourdough starter levain", backend=backend, top_k=5)
