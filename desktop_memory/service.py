@@ -76,9 +76,11 @@ from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
-from .store import Store, doc_listing
+from .store import library_listing as listings
 from .store.connection import translate_error
+from .store.open import server_error
 from .store.passages import read_passage
+from .store.protocol import DenseOnServer, LibraryStore
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
@@ -90,19 +92,19 @@ REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well u
 class ReaderPool:
     """At most ``size`` reader Stores, opened on first need, leased to one thread at a time, reused forever."""
 
-    def __init__(self, open_store: Callable[[], Store], size: int) -> None:
+    def __init__(self, open_store: Callable[[], LibraryStore], size: int) -> None:
         if size < 1:
             raise ValueError("a reader pool needs at least one connection")
         self._open = open_store
         self.size = size
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
-        self._idle: list[Store] = []
-        self._all: list[Store] = []
+        self._idle: list[LibraryStore] = []
+        self._all: list[LibraryStore] = []
         self._closed = False
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[Store]:
+    def lease(self) -> Iterator[LibraryStore]:
         self._slots.acquire()
         try:
             with self._held() as store:
@@ -111,7 +113,7 @@ class ReaderPool:
             self._slots.release()
 
     @contextlib.contextmanager
-    def lease_if_idle(self) -> Iterator[Store | None]:
+    def lease_if_idle(self) -> Iterator[LibraryStore | None]:
         """A reader only if one is free right now, else None; never waits. For a thread that already holds a
         lease and wants a second connection for a helper thread (the hybrid search's keyword lane): waiting there
         could deadlock two such callers on each other, so without a free reader the caller works alone."""
@@ -130,7 +132,7 @@ class ReaderPool:
             self._slots.release()
 
     @contextlib.contextmanager
-    def _held(self) -> Iterator[Store]:
+    def _held(self) -> Iterator[LibraryStore]:
         """An idle reader (or a new one, up to ``size``) for the block; the caller holds a slot."""
         with self._lock:
             if self._closed:
@@ -179,6 +181,7 @@ class MemoryService:
         # a Path (SQLite file) or a postgresql:// URL (str): library_location.py; open_library picks the store
         self.db_path: Location = parse_location(db_path) if db_path else self.settings.resolved_db_location()
         self.machine = this_machine(self.settings)  # (id, readable name): whose library folders are whose
+        self.location: Location = self.db_path
         self._embedder = embedder
         self._embedder_injected = embedder is not None
         self._busy_timeout_ms = busy_timeout_ms  # None: the store's default (store/connection.py)
@@ -189,7 +192,7 @@ class MemoryService:
         self._notices: list[str] = []
         self._notices_lock = threading.Lock()
         # open the writer now: a bad path, newer schema or missing extension fails at start-up, clearly
-        self._writer: Store | None = self._open_store()
+        self._writer: LibraryStore | None = self._open_store()
         self._readers = ReaderPool(self._open_store, readers)
         # why the database is read-only when it cannot be written (read-only file or media, disk full): said once
         # by the front ends; search still works and writes are refused with the reason (Store.immediate_writes)
@@ -210,8 +213,13 @@ class MemoryService:
             if err is None:
                 raise
             raise err from exc
+        except Exception as exc:  # a PostgreSQL library's driver errors (store/open.py)
+            err = server_error(exc, self.location)
+            if err is None:
+                raise
+            raise err from exc
 
-    def _open_store(self) -> Store:
+    def _open_store(self) -> LibraryStore:
         with self._plain_errors():
             # the library folders it adds are this machine's (recorded in a shared library: library_open.py)
             store = open_library(self.db_path, machine=self.machine)
@@ -222,7 +230,7 @@ class MemoryService:
         return store
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Store]:
+    def writing(self) -> Iterator[LibraryStore]:
         """The writer, for this block only: one writer per process (lock); its write transactions wait for other
         processes' writers (IMMEDIATE)."""
         with self._write_lock:
@@ -232,13 +240,13 @@ class MemoryService:
                 yield store
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[Store]:
+    def reading(self) -> Iterator[LibraryStore]:
         """A pooled reader, leased to the calling thread for this block (see the module doc)."""
         with self._readers.lease() as store, self._plain_errors():
             yield store
 
     @contextlib.contextmanager
-    def _spare_reader(self) -> Iterator[Store | None]:
+    def _spare_reader(self) -> Iterator[LibraryStore | None]:
         """A second pooled reader for a search's helper thread, or None when none is free (see lease_if_idle)."""
         with self._readers.lease_if_idle() as store, self._plain_errors():
             yield store
@@ -510,7 +518,7 @@ class MemoryService:
         with self.writing() as store:
             return store.models.drop(model_id)
 
-    def _view(self, store: Store) -> ModelView:
+    def _view(self, store: LibraryStore) -> ModelView:
         """This library's models against the configured one: which embeds the queries, what to say about it."""
         return model_view(store, self.embedder, self._library_embedder)
 
@@ -567,7 +575,7 @@ class MemoryService:
         return out
 
     @staticmethod
-    def _marks(store: Store, query: str, backend: str, results: Sequence[SearchResult]) -> dict[int, str] | None:
+    def _marks(store: LibraryStore, query: str, backend: str, results: Sequence[SearchResult]) -> dict[int, str] | None:
         """What the keyword lane matched in each result (none for a semantic-only search); None when highlighting
         failed: results without highlights beat no results."""
         if backend == "dense":
@@ -606,7 +614,7 @@ class MemoryService:
         search("keyword")
         with self.reading() as store:
             vectors = store.model_info()[0] is not None and store.has_vector_table()
-            if not vectors or stopped():
+            if not vectors or stopped() or isinstance(store, DenseOnServer):  # a server ranks it: nothing to load
                 return
             try:
                 with store.cancellable(cancel):
@@ -693,7 +701,7 @@ class MemoryService:
         """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
         asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
         with self.reading() as store:
-            found = doc_listing.listing(store, query, pages, eager_limit)
+            found = listings.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
             found.machines = other_machines(store.root_machines(), self.machine[0])
             return found
@@ -701,7 +709,7 @@ class MemoryService:
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
         """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
         with self.reading() as store:
-            return doc_listing.page(store, query, folder_key, offset, limit)
+            return listings.page(store, query, folder_key, offset, limit)
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""
@@ -806,7 +814,7 @@ class MemoryService:
             return found
 
 
-def _removal_problems(store: Store) -> list[str]:
+def _removal_problems(store: LibraryStore) -> list[str]:
     """An interrupted removal is reported by `check` until a command that writes finishes it."""
     pending = store.pending_removals()
     left = store.count_under(pending) if pending else 0

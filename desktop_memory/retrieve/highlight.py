@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .compounds import compound_counts
 from .query_text import or_match, weighted_terms
 
@@ -23,7 +23,7 @@ MARK_END = "\ue001"
 MAX_IDS = 500  # one query's bound parameters; more than a page of results is never shown at once
 
 
-def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+def marked_texts(store: LibraryStore, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
     """{chunk id: its text with MARK_START/MARK_END around every token the keyword query matched}.
 
     Chunks the query does not match are absent (a semantic-only hit has nothing to highlight). The query's words
