@@ -726,7 +726,7 @@ class MemoryService:
         with self.reading() as store:
             return store.roots()
 
-    def _shown_machine(self, store: Store) -> tuple[str, str]:
+    def _shown_machine(self, store: LibraryStore) -> tuple[str, str]:
         """This machine as its own results name it: by name in a shared library (its store records machines);
         unnamed ('') in a file of its own, so one machine's results never carry its host name to a chat app."""
         return self.machine if store.machine[0] else (self.machine[0], "")

@@ -28,15 +28,30 @@ class PgFolders:
     def roots(self) -> list[str]:
         return [str(r[0]) for r in self.conn.execute("select path from roots order by path")]
 
-    def add_root(self, path: str) -> None:
+    def root_machines(self) -> list[tuple[str, str, str]]:
+        """(library folder, machine id, machine name) of every library folder, by path ('' id: not recorded)."""
+        return [(str(p), str(i), str(n)) for p, i, n in
+                self.conn.execute("select path, machine_id, machine_name from roots order by path")]
+
+    def add_root(self, path: str, machine: tuple[str, str]) -> None:
+        """As ``Store.add_root``: a folder keeps the machine that added it; one not recorded ('') is claimed by the
+        machine adding it again; this machine's name as it is now goes on all its folders."""
         pending = self.pending_removals()
         if pending:
-            left = [p for p in pending if not (p == path or p.startswith(_range(path)[0]))]
+            left = [p for p in pending if not is_inside(p, path)]
             if len(left) != len(pending):
                 self.meta.set(PENDING_REMOVAL, json.dumps(left))
         now = time.time()
-        self.conn.execute("insert into roots(path, added_at, indexed_at) values (%s, %s, %s) "
-                          "on conflict (path) do update set indexed_at = excluded.indexed_at", (path, now, now))
+        machine_id, name = machine
+        self.conn.execute(
+            "insert into roots(path, added_at, indexed_at, machine_id, machine_name) values (%s, %s, %s, %s, %s) "
+            "on conflict (path) do update set indexed_at = excluded.indexed_at, "
+            "machine_id = case when roots.machine_id = '' then excluded.machine_id else roots.machine_id end, "
+            "machine_name = case when roots.machine_id in ('', excluded.machine_id) then excluded.machine_name "
+            "else roots.machine_name end", (path, now, now, machine_id, name))
+        if machine_id:
+            self.conn.execute("update roots set machine_name = %s where machine_id = %s and machine_name <> %s",
+                              (name, machine_id, name))
 
     def remove_root(self, path: str) -> None:
         self.conn.execute("delete from roots where path = %s", (path,))
@@ -44,6 +59,18 @@ class PgFolders:
     # ---------- exclusions ----------
     def excluded(self) -> list[str]:
         return [str(r[0]) for r in self.conn.execute("select path from exclusions order by path")]
+
+    def exclusion_rows(self) -> list[tuple[str, str]]:
+        """(excluded path, the library folder it was removed from), by path."""
+        return [(str(p), str(r)) for p, r in self.conn.execute("select path, root from exclusions order by path")]
+
+    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Record exclusions as another library has them (``copy``), inside the caller's write transaction."""
+        now = time.time()
+        for path, root in rows:
+            self.conn.execute(
+                "insert into exclusions(path, root, added_at) values (%s, %s, %s) on conflict (path) do update "
+                "set root = excluded.root, added_at = excluded.added_at", (path, root, now))
 
     def _drop(self, paths: Sequence[str]) -> None:
         if paths:

@@ -73,6 +73,13 @@ MIGRATIONS: list[str] = [
     ALTER TEXT SEARCH CONFIGURATION dm_text ALTER MAPPING FOR {_STEMMED} WITH dm_english_stem;
     ALTER TEXT SEARCH CONFIGURATION dm_text ALTER MAPPING FOR {_AS_WRITTEN} WITH simple;
     """,
+    # 2: machines (issue 32 item 3), as the SQLite library's migration of the same name: each library folder
+    # belongs to the machine that added it (its id from that machine's config folder, its readable name as last
+    # said); '' = not recorded (a folder every machine treats as its own until one adds it again and claims it)
+    """
+    ALTER TABLE roots ADD COLUMN machine_id text NOT NULL DEFAULT '',
+                      ADD COLUMN machine_name text NOT NULL DEFAULT '';
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

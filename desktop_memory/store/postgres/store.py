@@ -26,6 +26,7 @@ from ..row_types import DocRow, WriteResult
 from . import maintenance
 from .connection import connect, translate, write_tx
 from .dense import dense_candidates
+from .export import PgExportReads
 from .folders import PgFolders, _range
 from .meta import PgMeta
 from .models import PgModelSets
@@ -55,6 +56,9 @@ class PgStore:
         self.mode: str | None = "read_only" if readonly else None
         self.mode_note = ""
         self.notices: list[str] = []
+        # (id, readable name) of the machine using this connection: the library folders it adds are its own
+        # (machine.py; library_open.py sets it on a shared library). ('', '') records none.
+        self.machine: tuple[str, str] = ("", "")
         try:
             check_version(self.conn, url)
             check_vector_extension(self.conn, url, create=not readonly)
@@ -84,6 +88,7 @@ class PgStore:
         self.folders = PgFolders(self.conn, self.meta)
         self.writes = PgWrites(self.conn, self.meta, self.vectors)
         self.models = PgModelSets(self.conn, self.meta, self.vectors, self._write)
+        self.export = PgExportReads(self.conn, self.vectors)  # what `copy` reads (library_copy.py)
 
     def _reconnect_if_lost(self) -> None:
         """A connection the server or the network dropped is replaced at the next write or search, so the
@@ -186,12 +191,16 @@ class PgStore:
         return [_doc(r) for r in self.conn.execute(
             f"select {_DOC_COLUMNS} from documents where path >= %s and path < %s order by path", (lo, hi))]
 
-    def add_root(self, path: str) -> None:
+    def add_root(self, path: str, machine: tuple[str, str] | None = None) -> None:
+        """A folder (re)added as ``machine``'s (default :attr:`machine`); see ``Store.add_root``."""
         with self._write():
-            self.folders.add_root(path)
+            self.folders.add_root(path, machine or self.machine)
 
     def roots(self) -> list[str]:
         return self.folders.roots()
+
+    def root_machines(self) -> list[tuple[str, str, str]]:
+        return self.folders.root_machines()
 
     def remove_root(self, path: str) -> None:
         with self._write():
@@ -203,6 +212,13 @@ class PgStore:
 
     def excluded(self) -> list[str]:
         return self.folders.excluded()
+
+    def exclusion_rows(self) -> list[tuple[str, str]]:
+        return self.folders.exclusion_rows()
+
+    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
+        with self._write():
+            self.folders.add_exclusions(rows)
 
     def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
         with self._write():
