@@ -32,8 +32,12 @@ def test_each_machine_watches_its_own_folders_and_follows_a_removal_elsewhere(mo
     try:
         desk.index_paths([desk_dir])
         lap.index_paths([lap_dir])
+        (desk_dir / "before.md").write_text("walrusword\n")  # changed while no watcher ran: the start's catch-up
+        (lap_dir / "before.md").write_text("pelicanword\n")
         watcher.start()
         assert watcher.ready.wait(30)
+        wait_for(lambda: lap.search("pelicanword", backend="keyword"), what="the laptop's catch-up of its own folder")
+        assert not lap.search("walrusword", backend="keyword")  # the desktop's folder is caught up by the desktop
         assert list(watcher.folder_states()) == [str(lap_dir)]  # the desktop's folder is not read here
         (desk_dir / "new.md").write_text("zanzibarword\n")
         (lap_dir / "new.md").write_text("quokkaword\n")
