@@ -68,6 +68,9 @@ class PgStore:
             elif current_version(self.conn) == 0:
                 raise StoreError(f"There is no desktop-memory library at {redacted(url)} yet; index something into "
                                  "it with the writer role first.")
+            elif current_version(self.conn) < SCHEMA_VERSION:  # read-only: it cannot be brought up to date here
+                raise StoreError(f"The library at {redacted(url)} was made by an older desktop-memory; open it once "
+                                 "with the writer role to bring it up to date, then read-only works again.")
         except psycopg.Error as exc:
             self.conn.close()
             error = translate(exc, url)
