@@ -11,7 +11,7 @@ Connection ownership (the rule every caller relies on):
 * ``with svc.reading() as store:`` leases one reader exclusively to the calling thread for the block and returns it
   to the pool afterwards (WAL: readers never wait for the writer). When every reader is leased, the next caller
   waits for one to come back. apsw connections may be used from any thread, never from two at once: the lease
-  is that guarantee. Never keep a leased Store past the ``with`` block.
+  is that guarantee. Never keep a leased LibraryStore past the ``with`` block.
 * A hybrid search holding a lease may take a second, *free* reader for the block (``ReaderPool.lease_if_idle``,
   never waiting) and hand it to exactly one helper thread that runs the keyword lane beside the semantic lane; the
   search waits for that thread before the lease ends. With no free reader it runs both lanes itself.
@@ -30,8 +30,9 @@ from .errors import StoreError
 from .library_location import Location, shown
 from .library_open import open_library
 from .reader_pool import ReaderPool
-from .store import Store
 from .store.connection import translate_error
+from .store.open import server_error
+from .store.protocol import LibraryStore
 
 
 class Connections:
@@ -46,7 +47,7 @@ class Connections:
         self._write_lock = threading.RLock()
         self._notices: list[str] = []
         self._notices_lock = threading.Lock()
-        self._writer: Store | None = self._open_store()
+        self._writer: LibraryStore | None = self._open_store()
         self._readers = ReaderPool(self._open_store, readers)
         self.read_only_note: str = self._writer.mode_note
 
@@ -62,8 +63,13 @@ class Connections:
             if err is None:
                 raise
             raise err from exc
+        except Exception as exc:  # a PostgreSQL library's driver errors (store/open.py)
+            err = server_error(exc, self.db_path)
+            if err is None:
+                raise
+            raise err from exc
 
-    def _open_store(self) -> Store:
+    def _open_store(self) -> LibraryStore:
         with self._plain_errors():
             # the library folders it adds are this machine's (recorded in a shared library: library_open.py)
             store = open_library(self.db_path, machine=self.machine)
@@ -74,7 +80,7 @@ class Connections:
         return store
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Store]:
+    def writing(self) -> Iterator[LibraryStore]:
         """The writer, for this block only: one writer per process (lock); its write transactions wait for other
         processes' writers (IMMEDIATE)."""
         with self._write_lock:
@@ -84,13 +90,13 @@ class Connections:
                 yield store
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[Store]:
+    def reading(self) -> Iterator[LibraryStore]:
         """A pooled reader, leased to the calling thread for this block (see the module doc)."""
         with self._readers.lease() as store, self._plain_errors():
             yield store
 
     @contextlib.contextmanager
-    def spare_reader(self) -> Iterator[Store | None]:
+    def spare_reader(self) -> Iterator[LibraryStore | None]:
         """A second pooled reader for a search's helper thread, or None when none is free (see lease_if_idle)."""
         with self._readers.lease_if_idle() as store, self._plain_errors():
             yield store

@@ -28,10 +28,11 @@ from .library_location import Location, shown
 from .library_open import open_library, records_machines
 from .machines_view import is_inside
 from .models import STATUS_INDEXED, ChunkDraft
-from .store import Store
 from .store.connection import translate_error
 from .store.doc_writes import DocumentWrite
 from .store.export_reads import ExportChunk, ExportDocument
+from .store.open import server_error
+from .store.protocol import LibraryStore
 
 SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
 CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
@@ -70,6 +71,11 @@ def _plain(location: Location) -> Iterator[None]:
         if err is None:
             raise
         raise err from exc
+    except Exception as exc:  # a server library's driver error (psycopg is imported only for one)
+        found = server_error(exc, location)
+        if found is None:
+            raise
+        raise found from exc
 
 
 def copy_library(source: Location, target: Location, *, machine: tuple[str, str],
@@ -95,7 +101,7 @@ def copy_library(source: Location, target: Location, *, machine: tuple[str, str]
         src.close()
 
 
-def _copy(src: Store, dst: Store, source: Location, target: Location, machine: tuple[str, str],
+def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Location, machine: tuple[str, str],
           allow_other_model: bool, progress: CopyProgress | None, cancel: threading.Event | None,
           slice_size: int) -> CopySummary:
     summary = CopySummary()
@@ -132,7 +138,7 @@ def _copy(src: Store, dst: Store, source: Location, target: Location, machine: t
     return summary
 
 
-def _prepare_models(dst: Store, target: Location, src_model: str | None, src_dim: int | None,
+def _prepare_models(dst: LibraryStore, target: Location, src_model: str | None, src_dim: int | None,
                     sets: Sequence[tuple[str, int, str | None]], allow_other_model: bool) -> None:
     """The target's active model: the source's when the target has none; a different one is refused on a target
     that holds documents unless allowed. Every other source set gets its side set in the target."""
@@ -151,7 +157,7 @@ def _prepare_models(dst: Store, target: Location, src_model: str | None, src_dim
             dst.models.ensure_side(model_id, dim, settings)
 
 
-def _copy_slice(src: Store, dst: Store, docs: Sequence[ExportDocument],
+def _copy_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
                 sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary) -> None:
     indexed = [d for d in docs if d.status == STATUS_INDEXED]
     chunks = src.export.chunks([d.id for d in indexed])
@@ -179,8 +185,9 @@ def _copy_slice(src: Store, dst: Store, docs: Sequence[ExportDocument],
     _copy_vectors(src, dst, indexed, chunks, sets, dst_model, summary)
 
 
-def _copy_vectors(src: Store, dst: Store, docs: Sequence[ExportDocument], chunks: dict[int, list[ExportChunk]],
-                  sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary) -> None:
+def _copy_vectors(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
+                  chunks: dict[int, list[ExportChunk]], sets: Sequence[tuple[str, int, str | None]],
+                  dst_model: str | None, summary: CopySummary) -> None:
     """Each target passage still without a vector gets the source's vector of the same passage (a duplicate's is
     its canonical passage's), for every model the source holds."""
     pairs: list[tuple[ExportChunk, int]] = []  # (target chunk, the source chunk whose vector it takes)

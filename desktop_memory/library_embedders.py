@@ -14,7 +14,7 @@ from .embed import make_embedder
 from .embed.base import Embedder
 from .embed.identity import embedder_for
 from .ingest.model_build import ModelView, model_view
-from .store import Store
+from .store.protocol import LibraryStore
 
 
 class LibraryEmbedders:
@@ -42,7 +42,7 @@ class LibraryEmbedders:
             with self._lock:
                 self._configured = make_embedder(settings)
 
-    def view(self, store: Store, configured: Embedder) -> ModelView:
+    def view(self, store: LibraryStore, configured: Embedder) -> ModelView:
         """This library's models against the configured one: which embeds the queries, what to say about it."""
         return model_view(store, configured, self._library_embedder)
 

@@ -44,9 +44,9 @@ def redacted(url: str) -> str:
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
-        if parts.password is not None:
+        if parts.password is not None:  # an empty one stays empty: "***" would suggest one was given
             user, _, host = netloc.rpartition("@")
-            netloc = f"{user.partition(':')[0]}:***@{host}"
+            netloc = f"{user.partition(':')[0]}{':***' if parts.password else ''}@{host}"
         query = "&".join(f"{k}=***" if k.lower() == "password" else f"{k}={v}"
                          for k, v in parse_qsl(parts.query, keep_blank_values=True))
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

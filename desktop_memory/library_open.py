@@ -1,21 +1,17 @@
 """Open the store a library location names: a path is the SQLite Store, a ``postgresql://`` URL the shared
-PostgreSQL store (``store/open.py``, when this build has it). The service and ``copy`` open libraries only here,
+PostgreSQL store (through ``store/open.py``). The service and ``copy`` open libraries only here,
 so a URL never reaches SQLite as a file name (``Path("postgresql://u@h/db")`` would create a folder "postgresql:").
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
-from typing import Any
 
-from .errors import StoreError
-from .library_location import Location, has_password, is_server_url, redacted
-from .store import Store
-
-NO_SERVER_STORE = ("{url} is a PostgreSQL library, and this build of desktop-memory cannot open one (its PostgreSQL "
-                   "store is missing); use a database file, or install desktop-memory with its postgres extra.")
+from .api_keys import get_key
+from .library_location import Location, has_password, is_server_url
+from .store.open import open_store
+from .store.protocol import LibraryStore
 
 
 def records_machines(location: Location) -> bool:
@@ -26,16 +22,14 @@ def records_machines(location: Location) -> bool:
     return isinstance(location, str) and is_server_url(location)
 
 
-def open_library(location: Location, *, readonly: bool = False, machine: tuple[str, str] = ("", "")) -> Store:
-    """The store of ``location``, adding library folders as ``machine``'s where the library records machines.
-    A URL's store has the SQLite Store's public methods (store/protocol.py)."""
+def open_library(location: Location, *, readonly: bool = False,
+                 machine: tuple[str, str] = ("", "")) -> LibraryStore:
+    """The store of ``location`` (store/open.py), adding library folders as ``machine``'s where the library
+    records machines."""
     if isinstance(location, str) and is_server_url(location):
-        opener = _server_opener()
-        if opener is None:
-            raise StoreError(NO_SERVER_STORE.format(url=redacted(location)))
-        store: Store = opener(location, readonly=readonly, password=server_password(location))
+        store = open_store(location, readonly=readonly, password=server_password(location))
     else:
-        store = Store(Path(location), readonly=readonly)
+        store = open_store(Path(location), readonly=readonly)
     if records_machines(location):
         store.machine = machine
     return store
@@ -47,19 +41,4 @@ def server_password(url: str) -> str | None:
     ~/.pgpass or its service file."""
     if has_password(url) or os.environ.get("PGPASSWORD"):
         return None
-    for name in ("api_keys", "embed.api_keys"):  # the API-key store (issue 31 moves it to the package's top)
-        try:
-            keys = importlib.import_module(f"{__package__}.{name}")
-        except ImportError:
-            continue
-        return str(keys.get_key("database")) or None
-    return None
-
-
-def _server_opener() -> Any:
-    """``store.open.open_store`` when the PostgreSQL store is part of this build, else None."""
-    try:
-        module = importlib.import_module(f"{__package__}.store.open")
-    except ImportError:
-        return None
-    return getattr(module, "open_store", None)
+    return get_key("database") or None

@@ -17,8 +17,9 @@ from .library_writes import LibraryWrites
 from .machines_view import other_machines, own_roots
 from .models import DocumentInfo, LibraryListing, LibraryQuery, ModelVectors, PassageWithNeighbours, Stats
 from .paths import inside_any
-from .store import Store, doc_listing
+from .store import library_listing as listings
 from .store.passages import read_passage
+from .store.protocol import LibraryStore
 
 
 class LibraryReads:
@@ -28,13 +29,13 @@ class LibraryReads:
     machine: tuple[str, str]
     writes: LibraryWrites
 
-    def reading(self) -> AbstractContextManager[Store]:
+    def reading(self) -> AbstractContextManager[LibraryStore]:
         raise NotImplementedError
 
-    def writing(self) -> AbstractContextManager[Store]:
+    def writing(self) -> AbstractContextManager[LibraryStore]:
         raise NotImplementedError
 
-    def model_view(self, store: Store) -> ModelView:
+    def model_view(self, store: LibraryStore) -> ModelView:
         raise NotImplementedError
 
     def pending_removals(self) -> list[str]:
@@ -91,7 +92,7 @@ class LibraryReads:
         """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
         asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
         with self.reading() as store:
-            found = doc_listing.listing(store, query, pages, eager_limit)
+            found = listings.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
             found.machines = other_machines(store.root_machines(), self.machine[0])
             return found
@@ -99,7 +100,7 @@ class LibraryReads:
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
         """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
         with self.reading() as store:
-            return doc_listing.page(store, query, folder_key, offset, limit)
+            return listings.page(store, query, folder_key, offset, limit)
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""
@@ -143,7 +144,7 @@ class LibraryReads:
 
 
 
-def _removal_problems(store: Store) -> list[str]:
+def _removal_problems(store: LibraryStore) -> list[str]:
     """An interrupted removal is reported by `check` until a command that writes finishes it."""
     pending = store.pending_removals()
     left = store.count_under(pending) if pending else 0

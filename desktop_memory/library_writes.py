@@ -30,7 +30,7 @@ from .machines_view import refuse_others
 from .models import IndexProgress, IndexSummary
 from .paths import normalise
 from .paths_guard import checked_path
-from .store import Store
+from .store.protocol import LibraryStore
 
 EMBEDDING_PAUSED = "embedding_paused"  # meta key: "1" after the person's Cancel, until Resume
 REMOVE_SLICE = 100  # documents removed per transaction (~1,000 passages: well under a second at 1M)
@@ -48,11 +48,11 @@ class Leases(Protocol):
     @property
     def machine(self) -> tuple[str, str]: ...
 
-    def writing(self) -> AbstractContextManager[Store]: ...
+    def writing(self) -> AbstractContextManager[LibraryStore]: ...
 
-    def reading(self) -> AbstractContextManager[Store]: ...
+    def reading(self) -> AbstractContextManager[LibraryStore]: ...
 
-    def model_view(self, store: Store) -> ModelView: ...
+    def model_view(self, store: LibraryStore) -> ModelView: ...
 
 
 class LibraryWrites:

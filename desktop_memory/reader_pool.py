@@ -12,25 +12,25 @@ import threading
 from collections.abc import Callable, Iterator
 
 from .errors import StoreError
-from .store import Store
+from .store.protocol import LibraryStore
 
 
 class ReaderPool:
     """At most ``size`` reader Stores, opened on first need, leased to one thread at a time, reused forever."""
 
-    def __init__(self, open_store: Callable[[], Store], size: int) -> None:
+    def __init__(self, open_store: Callable[[], LibraryStore], size: int) -> None:
         if size < 1:
             raise ValueError("a reader pool needs at least one connection")
         self._open = open_store
         self.size = size
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
-        self._idle: list[Store] = []
-        self._all: list[Store] = []
+        self._idle: list[LibraryStore] = []
+        self._all: list[LibraryStore] = []
         self._closed = False
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[Store]:
+    def lease(self) -> Iterator[LibraryStore]:
         self._slots.acquire()
         try:
             with self._held() as store:
@@ -39,7 +39,7 @@ class ReaderPool:
             self._slots.release()
 
     @contextlib.contextmanager
-    def lease_if_idle(self) -> Iterator[Store | None]:
+    def lease_if_idle(self) -> Iterator[LibraryStore | None]:
         """A reader only if one is free right now, else None; never waits. For a thread that already holds a
         lease and wants a second connection for a helper thread (the hybrid search's keyword lane): waiting there
         could deadlock two such callers on each other, so without a free reader the caller works alone."""
@@ -58,7 +58,7 @@ class ReaderPool:
             self._slots.release()
 
     @contextlib.contextmanager
-    def _held(self) -> Iterator[Store]:
+    def _held(self) -> Iterator[LibraryStore]:
         """An idle reader (or a new one, up to ``size``) for the block; the caller holds a slot."""
         with self._lock:
             if self._closed:

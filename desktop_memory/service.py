@@ -46,7 +46,7 @@ from .retrieve.filters import clean_filters, clean_query
 from .retrieve.highlight import marked_texts, result_marks
 from .retrieve.strength import strong_only as _strong_only
 from .service_api import MemoryApi
-from .store import Store
+from .store.protocol import DenseOnServer, LibraryStore
 
 DEFAULT_READERS = 3  # the GUI's query runner has 3 threads; the CLI uses one
 WARM_UP_QUERY = "what the first search needs"  # any words: the search's path matters, not its hits
@@ -82,15 +82,15 @@ class MemoryService(LibraryReads):
         self._scheduler_lock = threading.Lock()
 
     # ---------- connections (connections.py) ----------
-    def writing(self) -> AbstractContextManager[Store]:
+    def writing(self) -> AbstractContextManager[LibraryStore]:
         """The writer, for this block only (one writer per process; IMMEDIATE transactions)."""
         return self._db.writing()
 
-    def reading(self) -> AbstractContextManager[Store]:
+    def reading(self) -> AbstractContextManager[LibraryStore]:
         """A pooled reader, leased to the calling thread for this block."""
         return self._db.reading()
 
-    def _spare_reader(self) -> AbstractContextManager[Store | None]:
+    def _spare_reader(self) -> AbstractContextManager[LibraryStore | None]:
         """A second pooled reader for a search's helper thread, or None when none is free."""
         return self._db.spare_reader()
 
@@ -226,7 +226,7 @@ class MemoryService(LibraryReads):
         back: a global setting changed while another library was open only shows a note here until then."""
         return self.set_embedder_settings(self.settings.embedder)
 
-    def model_view(self, store: Store) -> ModelView:
+    def model_view(self, store: LibraryStore) -> ModelView:
         """This library's models against the configured one: which embeds the queries, what to say about it."""
         return self._embedders.view(store, self.embedder)
 
@@ -291,7 +291,7 @@ class MemoryService(LibraryReads):
         search("keyword")
         with self.reading() as store:
             vectors = store.model_info()[0] is not None and store.has_vector_table()
-            if not vectors or stopped():
+            if not vectors or stopped() or isinstance(store, DenseOnServer):  # a server ranks it: nothing to load
                 return
             try:
                 with store.cancellable(cancel):
@@ -330,7 +330,7 @@ class MemoryService(LibraryReads):
         outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 
-    def _shown_machine(self, store: Store) -> tuple[str, str]:
+    def _shown_machine(self, store: LibraryStore) -> tuple[str, str]:
         """This machine as its own results name it: by name in a shared library (its store records machines);
         unnamed ('') in a file of its own, so one machine's results never carry its host name to a chat app."""
         return self.machine if store.machine[0] else (self.machine[0], "")

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from desktop_memory.config import EmbedderKind
+from desktop_memory.store.open import sqlite_store
 
 from .latency import load_average
 from .runner import MB, BenchOptions, machine_info
@@ -260,7 +261,8 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
             log(f"indexing {watched} (no embedding) …")
             t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
             report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
-            with svc.writing() as store:  # their vectors: synthetic like the rest (no model run over 50k notes)
+            with svc.writing() as leased:  # their vectors: synthetic like the rest (no model run over 50k notes)
+                store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
                 store.ensure_model(base.model_id, base.dim)
                 while batch := store.pending_chunks(256):
                     store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
@@ -268,7 +270,8 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
             snapshot = work / f"everyday-{target}.db"  # --grow-only keeps one per size; --keep measures it
             if not (reuse and snapshot.exists()):
                 log(f"growing the library to {target:,} passages …")
-                with svc.writing() as store:
+                with svc.writing() as leased:
+                    store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
                     grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
                     store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
             if grow_only:

@@ -23,6 +23,7 @@ from desktop_memory.errors import ExtractionError
 from desktop_memory.ingest.detect import detect_kind
 from desktop_memory.ingest.pdf import default_extractor, shutdown_pdf_worker
 from desktop_memory.ingest.readers import read_document
+from desktop_memory.store.open import sqlite_store
 
 from .eval_data import SHARED_EVAL, missing_data
 from .table import render_table
@@ -81,7 +82,8 @@ def bench_ocr(pdfs: Path) -> str:
                 summary = svc.index_paths([folder], embed=False)
                 seconds = time.perf_counter() - started
                 outcome = summary.outcomes[0]
-                with svc.reading() as store:
+                with svc.reading() as leased:
+                    store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
                     pages = len({r[0] for r in store.conn.execute(
                         "select c.page from chunks c join documents d on d.id = c.doc_id where d.path like ?",
                         (f"%{name}",))})

@@ -37,6 +37,7 @@ from desktop_memory.embed.base import Embedder
 from desktop_memory.embed.local_onnx import MIN_TOKENS, LocalOnnxEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import IndexProgress
+from desktop_memory.store.open import sqlite_store
 
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
@@ -258,7 +259,8 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 raise UserError("indexing was cancelled")
             if summary.embed_error:
                 raise UserError(f"embedding failed: {summary.embed_error}")
-            with svc.writing() as store:
+            with svc.writing() as leased:
+                store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
                 store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
                 texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
                 counts = store.counts()

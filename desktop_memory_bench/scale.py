@@ -31,6 +31,7 @@ from desktop_memory.errors import UserError
 from desktop_memory.ingest.pipeline import WRITE_BATCH_CHUNKS
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.store.doc_writes import DocumentWrite
+from desktop_memory.store.open import sqlite_store
 from desktop_memory.store.sql_values import as_int, as_str, scalar_int
 
 from .dataset import load_beir
@@ -246,7 +247,8 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
     t_all = time.perf_counter()
     svc = MemoryService(settings, db_path=db, embedder=embedder)
     try:
-        with svc.writing() as store:  # a single-threaded benchmark: it holds the writer throughout
+        with svc.writing() as leased:  # a single-threaded benchmark: it holds the writer throughout
+            store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
             for target in sizes:
                 log(f"growing the synthetic index to {target:,} chunks …")
                 with RssSampler() as rss:

@@ -41,6 +41,7 @@ from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store, erase
+from desktop_memory.store.open import sqlite_store
 
 from .eval_data import SHARED_EVAL, missing_data
 from .table import render_table
@@ -136,7 +137,8 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
     saved_bulk = erase.BULK_ERASE
     try:
-        with svc.writing() as store:  # the writer's pragmas (and its patched method) apply to the removals too
+        with svc.writing() as leased:  # the writer's pragmas (and its patched method) apply to the removals too
+            store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
             store.conn.execute(f"pragma secure_delete={pragma}")
             with store.conn:
                 store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..embed.base import Embedder
 from ..errors import Cancelled, EmbedderError
 from ..models import IndexProgress, IndexSummary
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .pipeline import EMBED_WINDOW, ProgressFn, StoreLease, embedded_slices
 
 # (model id, dim, recorded settings) -> that model's embedder, or None when this computer cannot make it
@@ -47,7 +47,7 @@ class ModelView:
         return self.active if self.search_embedder is not None else None
 
 
-def model_view(store: Store, configured: Embedder, embedder_of: EmbedderOf) -> ModelView:
+def model_view(store: LibraryStore, configured: Embedder, embedder_of: EmbedderOf) -> ModelView:
     """Which embedder serves this library's vectors, and what to tell the person when it is not the configured
     one. The embedder setting is global while vectors belong to each library: a library keeps searching by
     meaning with its own model wherever that model is available (the bundled local model always is)."""
@@ -94,7 +94,7 @@ def build_beside(read: StoreLease, write: StoreLease, embedder: Embedder, settin
         with read() as store:
             total = store.models.side_missing(model_id)
         emit(total)
-        def side_window(store: Store, after: int) -> list[tuple[int, str]]:
+        def side_window(store: LibraryStore, after: int) -> list[tuple[int, str]]:
             return store.models.side_pending(model_id, EMBED_WINDOW, after_id=after)
 
         for ids, texts, vectors in embedded_slices(read, side_window, embedder, cancel, summary):

@@ -38,8 +38,9 @@ from ..models import (
     IndexSummary,
 )
 from ..paths import is_inside, normalise
-from ..store import DocRow, Store
+from ..store import DocRow
 from ..store.doc_writes import DocumentWrite
+from ..store.protocol import LibraryStore
 from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
@@ -85,7 +86,7 @@ def _check(cancel: threading.Event | None) -> None:
 
 
 def index_paths(
-    store: Store,
+    store: LibraryStore,
     paths: Iterable[str | Path],
     settings: Settings,
     embedder: Embedder | None,
@@ -102,7 +103,7 @@ def index_paths(
     event, a catch-up or a re-read never brings it back. ``include_excluded`` (the person named these paths: the
     CLI's ``index``, a drop, "Include again") lifts the exclusion of a path named exactly; a path inside an
     excluded folder is still left out, with its reason."""
-    with store.immediate_writes():  # another process's indexer makes us wait, not fail (see Store)
+    with store.immediate_writes():  # another process's indexer makes us wait, not fail (see LibraryStore)
         summary = IndexSummary()
         named, excluded = _honour_exclusions(store, [normalise(p) for p in paths],
                                              include_excluded, summary)
@@ -112,7 +113,7 @@ def index_paths(
     return summary
 
 
-def _honour_exclusions(store: Store, named: list[str], include: bool,
+def _honour_exclusions(store: LibraryStore, named: list[str], include: bool,
                        summary: IndexSummary) -> tuple[list[str], list[str]]:
     """The named paths to index and the exclusions the walk leaves out (store/exclusions.py). With ``include``, a
     named path that is itself excluded is included again (said in ``summary.included_again``)."""
@@ -138,7 +139,7 @@ def _honour_exclusions(store: Store, named: list[str], include: bool,
     return kept, excluded
 
 
-def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: Embedder | None, *,
+def _index_paths(store: LibraryStore, roots: list[str], settings: Settings, embedder: Embedder | None, *,
                  progress: ProgressFn | None, cancel: threading.Event | None, force: bool,
                  embed: bool, summary: IndexSummary, excluded: list[str]) -> IndexSummary:
     rep = _Reporter(progress)
@@ -195,7 +196,7 @@ def _index_paths(store: Store, roots: list[str], settings: Settings, embedder: E
     return summary
 
 
-def _add_library_folder(store: Store, root: str) -> None:
+def _add_library_folder(store: LibraryStore, root: str) -> None:
     """A folder indexed inside a library folder is part of it, never a second, nested library folder (its sources
     stay named from the outer folder, and watching does not gain a folder); a folder that holds library folders
     takes their place."""
@@ -208,7 +209,7 @@ def _add_library_folder(store: Store, root: str) -> None:
     store.add_root(root)
 
 
-def _index_one(store: Store, entry: WalkEntry, settings: Settings, force: bool,
+def _index_one(store: LibraryStore, entry: WalkEntry, settings: Settings, force: bool,
                summary: IndexSummary) -> FileOutcome | DocumentWrite:
     """The file's outcome when nothing is to be written for it (unchanged, skipped, failed), else the document to
     write: the caller's WriteBatch writes it with its neighbours (write_batch.py)."""
@@ -285,7 +286,7 @@ def _fingerprint(path: str) -> tuple[int, int, int, int, int]:
 
 
 def _failed(
-    store: Store, entry: WalkEntry, summary: IndexSummary, reason: str, *, remove: DocRow | None
+    store: LibraryStore, entry: WalkEntry, summary: IndexSummary, reason: str, *, remove: DocRow | None
 ) -> FileOutcome:
     if remove is not None:
         store.remove_documents([remove.id])
@@ -297,7 +298,7 @@ def _failed(
     return FileOutcome(entry.path, STATUS_FAILED, reason)
 
 
-def _remove_vanished(store: Store, root: str, seen: set[str], summary: IndexSummary) -> None:
+def _remove_vanished(store: LibraryStore, root: str, seen: set[str], summary: IndexSummary) -> None:
     """Files that were indexed under this folder and are gone now leave the index."""
     gone = [d for d in store.documents_under(root) if d.path not in seen and gone_as_file(d.path)]
     if gone:
@@ -306,7 +307,7 @@ def _remove_vanished(store: Store, root: str, seen: set[str], summary: IndexSumm
         summary.outcomes.extend(FileOutcome(d.path, "removed", "file no longer exists") for d in gone)
 
 
-def reconcile_kind_changes(store: Store, roots: list[str], seen: set[str], summary: IndexSummary) -> None:
+def reconcile_kind_changes(store: LibraryStore, roots: list[str], seen: set[str], summary: IndexSummary) -> None:
     """A path whose kind changed leaves the index in its old kind: a file now a folder (its old document goes;
     the files inside were just walked) and a folder now a file (the documents recorded under it go). Asked for
     every batch, so ``index``, the catch-up scan and the watcher (which index through here) all reconcile it.
@@ -333,11 +334,11 @@ def reconcile_kind_changes(store: Store, roots: list[str], seen: set[str], summa
                                 for p in sorted(stale.values()))
 
 
-StoreLease = Callable[[], AbstractContextManager[Store]]  # a pooled reader, or the writer, for one block
+StoreLease = Callable[[], AbstractContextManager[LibraryStore]]  # a pooled reader, or the writer, for one block
 
 
-def held(store: Store) -> StoreLease:
-    """The lease of a Store the caller already holds (its writer, for one long transaction)."""
+def held(store: LibraryStore) -> StoreLease:
+    """The lease of a LibraryStore the caller already holds (its writer, for one long transaction)."""
     return lambda: contextlib.nullcontext(store)
 
 
@@ -369,7 +370,7 @@ def embed_queue(read: StoreLease, write: StoreLease, embedder: Embedder, *,
         rep.emit(force=True, phase="embed", chunks_to_embed=total, chunks_embedded=0)
         started = time.perf_counter()
 
-        def queue_window(store: Store, after: int) -> list[tuple[int, str]]:
+        def queue_window(store: LibraryStore, after: int) -> list[tuple[int, str]]:
             return store.pending_chunks(EMBED_WINDOW, after_id=after)
 
         for ids, texts, vectors in embedded_slices(read, queue_window, embedder, cancel, summary):
@@ -393,7 +394,7 @@ def embed_queue(read: StoreLease, write: StoreLease, embedder: Embedder, *,
     return done
 
 
-def embedded_slices(read: StoreLease, fetch: Callable[[Store, int], list[tuple[int, str]]], embedder: Embedder,
+def embedded_slices(read: StoreLease, fetch: Callable[[LibraryStore, int], list[tuple[int, str]]], embedder: Embedder,
                     cancel: threading.Event | None,
                     summary: IndexSummary) -> Iterator[tuple[list[int], list[str], np.ndarray]]:
     """The slices of an embedding (the queue, a model built beside): ``fetch`` windows of (chunk id, text) after

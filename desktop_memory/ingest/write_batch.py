@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 
 from ..models import STATUS_INDEXED, FileOutcome, IndexSummary
-from ..store import Store
 from ..store.doc_writes import DocumentWrite
+from ..store.protocol import LibraryStore
 
 
 class WriteBatch:
     """Documents read and chunked but not yet written, each with the slot of its outcome in ``summary.outcomes``."""
 
-    def __init__(self, store: Store, summary: IndexSummary, *, max_chunks: int, max_age_s: float) -> None:
+    def __init__(self, store: LibraryStore, summary: IndexSummary, *, max_chunks: int, max_age_s: float) -> None:
         self.store = store
         self.summary = summary
         self.max_chunks = max_chunks

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .query_text import STOPWORDS, quote_fts, term_counts, tokenize
 
 MAX_QUERY_WORDS = 8  # only a question of at most this many words is looked at (a long one has other words)
@@ -32,7 +32,7 @@ MAX_SPLIT_LEN = 24  # longer unknown words are not tried (a letter string, a has
 _HYPHENATED = re.compile(r"\w+(?:[-\u2010\u2011]\w+)+", re.UNICODE)
 
 
-def _held(store: Store, phrase: str) -> bool:
+def _held(store: LibraryStore, phrase: str) -> bool:
     """Whether any passage holds ``phrase`` (its tokens side by side): one MATCH that stops at the first row."""
     n, _ = store.reads.window_doc_freq(quote_fts(phrase), -(2 ** 62), 2 ** 62, 1)
     return n > 0
@@ -43,7 +43,7 @@ _CACHE: dict[tuple[str, int, str], dict[str, int]] = {}
 _LOCK = threading.Lock()
 
 
-def compound_counts(store: Store, query: str) -> dict[str, int]:
+def compound_counts(store: LibraryStore, query: str) -> dict[str, int]:
     """``term_counts(query)`` with compounds written the index's way (see the module doc), in the same order; a
     term may be a two-word phrase ("wi fi"), which quote_fts sends as a phrase. Remembered per library, content
     version and query (the answer depends only on the index), so one search looks up once."""
@@ -66,7 +66,7 @@ def forget(path: str) -> None:
             del _CACHE[key]
 
 
-def _compound_counts(store: Store, query: str) -> dict[str, int]:
+def _compound_counts(store: LibraryStore, query: str) -> dict[str, int]:
     counts = term_counts(query)
     if not counts or len(counts) > MAX_QUERY_WORDS:
         return counts

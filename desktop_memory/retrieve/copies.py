@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..models import SearchFilters
-from ..store import Store
+from ..store.protocol import LibraryStore
 
 
 @dataclass
@@ -46,7 +46,8 @@ class Holders:
         return out
 
 
-def resolve_holders(store: Store, ids: Sequence[int], filters: SearchFilters | None = None) -> dict[int, Holders]:
+def resolve_holders(store: LibraryStore, ids: Sequence[int],
+                    filters: SearchFilters | None = None) -> dict[int, Holders]:
     """{canonical chunk id: Holders} for the given canonical ids, in one query (plus one for the copies)."""
     if not ids:
         return {}

@@ -24,7 +24,7 @@ top-k to post-filtering.
 The in-memory codes are owned by whoever searches (:class:`DenseCodes`: one per service, inside its
 ``retrieve.search_state.SearchState``), one copy per database and model; closing the owner frees them, and two
 services on two libraries never share or evict each other's. They are refreshed from the store's change counters
-(``Store.vector_state``): appended vectors are read incrementally; a reset or an out-of-order insert reloads
+(``LibraryStore.vector_state``): appended vectors are read incrementally; a reset or an out-of-order insert reloads
 everything; deleted vectors stay in memory as harmless ghosts (their float rows are gone, so re-scoring drops them)
 until they pass 10 % of the matrix. A search given no owner's codes reads them for that query only (tests and
 one-off tools).
@@ -39,7 +39,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..models import SearchFilters
-from ..store import Store
+from ..store.protocol import LibraryStore
 from ..store.vectors import BIG_WEIGHT, float_blob, sign_bits
 from .bit_scores import best_by_score, code_scores, hamming, nearest_by_hamming, words_of
 
@@ -72,7 +72,7 @@ class BitMatrix:
         self.signs = _EMPTY  # (nwords, n) uint64: sign planes, one column per vector
         self.mags = _EMPTY  # (nwords, n) uint64: magnitude planes
 
-    def snapshot(self, store: Store) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def snapshot(self, store: LibraryStore) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         state = store.vector_state()
         with self._lock:
             if self.state != state:
@@ -83,7 +83,7 @@ class BitMatrix:
         """Bytes held (ids and both planes)."""
         return int(self.ids.nbytes + self.signs.nbytes + self.mags.nbytes)
 
-    def _refresh(self, store: Store, state: tuple[int, int, int]) -> None:
+    def _refresh(self, store: LibraryStore, state: tuple[int, int, int]) -> None:
         epoch, seq, deleted = state
         ghosts = deleted - self.deleted_at_load
         full = (self.state is None or self.state[0] != epoch or ghosts > GHOST_SHARE * max(1000, len(self.ids)))
@@ -103,7 +103,7 @@ class BitMatrix:
         self.state = state
 
 
-def _load(store: Store, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _load(store: LibraryStore, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids, sign words, magnitude words) of the stored codes with id > after_id.
 
     The matrices are allocated once at their counted size and filled page by page (LOAD_PAGE rows), so a load's
@@ -138,7 +138,7 @@ def _load(store: Store, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return ids_out, signs_out, mags_out
 
 
-def _load_pages(store: Store, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _load_pages(store: LibraryStore, after_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """_load's fallback: every page gathered, then joined (twice the matrices at the join)."""
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     while True:
@@ -186,7 +186,7 @@ class DenseCodes:
         self._held: OrderedDict[str, BitMatrix] = OrderedDict()
         self._closed = False
 
-    def matrix(self, store: Store) -> BitMatrix:
+    def matrix(self, store: LibraryStore) -> BitMatrix:
         """This database's matrices for its active model (empty until the first snapshot loads them)."""
         path = str(store.path.resolve()) if str(store.path) not in ("", ":memory:") else f"mem:{id(store)}"
         key = f"{path}#{store.model_info()[0]}"
@@ -216,7 +216,7 @@ class DenseCodes:
             self._held.clear()
 
 
-def warm(store: Store, codes: DenseCodes) -> int:
+def warm(store: LibraryStore, codes: DenseCodes) -> int:
     """Load this database's code matrices into ``codes`` now, so the first search does not (about a second at a
     million vectors; the window calls it on a worker once it is shown: ``MemoryService.warm_up``). Returns the
     vectors held."""
@@ -235,7 +235,7 @@ def rescore_budget(limit: int) -> int:
     return int(max(MIN_RESCORED, limit * RESCORE_OVERSAMPLE))
 
 
-def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -> Ranked:
+def _rescore(store: LibraryStore, query_vec: np.ndarray, ids: np.ndarray, limit: int) -> Ranked:
     """Exact cosine of the given chunk ids via sqlite-vec's vec_distance_l2 over the float BLOBs."""
     if not len(ids):
         return []
@@ -243,12 +243,12 @@ def _rescore(store: Store, query_vec: np.ndarray, ids: np.ndarray, limit: int) -
     return [(cid, 1.0 - d * d / 2.0) for cid, d in rows]
 
 
-def _allowed_ids(store: Store, filters: SearchFilters | None) -> np.ndarray | None:
+def _allowed_ids(store: LibraryStore, filters: SearchFilters | None) -> np.ndarray | None:
     """Embedded canonical chunks whose own file or a collapsed copy's file passes the filters (see copies.py)."""
     return store.reads.allowed_embedded_ids(filters)
 
 
-def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
+def dense_search(store: LibraryStore, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
                  *, codes: DenseCodes | None = None, candidates: int | None = None,
                  rescored: int | None = None) -> Ranked:
     """Top ``limit`` chunks by cosine: Hamming shortlist (``candidates``), 2-bit-code ranking, exact re-scoring of
@@ -283,7 +283,7 @@ def dense_search(store: Store, query_vec: np.ndarray, limit: int, filters: Searc
     return _rescore(store, query_vec, pool, limit)
 
 
-def dense_exact(store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None) -> Ranked:
+def dense_exact(store: LibraryStore, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None) -> Ranked:
     """Exact cosine top-k by scanning every stored float vector with vec_distance_l2 (reference; slow at scale)."""
     blob = float_blob(np.asarray(query_vec, dtype=np.float32).reshape(-1))
     rows = store.reads.nearest_vectors_exact(blob, limit, filters)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .compounds import compound_counts
 from .query_text import or_match, weighted_terms
 
@@ -24,7 +24,7 @@ MARK_END = "\ue001"
 MAX_IDS = 500  # one query's bound parameters; more than a page of results is never shown at once
 
 
-def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+def marked_texts(store: LibraryStore, query: str, chunk_ids: Sequence[int]) -> dict[int, str]:
     """{chunk id: its text with MARK_START/MARK_END around every token the keyword query matched}.
 
     Chunks the query does not match are absent (a semantic-only hit has nothing to highlight). The query's words
@@ -39,7 +39,7 @@ def marked_texts(store: Store, query: str, chunk_ids: Sequence[int]) -> dict[int
 
 
 
-def result_marks(store: Store, query: str, backend: str, chunk_ids: Sequence[int]) -> dict[int, str] | None:
+def result_marks(store: LibraryStore, query: str, backend: str, chunk_ids: Sequence[int]) -> dict[int, str] | None:
     """What the keyword lane matched in each shown result ({} for a semantic-only search); None when highlighting
     failed: results without highlights beat no results (the failure is logged)."""
     if backend == "dense":

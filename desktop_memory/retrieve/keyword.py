@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .query_text import quote_fts
 
 WINDOWS = 4  # id ranges sampled per term
@@ -36,7 +36,7 @@ WINDOW_ROWS = 128  # rows read at most per range: a common term costs at most FI
 FIRST_ROWS = 256  # a term in fewer chunks is counted in one statement over the whole index
 
 
-def _id_span(store: Store) -> tuple[int, int]:
+def _id_span(store: LibraryStore) -> tuple[int, int]:
     """(lowest, highest) chunk id, cached per database and content version."""
     return _per_version(_SPAN_CACHE, store, store.reads.chunk_id_span)
 
@@ -45,7 +45,7 @@ SAMPLES_KEPT = 4096  # sampled frequencies remembered per library and content ve
 _SAMPLES: dict[tuple[str, int], dict[str, float]] = {}
 
 
-def _samples(store: Store) -> dict[str, float]:
+def _samples(store: LibraryStore) -> dict[str, float]:
     """{stem: sampled frequency} for this library's current content version: a word common enough to cost
     reading is usually in the next query too, and the planner and the strength ceiling ask for the same words.
     A value depends only on the index, so the cache changes no result; a write (new content version) drops it."""
@@ -59,7 +59,7 @@ def _samples(store: Store) -> dict[str, float]:
         return found
 
 
-def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None, stem: str | None = None) -> float:
+def sampled_df(store: LibraryStore, term: str, span: tuple[int, int] | None = None, stem: str | None = None) -> float:
     """The document frequency of ``term``: exact when no id range holds ``WINDOW_ROWS`` of its rows, else
     estimated from at most ``FIRST_ROWS + WINDOWS x WINDOW_ROWS`` rows (see the module doc). ``stem``: the one
     token ``term`` is indexed as, when known; the value is then remembered for that stem (``_samples``)."""
@@ -78,7 +78,7 @@ def sampled_df(store: Store, term: str, span: tuple[int, int] | None = None, ste
     return n
 
 
-def _sample(store: Store, term: str, span: tuple[int, int] | None) -> float:
+def _sample(store: LibraryStore, term: str, span: tuple[int, int] | None) -> float:
     lo, hi = span or _id_span(store)
     if hi < lo:
         return 0.0
@@ -101,7 +101,7 @@ def _sample(store: Store, term: str, span: tuple[int, int] | None) -> float:
     return total
 
 
-def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
+def plan_terms(store: LibraryStore, terms: list[str], budget: int) -> tuple[list[str], list[str]]:
     """(kept, dropped): the rarest terms whose summed document frequency fits ``budget`` (at least one kept).
 
     ``budget <= 0`` keeps everything. Kept terms keep their query order (for a stable MATCH expression).
@@ -126,7 +126,7 @@ def plan_terms(store: Store, terms: list[str], budget: int) -> tuple[list[str], 
 # ---------------------------------------------------------------- the index tokenizer, from Python
 
 
-def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
+def index_tokens(store: LibraryStore, texts: list[str]) -> list[list[str]]:
     """Each text as the index tokenizer sees it (lower-cased, diacritics folded, Porter-stemmed), in order.
 
     Runs the texts through a per-connection TEMP fts5 table with the index's own tokenizer, so a Python-side
@@ -135,7 +135,7 @@ def index_tokens(store: Store, texts: list[str]) -> list[list[str]]:
     return store.reads.index_tokens(texts)
 
 
-def indexed_chunk_tokens(store: Store) -> dict[int, list[str]]:
+def indexed_chunk_tokens(store: LibraryStore) -> dict[int, list[str]]:
     """{chunk id: tokens} for every row of chunks_fts, read from the index itself (fts5vocab 'instance')."""
     return store.reads.chunk_tokens()
 
@@ -149,12 +149,12 @@ T = TypeVar("T")
 LONG_QUERY_KEEP = 64  # a query with more distinct words keeps the 64 that weigh most (qtf x idf)
 
 
-def fts_rows(store: Store) -> int:
+def fts_rows(store: LibraryStore) -> int:
     """Rows of chunks_fts (canonical chunks), cached per database and content version."""
     return _per_version(_N_CACHE, store, store.reads.canonical_count)
 
 
-def _per_version(cache: dict[tuple[str, int], T], store: Store, compute: Callable[[], T]) -> T:
+def _per_version(cache: dict[tuple[str, int], T], store: LibraryStore, compute: Callable[[], T]) -> T:
     """``compute()`` once per database file and content version (any write bumps it); a few files are kept."""
     key = (str(store.path), store.content_version())
     with _N_LOCK:
@@ -179,7 +179,7 @@ def forget(path: str) -> None:
 EXACT_DF_ROWS = 5000  # doc_freqs counts a stem exactly below this many chunks, and samples it above
 
 
-def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
+def doc_freqs(store: LibraryStore, stems: list[str]) -> dict[str, int]:
     """{stem: number of chunks holding it} (absent: none), for IDFs (the strength ceiling, long queries).
 
     FTS5's vocabulary (fts5vocab 'row') counts a stem by reading its whole doclist: at a million passages a word
@@ -201,7 +201,7 @@ def doc_freqs(store: Store, stems: list[str]) -> dict[str, int]:
     return out
 
 
-def weightiest_terms(store: Store, counts: dict[str, int],
+def weightiest_terms(store: LibraryStore, counts: dict[str, int],
                      keep: int = LONG_QUERY_KEEP) -> tuple[dict[str, int], dict[str, int]]:
     """(kept, unknown) for a long query: the ``keep`` terms with the highest qtf x idf among those the library
     holds (as Lucene's MoreLikeThis picks a document's terms), in query order, and the terms no chunk holds (they

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..models import SearchFilters
-from ..store import Store
 from ..store.cjk import query_grams
+from ..store.protocol import DenseOnServer, LibraryStore
 from ..store.row_types import ChunkRow
 from ..store.search_reads import FtsTable
 from .compounds import compound_counts
@@ -25,7 +25,7 @@ from .query_text import STOPWORDS, or_match, weighted_terms
 Ranked = list[tuple[int, float]]
 
 
-def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None = None,
+def fts_lane(store: LibraryStore, query: str, limit: int, filters: SearchFilters | None = None,
              term_budget: int = 0) -> Ranked:
     """BM25 over an OR of the query's terms; with ``term_budget`` > 0 the most common terms may be left out so
     the rows FTS5 must score stay within that many postings (see keyword.py). Text written without spaces (CJK,
@@ -50,28 +50,33 @@ def fts_lane(store: Store, query: str, limit: int, filters: SearchFilters | None
     return ranked
 
 
-def _match(store: Store, table: FtsTable, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
+def _match(store: LibraryStore, table: FtsTable, expr: str, limit: int, filters: SearchFilters | None) -> Ranked:
     """(chunk id, -bm25) of the best ``limit`` rows of FTS5 ``table`` matching ``expr`` inside the filters."""
     return store.reads.fts_match(table, expr, limit, filters)
 
 
 def dense_lane(
-    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
+    store: LibraryStore, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None,
     codes: DenseCodes | None = None,
 ) -> Ranked:
     """Top ``limit`` chunks by cosine (coarse sign-bit scan + exact re-scoring; see dense.py), with the caller's
-    kept code matrices (``codes``; without them they are read for this query only)."""
+    kept code matrices (``codes``; without them they are read for this query only), or by the store's own engine
+    when it has one (PostgreSQL + pgvector: store/protocol.py ``DenseOnServer``)."""
     if not store.has_vector_table():
         return []
+    if isinstance(store, DenseOnServer):
+        return store.dense_candidates(query_vec, limit, filters)
     return dense_search(store, query_vec, limit, filters, codes=codes)
 
 
 def dense_lane_exact(
-    store: Store, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None
+    store: LibraryStore, query_vec: np.ndarray, limit: int, filters: SearchFilters | None = None
 ) -> Ranked:
     """Exact brute-force reference for the dense lane (benchmarks and tests)."""
     if not store.has_vector_table():
         return []
+    if isinstance(store, DenseOnServer):
+        return store.dense_exact_candidates(query_vec, limit, filters)
     return dense_exact(store, query_vec, limit, filters)
 
 
@@ -92,7 +97,7 @@ class Bm25Index:
         self._bm25 = None
         self._stop: frozenset[str] = frozenset()
 
-    def _ensure(self, store: Store) -> None:
+    def _ensure(self, store: LibraryStore) -> None:
         key = (str(store.path), store.content_version())
         with self._lock:
             if key == self._key:
@@ -115,7 +120,7 @@ class Bm25Index:
             self._key, self._bm25 = None, None
             self._ids = np.zeros(0, dtype=np.int64)
 
-    def search(self, store: Store, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
+    def search(self, store: LibraryStore, query: str, limit: int, filters: SearchFilters | None = None) -> Ranked:
         self._ensure(store)
         words = weighted_terms(compound_counts(store, query))
         if self._bm25 is None or not words:
@@ -135,6 +140,6 @@ class Bm25Index:
         return [(int(self._ids[i]), float(scores[i])) for i in order]
 
 
-def fetch_rows(store: Store, ids: Sequence[int]) -> dict[int, ChunkRow]:
+def fetch_rows(store: LibraryStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
     """Chunk + document columns for the final results, in one query."""
     return store.reads.chunk_rows(ids)

@@ -35,7 +35,7 @@ from ..embed.openai_http import JsonServer
 from ..errors import EmbedderError, RerankError, ServerError
 from ..models import LaneHit
 from ..private_files import make_private_dirs, open_private
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .fusion import Fused
 from .lanes import fetch_rows
 
@@ -222,7 +222,7 @@ def reorder(fused: Fused, scored: Sequence[tuple[int, float]], depth: int) -> Fu
     return out + list(tail)
 
 
-def rerank_fused(store: Store, reranker: HttpReranker, query: str, fused: Fused, depth: int,
+def rerank_fused(store: LibraryStore, reranker: HttpReranker, query: str, fused: Fused, depth: int,
                  notes: list[str]) -> Fused:
     """The search's rerank stage: the reordered list, or ``fused`` itself with a note when the reranker failed."""
     head = fused[: max(0, depth)]

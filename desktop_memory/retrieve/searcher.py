@@ -17,8 +17,8 @@ from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
 from ..models import STRONG, LaneHit, SearchFilters, SearchResult
-from ..store import Store
 from ..store.coverage import without_vectors
+from ..store.protocol import LibraryStore
 from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
@@ -50,7 +50,7 @@ _POOL: list[ThreadPoolExecutor] = []  # the one pool, once started
 _LANE_POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 # A free reader connection for a helper thread, or None (MemoryService._spare_reader; see service.py's module doc)
-SpareReader = Callable[[], AbstractContextManager["Store | None"]]
+SpareReader = Callable[[], AbstractContextManager["LibraryStore | None"]]
 
 
 def _embed_pool() -> ThreadPoolExecutor:
@@ -78,7 +78,7 @@ def _started(holder: list[ThreadPoolExecutor], workers: int, name: str) -> Threa
         return holder[0]
 
 
-def _timed_fts(store: Store, query: str, limit: int, filters: SearchFilters | None,
+def _timed_fts(store: LibraryStore, query: str, limit: int, filters: SearchFilters | None,
                budget: int) -> tuple[list[tuple[int, float]], float]:
     t0 = time.perf_counter()
     ranked = fts_lane(store, query, limit, filters, term_budget=budget)
@@ -126,7 +126,7 @@ class Searcher:
 
     def search(
         self,
-        store: Store,
+        store: LibraryStore,
         embedder: Embedder | None,
         query: str,
         *,
@@ -141,7 +141,7 @@ class Searcher:
         with contextlib.ExitStack() as stack:
             return self._search(store, embedder, query, backend, top_k, filters, spare_reader, stack)
 
-    def _search(self, store: Store, embedder: Embedder | None, query: str, backend: str | None,
+    def _search(self, store: LibraryStore, embedder: Embedder | None, query: str, backend: str | None,
                 top_k: int | None, filters: SearchFilters | None, spare_reader: SpareReader | None,
                 stack: contextlib.ExitStack) -> SearchOutcome:
         t0 = time.perf_counter()
@@ -223,7 +223,7 @@ class Searcher:
         return out
 
     @staticmethod
-    def _dense_readiness(store: Store, embedder: Embedder | None) -> tuple[str | None, int | None]:
+    def _dense_readiness(store: LibraryStore, embedder: Embedder | None) -> tuple[str | None, int | None]:
         """(why the semantic lane cannot run for this library and embedder, or None when it can; the index's
         vector dimension), from one read of the index's model record."""
         model_id, dim = store.model_info()
@@ -236,7 +236,7 @@ class Searcher:
                     dim)
         return None, dim
 
-    def _dense(self, store: Store, embedder: Embedder | None, query: str, fetch: int,
+    def _dense(self, store: LibraryStore, embedder: Embedder | None, query: str, fetch: int,
                filters: SearchFilters | None, out: SearchOutcome, reason: str | None, dim: int | None,
                pending: Future[tuple[np.ndarray, float]] | None, *, strict: bool) -> list[tuple[int, float]] | None:
         """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises).
@@ -273,7 +273,7 @@ def embedder_failure(exc: BaseException) -> str:
     return f"the embedder failed ({type(exc).__name__}{': ' + first if first else ''})"
 
 
-def _not_embedded_yet(store: Store, lanes: dict[str, list[tuple[int, float]]]) -> set[int]:
+def _not_embedded_yet(store: LibraryStore, lanes: dict[str, list[tuple[int, float]]]) -> set[int]:
     """The keyword lanes' chunks that have no vector yet, when the semantic lane ran beside them (else empty).
 
     Every chunk the semantic lane ranked has a vector, so only the keyword lanes' other hits are looked up: one
@@ -305,7 +305,7 @@ def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]]) -> Fused:
     return [e for e, u in zip(fused, up) if u] + [e for e, u in zip(fused, up) if not u]
 
 
-def _hydrate(store: Store, fused: Fused, top_k: int, filters: SearchFilters | None,
+def _hydrate(store: LibraryStore, fused: Fused, top_k: int, filters: SearchFilters | None,
              verdicts: dict[int, tuple[str, str]]) -> tuple[list[SearchResult], list[SearchResult]]:
     """(passages, files): the top_k fused passages, and the best passage of each of the top_k best files.
 

@@ -59,7 +59,7 @@ import math
 from collections.abc import Sequence
 
 from ..models import STRONG, WEAK, LaneHit, SearchResult
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .compounds import compound_counts
 from .keyword import doc_freqs, fts_rows, index_tokens, weightiest_terms
 from .query_text import weighted_terms
@@ -90,7 +90,7 @@ class LaneScale:
     """Per-query facts that put the keyword lane's raw BM25 on a fixed scale, computed only when a result's
     strength needs them (most hybrid results are decided by their cosine alone)."""
 
-    def __init__(self, store: Store | None = None, query: str = "", ceiling: float | None = None) -> None:
+    def __init__(self, store: LibraryStore | None = None, query: str = "", ceiling: float | None = None) -> None:
         self._store = store
         self._query = query
         self._ceiling = ceiling
@@ -158,14 +158,14 @@ def strong_only(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 # ---------------------------------------------------------------- the keyword ceiling
 
-def lane_scale(store: Store, query: str, lanes: dict[str, list[tuple[int, float]]]) -> LaneScale:
+def lane_scale(store: LibraryStore, query: str, lanes: dict[str, list[tuple[int, float]]]) -> LaneScale:
     """The lazily computed scale of this query (no keyword lane ran: no keyword evidence, ceiling 0)."""
     if "fts" not in lanes and "bm25" not in lanes:
         return LaneScale(ceiling=0.0)
     return LaneScale(store, query)
 
 
-def keyword_ceiling(store: Store, query: str) -> float:
+def keyword_ceiling(store: LibraryStore, query: str) -> float:
     """Sum over the query's phrases (repeats included, as the lane sends them) of idf * (k1 + 1), FTS5's idf."""
     counts = compound_counts(store, query)
     if not counts:

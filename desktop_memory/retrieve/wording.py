@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from ..store import Store
+from ..store.protocol import LibraryStore
 from .compounds import compound_counts
 from .keyword import doc_freqs, fts_rows, index_tokens
 from .query_text import quote_fts
@@ -36,7 +36,7 @@ class Wording:
     """One query's words, their weights in this library, and what the keyword lane's first chunks hold of them.
     Computed on first use (most results are decided by the lanes' scores alone)."""
 
-    def __init__(self, store: Store, query: str, keyword_ranked: list[tuple[int, float]]) -> None:
+    def __init__(self, store: LibraryStore, query: str, keyword_ranked: list[tuple[int, float]]) -> None:
         self._store = store
         self._query = query
         self._ids = [cid for cid, _ in keyword_ranked[:CANDIDATES]]

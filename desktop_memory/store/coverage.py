@@ -10,18 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .repository import Store
-from .sql_values import as_int
-
-_BATCH = 500  # ids per statement (well under SQLite's variable limit)
+from .protocol import LibraryStore
 
 
-def without_vectors(store: Store, chunk_ids: Iterable[int]) -> set[int]:
+def without_vectors(store: LibraryStore, chunk_ids: Iterable[int]) -> set[int]:
     """The ids among ``chunk_ids`` (canonical chunks, as the lanes return them) that have no vector yet."""
-    ids = sorted({int(i) for i in chunk_ids})
-    missing: set[int] = set()
-    for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
-        missing.update(as_int(cid) for (cid,) in store.conn.execute(
-            f"select id from chunks where embedded = 0 and id in ({','.join('?' * len(part))})", part))
-    return missing
+    return store.reads.without_vectors(chunk_ids)

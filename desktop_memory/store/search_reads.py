@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
 
 import apsw
 import numpy as np
@@ -24,6 +24,8 @@ from .sql_values import as_float, as_int, as_opt_int, as_str
 FtsTable = Literal["chunks_fts", "chunks_cjk"]  # the words index, and the bigram index of no-space scripts
 DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
 _TOKENIZE_OPTION = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
+PASSAGE_COLUMNS = ("c.id, c.doc_id, c.ord, d.path, d.kind, c.text, c.heading_path, c.page, c.line_start, "
+                   "c.line_end, c.char_start, c.char_end, d.mtime")  # a stored passage (store/passages.py)
 _READY: weakref.WeakKeyDictionary[apsw.Connection, bool] = weakref.WeakKeyDictionary()
 
 
@@ -117,6 +119,23 @@ class SearchReads:
             )
         return out
 
+    def passage_rows(self, chunk_id: int, neighbours: int
+                     ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], int] | None:
+        """(the chunk's row, its neighbours' rows within ``neighbours`` places in file order, the file's chunk
+        count), each row ``PASSAGE_COLUMNS``; None if there is no such chunk (store/passages.py)."""
+        conn = self.conn
+        row = conn.execute(f"select {PASSAGE_COLUMNS} from chunks c join documents d on d.id = c.doc_id "
+                           "where c.id = ?", (chunk_id,)).fetchone()
+        if row is None:
+            return None
+        doc_id, ord_ = as_int(row[1]), as_int(row[2])
+        around = [] if neighbours == 0 else [tuple(r) for r in conn.execute(
+            f"select {PASSAGE_COLUMNS} from chunks c join documents d on d.id = c.doc_id "
+            "where c.doc_id = ? and c.ord between ? and ? and c.id != ? order by c.ord",
+            (doc_id, ord_ - neighbours, ord_ + neighbours, chunk_id))]
+        count = conn.execute("select count(*) from chunks where doc_id = ?", (doc_id,)).fetchone()
+        return tuple(row), around, as_int(count[0]) if count else 0
+
     def holder_rows(self, ids: Sequence[int],
                     filters: SearchFilters | None) -> list[tuple[int, int, int, str, bool]]:
         """(canonical id, holder chunk id, doc id, path, passes the filters) for each given canonical chunk and
@@ -155,6 +174,16 @@ class SearchReads:
             finally:
                 conn.execute("delete from temp.dm_stem")
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
+
+    def without_vectors(self, chunk_ids: Iterable[int]) -> set[int]:
+        """The ids among ``chunk_ids`` (canonical chunks, as the lanes return them) that have no vector yet."""
+        ids = sorted({int(i) for i in chunk_ids})
+        missing: set[int] = set()
+        for start in range(0, len(ids), 500):  # ids per statement: well under SQLite's variable limit
+            part = ids[start : start + 500]
+            missing.update(as_int(cid) for (cid,) in self.conn.execute(
+                f"select id from chunks where embedded = 0 and id in ({','.join('?' * len(part))})", part))
+        return missing
 
     # ---------- which passages and files hold a query word (match strength) ----------
     def held_elsewhere(self, match: str, doc_id: int) -> bool:

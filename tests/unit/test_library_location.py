@@ -163,3 +163,11 @@ def test_a_server_password_comes_from_the_key_store_unless_libpq_has_one(monkeyp
     assert server_password("postgresql://me:inline@server/memory") is None  # the URL's own wins
     monkeypatch.setenv("PGPASSWORD", "from-the-environment")
     assert server_password(url) is None  # libpq reads PGPASSWORD itself
+
+
+def test_an_empty_password_is_not_shown_as_one_and_the_store_shows_urls_alike():
+    from desktop_memory.store import location
+
+    assert redacted("postgresql://postgres:@/bench?host=/tmp/x") == "postgresql://postgres@/bench?host=/tmp/x"
+    url = "postgresql://me:s3cret@server/memory?password=s3cret&sslmode=require"
+    assert location.redacted(url) == redacted(url) and "s3cret" not in redacted(url)

@@ -1,8 +1,8 @@
 """Several machines, one library (issue 32 item 3): each library folder is its machine's; each machine reads and
 watches only its own; everyone searches everything, and a result from another machine names it.
 
-Two config folders are two machines. The shared store is PostgreSQL; until its fixture is merged these tests run
-the same service on a SQLite file told to record machines as a server library does (``records_machines``)."""
+Two config folders are two machines sharing one PostgreSQL + pgvector library on a real server
+(tests/support/postgres.py); a SQLite file stays one machine's (the last tests)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import apsw
 import pytest
 
-from desktop_memory import library_open
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store
 from desktop_memory.store.migrations import SCHEMA_VERSION
+from tests.support.postgres import pg_server, pg_url  # noqa: F401
 
 
 def _folder(base: Path, name: str, text: str) -> Path:
@@ -27,15 +27,20 @@ def _folder(base: Path, name: str, text: str) -> Path:
     return folder
 
 
-def _service(monkeypatch: pytest.MonkeyPatch, base: Path, machine: str, db: Path) -> MemoryService:
+def _service(monkeypatch: pytest.MonkeyPatch, base: Path, machine: str, db: Path | str) -> MemoryService:
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(base / f"config-{machine}"))
     return MemoryService(Settings(machine_name=machine), db_path=db, embedder=HashEmbedder(32))
 
 
 @pytest.fixture
-def two_machines(monkeypatch, tmp_path):
-    monkeypatch.setattr(library_open, "records_machines", lambda location: True)
-    db = tmp_path / "shared.db"
+def shared(pg_url):  # noqa: F811
+    """The shared library: a fresh database on the session's PostgreSQL server."""
+    return pg_url
+
+
+@pytest.fixture
+def two_machines(monkeypatch, tmp_path, shared):
+    db = shared
     desk_dir = _folder(tmp_path / "desk", "notes", "The harbour bridge opens in spring.")
     lap_dir = _folder(tmp_path / "lap", "notes", "Tomatoes need sun and water every morning.")
     desk = _service(monkeypatch, tmp_path, "desktop", db)
@@ -79,10 +84,10 @@ def test_a_folder_removed_on_one_machine_leaves_its_own_machine(two_machines):
     assert not desk.search("tomatoes sun water", backend="keyword")
 
 
-def test_a_renamed_machine_is_shown_by_its_new_name(monkeypatch, tmp_path, two_machines):
+def test_a_renamed_machine_is_shown_by_its_new_name(monkeypatch, tmp_path, two_machines, shared):
     desk, _lap, _desk_dir, lap_dir = two_machines
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(tmp_path / "config-laptop"))
-    renamed = MemoryService(Settings(machine_name="old laptop"), db_path=tmp_path / "shared.db",
+    renamed = MemoryService(Settings(machine_name="old laptop"), db_path=shared,
                             embedder=HashEmbedder(32))
     try:
         renamed.index_paths([lap_dir])  # the same machine (same config folder): its folder, its new name
@@ -131,7 +136,7 @@ def test_the_migration_keeps_older_folders_as_everyones(tmp_path):
         store.close()
 
 
-def test_mcp_results_carry_their_machine(two_machines, tmp_path, monkeypatch):
+def test_mcp_results_carry_their_machine(two_machines, tmp_path, monkeypatch, shared):
     from desktop_memory.mcp_server import tools
     from desktop_memory.mcp_server.library import Library
 
@@ -139,7 +144,7 @@ def test_mcp_results_carry_their_machine(two_machines, tmp_path, monkeypatch):
     monkeypatch.setenv("DESKTOP_MEMORY_CONFIG_DIR", str(tmp_path / "config-desktop"))
     from desktop_memory.config import EmbedderSettings
 
-    lib = Library(Settings(machine_name="desktop", embedder=EmbedderSettings(kind="hash")), tmp_path / "shared.db")
+    lib = Library(Settings(machine_name="desktop", embedder=EmbedderSettings(kind="hash")), shared)
     try:
         text, out = lib.call(lambda svc: tools.search(lib, svc, "tomatoes sun water", top_k=3, backend="keyword",
                                                       filters=tools.Filters()))

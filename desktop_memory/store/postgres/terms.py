@@ -1,0 +1,136 @@
+"""The word and bigram statistics BM25 is scored from (``chunk_terms``), written with the chunks they count.
+
+Words come from PostgreSQL's own tokenizer (``to_tsvector('dm_text', text)``, schema.py): the term frequency of a
+word is the number of positions the tsvector keeps for it, a chunk's length the sum over its words. Bigrams of
+text written without spaces are cut in Python by the same rule as the SQLite store's ``chunks_cjk`` (store/cjk.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ..cjk import grams_text
+from .schema import Conn
+
+WORDS, GRAMS = 0, 1
+_NAMES = ("id", "doc_id", "ord", "text", "heading_path", "page", "line_start", "line_end", "char_start", "char_end",
+          "dedupe_key", "dup_of", "text_hash")
+
+
+# meta keys of BM25's collection statistics per lane: rows (chunks with a row in the lane) and their total length,
+# kept with every write so a search never counts a million chunks
+TOTALS = (("kw0_rows", "kw0_len"), ("kw1_rows", "kw1_len"))
+
+
+def totals(conn: Conn, lane: int) -> tuple[int, float]:
+    """(rows, average length) of a lane, for BM25."""
+    rows_key, len_key = TOTALS[lane]
+    got: dict[str, str] = dict(conn.execute("select key, value from meta where key = any(%s)",
+                                            ([rows_key, len_key],)).fetchall())
+    rows, length = int(str(got.get(rows_key, 0))), int(str(got.get(len_key, 0)))
+    return rows, (length / rows if rows else 0.0)
+
+
+def _add_totals(conn: Conn, ids: Sequence[int], sign: int) -> None:
+    got = conn.execute("select count(*) filter (where n_words > 0), coalesce(sum(n_words), 0), "
+                       "count(*) filter (where n_grams > 0), coalesce(sum(n_grams), 0) from chunks "
+                       "where id = any(%s)", (list(ids),)).fetchone()
+    assert got is not None
+    for key, value in zip((k for pair in TOTALS for k in pair), got):
+        conn.execute("insert into meta(key, value) values (%s, %s) on conflict (key) do update "
+                     "set value = (meta.value::bigint + %s)::text", (key, str(sign * int(str(value))),
+                                                                     sign * int(str(value))))
+
+
+CHUNK_COLUMNS = ("id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, char_end, dedupe_key, "
+                 "dup_of, text_hash")
+_STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigint, ord integer, text text, "
+          "heading_path text, page integer, line_start integer, line_end integer, char_start integer, "
+          "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea) on commit drop")
+
+
+def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
+    """New chunk rows (``CHUNK_COLUMNS``, inside the caller's transaction) COPYed into a staging table, then moved
+    into ``chunks`` in one INSERT that computes each canonical chunk's tsvector and length on the way (no second
+    write of the row), then their word rows, bigram rows and the totals."""
+    if not rows:
+        return
+    conn.execute(_STAGE)
+    with conn.cursor() as cur, cur.copy(f"copy dm_chunks_in({CHUNK_COLUMNS}) from stdin") as copy:
+        for row in rows:
+            copy.write_row(row)
+    conn.execute(
+        f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select {', '.join('s.' + c for c in _NAMES)}, t.v, "
+        "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
+        "from dm_chunks_in s cross join lateral (select case when s.dup_of is null "
+        "then to_tsvector('dm_text', s.text) end as v) t")
+    conn.execute(
+        "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, c.id, "
+        "coalesce(array_length(x.positions, 1), 1), c.n_words from dm_chunks_in s join chunks c on c.id = s.id "
+        "cross join unnest(c.tsv) x where s.dup_of is null")
+    conn.execute("truncate dm_chunks_in")
+    canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
+    _add_grams(conn, canonical)
+    _add_totals(conn, [cid for cid, _ in canonical], 1)
+
+
+def _add_grams(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
+    grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
+    grams = [(cid, counts) for cid, counts in grams if counts]
+    if grams:
+        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf, dl) from stdin") as copy:
+            for cid, counts in grams:
+                length = sum(counts.values())
+                for gram, tf in counts.items():
+                    copy.write_row((GRAMS, gram, cid, tf, length))
+        conn.execute("update chunks c set n_grams = u.n from unnest(%s::bigint[], %s::int[]) u(id, n) "
+                     "where c.id = u.id", ([cid for cid, _ in grams], [sum(c.values()) for _, c in grams]))
+
+
+def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
+    """Index canonical chunks ``(id, text)`` already in ``chunks`` (a copy that became the passage's holder):
+    tsvector, word and bigram rows, lengths."""
+    if not rows:
+        return
+    ids = [cid for cid, _ in rows]
+    conn.execute("update chunks c set tsv = t.v, n_words = coalesce((select sum(coalesce(array_length(x.positions, "
+                 "1), 1)) from unnest(t.v) x), 0) from (select id, to_tsvector('dm_text', text) as v from chunks "
+                 "where id = any(%s)) t where c.id = t.id", (ids,))
+    conn.execute(
+        "insert into chunk_terms(lane, term, chunk_id, tf, dl) "
+        "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1), c.n_words "
+        "from chunks c, unnest(c.tsv) t where c.id = any(%s)", (ids,))
+    _add_grams(conn, rows)
+    _add_totals(conn, ids, 1)
+
+
+def unindex_chunks(conn: Conn, ids: Sequence[int]) -> None:
+    """Drop the statistics of chunks that stop being canonical (removed, or now a copy of another); every
+    removal of a canonical chunk goes through here first (``chunk_terms`` has no cascade from ``chunks``)."""
+    if ids:
+        _add_totals(conn, ids, -1)
+        # by the primary key (term, chunk), from the chunk's own tokens: no index on chunk_id to keep up on insert
+        conn.execute("delete from chunk_terms t using (select c.id, x.lexeme from chunks c, unnest(c.tsv) x "
+                     "where c.id = any(%s)) d where t.lane = 0 and t.term = d.lexeme and t.chunk_id = d.id",
+                     (list(ids),))
+        grams = [(int(cid), g) for cid, text in conn.execute(
+            "select id, text from chunks where id = any(%s) and n_grams > 0", (list(ids),))
+            for g in set(grams_text(str(text)).split())]
+        if grams:
+            conn.execute("delete from chunk_terms t using unnest(%s::bigint[], %s::text[]) d(id, term) "
+                         "where t.lane = 1 and t.term = d.term and t.chunk_id = d.id",
+                         ([c for c, _ in grams], [g for _, g in grams]))
+        conn.execute("update chunks set tsv = null, n_words = 0, n_grams = 0 where id = any(%s)", (list(ids),))
+
+
+def recount_totals(conn: Conn) -> None:
+    """Set the lanes' totals from the chunks themselves (``compact`` repairs them; ``check`` compares)."""
+    got = conn.execute(
+        "select count(*) filter (where n_words > 0), coalesce(sum(n_words), 0), count(*) filter (where n_grams > 0), "
+        "coalesce(sum(n_grams), 0) from chunks where dup_of is null").fetchone()
+    assert got is not None
+    for key, value in zip((k for pair in TOTALS for k in pair), got):
+        conn.execute("insert into meta(key, value) values (%s, %s) on conflict (key) do update "
+                     "set value = excluded.value", (key, str(int(str(value)))))

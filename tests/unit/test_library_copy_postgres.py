@@ -1,0 +1,98 @@
+"""`desktop-memory copy` between the two stores (issue 32 item 6) on a real PostgreSQL + pgvector server
+(tests/support/postgres.py): a SQLite library goes to PostgreSQL and back without re-embedding a passage, both copies
+answer every backend as the source does, and a copy to the server that was interrupted goes on where it stopped.
+The source library (two folders, duplicates, an exclusion, a skipped file, a second model's vectors) is
+test_library_copy.py's."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop_memory.config import Settings
+from desktop_memory.embed.hashing import HashEmbedder
+from desktop_memory.errors import Cancelled
+from desktop_memory.library_copy import copy_library
+from desktop_memory.machine import this_machine
+from desktop_memory.service import MemoryService
+from desktop_memory.store.open import open_store
+from tests.support.postgres import fresh_database, pg_server, pg_url  # noqa: F401
+from tests.unit.test_library_copy import QUERIES, _state, source  # noqa: F401
+
+
+def _answers(db: Path | str, backend: str) -> list[list[tuple[str, str]]]:
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        return [[(r.source, r.text) for r in svc.search(q, backend=backend, top_k=10)] for q in QUERIES]
+    finally:
+        svc.close()
+
+
+def _scores(db: Path | str, backend: str) -> list[float]:
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        return [r.score for q in QUERIES for r in svc.search(q, backend=backend, top_k=10)]
+    finally:
+        svc.close()
+
+
+def _indexed_on_the_server(url: str, tmp_path: Path) -> None:
+    """The source's folders indexed straight into a server library, as the source fixture indexed them."""
+    svc = MemoryService(Settings(), db_path=url, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([tmp_path / "docs", tmp_path / "other"])
+        svc.remove_paths([tmp_path / "docs" / "about"], exclude=True)
+    finally:
+        svc.close()
+
+
+def test_sqlite_to_postgresql_and_back_without_re_embedding(source, tmp_path, monkeypatch, pg_server,  # noqa: F811
+                                                            pg_url):  # noqa: F811
+    direct = fresh_database(pg_server)
+    _indexed_on_the_server(direct, tmp_path)  # what the server's own engines answer for these files
+    monkeypatch.setattr(HashEmbedder, "embed_documents", lambda *a, **k: pytest.fail("the copy embedded"))
+    machine = this_machine(Settings())  # the copying machine: the source's folders become its own on the server
+    there = copy_library(source, pg_url, machine=machine, slice_size=7)
+    assert there.documents > 0 and there.vectors["other-model"] > 0 and there.exclusions == 1
+    expected = _state(source)
+    assert _state(pg_url) == expected
+    back = tmp_path / "back.db"
+    copy_library(pg_url, back, machine=machine, slice_size=7)
+    assert _state(back) == expected
+    for backend in ("keyword", "dense", "hybrid"):
+        # on the server, the copy answers as the same files indexed there (PostgreSQL's tokenizer is its own,
+        # so its keyword ranking is compared with the server's, not with SQLite's); back home, as the source did
+        assert _answers(pg_url, backend) == _answers(direct, backend), backend
+        assert _scores(pg_url, backend) == pytest.approx(_scores(direct, backend), abs=1e-6), backend
+        assert _answers(back, backend) == _answers(source, backend), backend
+        assert _scores(back, backend) == pytest.approx(_scores(source, backend), abs=1e-6), backend
+
+
+def test_folders_copied_to_a_server_belong_to_the_copying_machine(source, pg_url):  # noqa: F811
+    copy_library(source, pg_url, machine=("machine-1", "desktop"))
+    mine, theirs = open_store(source, readonly=True), open_store(pg_url, readonly=True)
+    try:
+        assert theirs.root_machines() == [(p, "machine-1", "desktop") for p, _, _ in mine.root_machines()]
+        assert len(mine.root_machines()) == 2  # recorded without a machine in the file: a file is one machine's
+        assert theirs.exclusion_rows() == mine.exclusion_rows() and len(mine.exclusion_rows()) == 1
+    finally:
+        mine.close()
+        theirs.close()
+
+
+def test_an_interrupted_copy_to_a_server_goes_on_where_it_stopped(source, pg_server, pg_url):  # noqa: F811
+    machine = this_machine(Settings())
+    cancel = threading.Event()
+    with pytest.raises(Cancelled, match="run it again"):
+        copy_library(source, pg_url, machine=machine, cancel=cancel, slice_size=5,
+                     progress=lambda done, total: cancel.set())
+    first = _state(pg_url)
+    assert 0 < sum(first["documents"].values()) < sum(_state(source)["documents"].values())  # type: ignore[union-attr]
+    again = copy_library(source, pg_url, machine=machine, slice_size=5)
+    assert again.unchanged == first["documents"]["indexed"]  # type: ignore[index]  # not written again
+    assert _state(pg_url) == _state(source)
+    whole = fresh_database(pg_server)
+    copy_library(source, whole, machine=machine)  # the same copy, uninterrupted
+    assert _answers(pg_url, "hybrid") == _answers(whole, "hybrid")
