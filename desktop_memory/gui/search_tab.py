@@ -188,6 +188,7 @@ class SearchTab(QWidget):
         if first_run:
             self.results_info.setText("")
             self.notes.hide()  # "Semantic lane off" and the like mean nothing before anything is indexed
+            self.message.setText("")  # a "No results" shown before the counts arrived is not left behind it
             self.results_stack.setCurrentWidget(self.empty_state)
             return
         if not query:

@@ -40,7 +40,7 @@ def wait_job(qtbot, window, timeout: int = 60000):
     return window.last_summary
 
 
-def search(qtbot, window, text: str, timeout: int = 15000) -> None:
+def search(qtbot, window, text: str, timeout: int = 30000) -> None:
     """Type a query like a person would and wait for its results to be shown."""
     window.search_bar.box.clear()
     with qtbot.waitSignal(window.search_finished, timeout=timeout, check_params_cb=lambda q: q == text.strip()):
