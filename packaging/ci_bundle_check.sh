@@ -259,7 +259,7 @@ for _ in $(seq 1 100); do [ -f "$WORK/tls/port" ] && break; kill -0 "$TLS_PID" 2
 TLS_URL="postgresql://dm@localhost:$(cat "$WORK/tls/port")/x?sslmode=verify-full&sslrootcert=$WORK/tls/cert.pem"
 run "$APP/$NAME" --db "$TLS_URL" stats > "$WORK/tls/client.log" 2>&1 || true
 wait "$TLS_PID" || { cat "$WORK/tls/probe.log" "$WORK/tls/client.log" >&2; fail "the TLS probe saw no TLS client"; }
-grep -o "TLS OK: [^.]*" "$WORK/tls/client.log" || { cat "$WORK/tls/client.log" >&2; fail "no TLS through libpq"; }
+grep -oE "TLS OK: TLSv1\.[23] [A-Z0-9_]+" "$WORK/tls/client.log" || { cat "$WORK/tls/client.log" >&2; fail "no TLS through libpq"; }
 
 echo "== MCP server: a real MCP client lists the bundle's tools and searches the PDF"
 # The client is the SDK's own (mcp.client.stdio) from the build venv; the server is the bundle's executable,
