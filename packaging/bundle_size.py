@@ -29,6 +29,8 @@ GROUPS: list[tuple[str, str]] = [
     ("apsw + sqlite-vec + sqlite3", r"^apsw|^sqlite_vec|^libsqlite3"),
     ("MCP server natives (pydantic_core, rpds)", r"^pydantic_core|^rpds"),
     ("the app's resources", r"^desktop_memory/"),
+    ("PostgreSQL driver (psycopg-binary: libpq, LDAP, SASL; its OpenSSL and Kerberos are shared)",
+     r"^psycopg_binary|^psycopg[-_]"),
     ("system libraries", r"^lib[^/]*\.so"),
 ]
 

@@ -12,6 +12,10 @@
 #      - the bundled `watch` command picks up a file written into a watched folder (watchdog inside the bundle);
 #      - removal is final: a file removed from inside a library folder stays out of a re-index until `include`;
 #        `paths --json` and `stats --json` answer;
+#      - a shared library on PostgreSQL (issue 32): with a private PostgreSQL + pgvector (pgserver, from the
+#        checkout's .venv or DM_PG_PYTHON), the bundled CLI indexes a folder into it and finds it by search
+#        (keyword + pgvector lanes); the step fails if the server cannot start; and the bundled libpq does TLS with
+#        sslmode=verify-full against packaging/tls_probe.py;
 #      - the bundle's `desktop-memory mcp` answers a real MCP client (the SDK's stdio client): tools listed, the PDF
 #        found by `search`, a bad passage id reported as a tool error;
 #      - if the evaluation PDFs are present (../shared/eval/pdfs), every one of them gets the same outcome
@@ -34,7 +38,13 @@ fi
 
 NAME=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dm-bundle-check.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+PG_PID=""
+PG_DIR=""
+cleanup() {
+  if [ -n "$PG_PID" ]; then kill -TERM "$PG_PID" 2>/dev/null || true; wait "$PG_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK" ${PG_DIR:+"$PG_DIR"}
+}
+trap cleanup EXIT
 cp -a "dist/$NAME" "$WORK/"
 APP="$WORK/$NAME"
 mkdir -p "$WORK/home" "$WORK/tmp"
@@ -207,6 +217,49 @@ ok = (removed == [] and bool(included) and included[0]["source"].endswith("new.m
 print(f"removed stays out: {removed == []}; include brings it back: {bool(included)}; paths and stats: {ok}")
 sys.exit(0 if ok else 1)
 EOF
+
+echo "== a shared library on PostgreSQL from the bundle: index a folder and find it (the bundled psycopg + libpq)"
+# A private PostgreSQL 16 + pgvector from the checkout's .venv (the test extras' pgserver; DM_PG_PYTHON overrides).
+# Not having it, or a server that does not start, fails the check: the driver in the bundle is checked every run.
+PG_PY=${DM_PG_PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PG_PY" ] || fail "no $PG_PY to start PostgreSQL with (pgserver, the test extras); DM_PG_PYTHON overrides"
+# outside $WORK (owner-only): as root, pgserver runs the server as its own user, who must reach the folder
+PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/dm-bundle-pg.XXXXXX")
+chmod 755 "$PG_DIR"
+"$PG_PY" "$ROOT/packaging/pg_server.py" "$PG_DIR/data" "$PG_DIR/url" > "$PG_DIR/server.log" 2>&1 &
+PG_PID=$!
+for _ in $(seq 1 300); do [ -f "$PG_DIR/url" ] && break; kill -0 "$PG_PID" 2>/dev/null || break; sleep 0.1; done
+[ -f "$PG_DIR/url" ] || { cat "$PG_DIR/server.log" >&2; fail "PostgreSQL (pgserver) did not start"; }
+grep -v -i "warning\|user_runtime_dir" "$PG_DIR/server.log" || true
+PG_URL=$(cat "$PG_DIR/url")
+mkdir -p "$WORK/pgdocs"
+echo "one, two! and through and through the vorpal blade went snicker-snack" > "$WORK/pgdocs/vorpal.md"
+run "$APP/$NAME" --db "$PG_URL" index "$WORK/pgdocs" --json > "$WORK/pg-index.json" || fail "index into PostgreSQL"
+run "$APP/$NAME" --db "$PG_URL" search "vorpal snicker-snack" --top-k 3 --json > "$WORK/pg-search.json" \
+  || fail "search on PostgreSQL"
+"$PY" - "$WORK/pg-index.json" "$WORK/pg-search.json" "$WORK/pgdocs/vorpal.md" <<'EOF' || fail "PostgreSQL from the bundle"
+import json, sys
+index, results = (json.load(open(p)) for p in sys.argv[1:3])
+top = results[0] if results else {}
+lanes = sorted(top.get("lanes", {}))
+print(f"postgresql: indexed {index['indexed']}, {index['chunks_embedded']} embedded; search: {len(results)} result(s); "
+      f"#1 {top.get('source')} lanes={lanes} text={' '.join(str(top.get('text', '')).split())[:60]!r}")
+sys.exit(0 if index["indexed"] == 1 and top.get("source") == sys.argv[3] and {"dense", "fts"} <= set(lanes) else 1)
+EOF
+kill -TERM "$PG_PID"; wait "$PG_PID" || fail "the PostgreSQL server did not stop cleanly"
+PG_PID=""
+# TLS through the bundled libpq on the bundle's one OpenSSL (packaging/shared_openssl.py): a TLS endpoint that speaks
+# PostgreSQL's SSLRequest (packaging/tls_probe.py, a fresh self-signed certificate) must be reached with
+# sslmode=verify-full: handshake, certificate and host name checked by the bundle's libssl.
+mkdir -p "$WORK/tls"
+"$PY" "$ROOT/packaging/tls_probe.py" "$WORK/tls" > "$WORK/tls/probe.log" 2>&1 &
+TLS_PID=$!
+for _ in $(seq 1 100); do [ -f "$WORK/tls/port" ] && break; kill -0 "$TLS_PID" 2>/dev/null || break; sleep 0.1; done
+[ -f "$WORK/tls/port" ] || { cat "$WORK/tls/probe.log" >&2; fail "the TLS probe did not start"; }
+TLS_URL="postgresql://dm@localhost:$(cat "$WORK/tls/port")/x?sslmode=verify-full&sslrootcert=$WORK/tls/cert.pem"
+run "$APP/$NAME" --db "$TLS_URL" stats > "$WORK/tls/client.log" 2>&1 || true
+wait "$TLS_PID" || { cat "$WORK/tls/probe.log" "$WORK/tls/client.log" >&2; fail "the TLS probe saw no TLS client"; }
+grep -oE "TLS OK: TLSv1\.[23] [A-Z0-9_]+" "$WORK/tls/client.log" || { cat "$WORK/tls/client.log" >&2; fail "no TLS through libpq"; }
 
 echo "== MCP server: a real MCP client lists the bundle's tools and searches the PDF"
 # The client is the SDK's own (mcp.client.stdio) from the build venv; the server is the bundle's executable,
