@@ -10,6 +10,7 @@ Paths are compared as strings (``paths.is_inside``): an exclusion holds for a fi
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Sequence
 
@@ -17,6 +18,18 @@ import apsw
 
 from ..paths import is_inside
 from .sql_values import as_str
+
+PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed (see Store.begin_removal)
+
+
+def pending_paths(raw: str | None) -> list[str]:
+    """The paths a recorded removal intent names ([] when none, or when the stored value is not a list of paths:
+    a damaged value must not stop every later write). Both stores keep the intent in this form."""
+    try:
+        paths = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
 
 
 class Exclusions:

@@ -32,7 +32,7 @@ from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, stop_waiting, translate_error
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import Eraser
-from .exclusions import Exclusions
+from .exclusions import PENDING_REMOVAL, Exclusions, pending_paths
 from .export_reads import ExportReads
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
@@ -43,8 +43,6 @@ from .row_types import DocRow, WriteResult
 from .search_reads import SearchReads
 from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
-
-PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed (see Store.begin_removal)
 
 
 class Store:
@@ -288,12 +286,7 @@ class Store:
 
     def pending_removals(self) -> list[str]:
         """Paths whose removal began and has not finished (quit or crash meanwhile: finished at the next start)."""
-        raw = self.meta.get(PENDING_REMOVAL)
-        try:
-            paths = json.loads(raw) if raw else []
-        except ValueError:
-            return []
-        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+        return pending_paths(self.meta.get(PENDING_REMOVAL))
 
     def removal_slice(self, paths: Sequence[str], limit: int) -> list[int]:
         """Up to ``limit`` document ids at or below ``paths`` (ranges of the path index, never a scan)."""

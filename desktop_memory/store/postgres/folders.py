@@ -8,10 +8,9 @@ import time
 from collections.abc import Collection, Sequence
 
 from ...paths import is_inside, prefix_range
+from ..exclusions import PENDING_REMOVAL, pending_paths
 from .meta import PgMeta
 from .schema import Conn
-
-PENDING_REMOVAL = "pending_removal"  # meta key: JSON list of paths being removed
 
 
 def _range(path: str) -> tuple[str, str]:
@@ -89,12 +88,7 @@ class PgFolders:
 
     # ---------- removal intent ----------
     def pending_removals(self) -> list[str]:
-        raw = self.meta.get(PENDING_REMOVAL)
-        try:
-            paths = json.loads(raw) if raw else []
-        except ValueError:
-            return []
-        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+        return pending_paths(self.meta.get(PENDING_REMOVAL))
 
     def begin_removal(self, paths: Sequence[str], exclude: Collection[str]) -> list[str]:
         """Record the removal's intent (see ``Store.begin_removal``); inside the caller's write transaction."""
