@@ -29,8 +29,18 @@ from .embed.base import Embedder
 from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView
 from .ingest.pipeline import ProgressFn
-from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, Job, Scheduler
-from .jobs.operations import Compact, DropModelVectors, EmbedPending, IncludeAgain, ReadPaths, Reembed, RemovePaths
+from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, SETTINGS, Job, Scheduler
+from .jobs.operations import (
+    ChooseConfiguredModel,
+    Compact,
+    DropModelVectors,
+    EmbedPending,
+    IncludeAgain,
+    ReadPaths,
+    Reembed,
+    RemovePaths,
+    SetEmbeddingPaused,
+)
 from .library_embedders import LibraryEmbedders
 from .library_location import parse_location
 from .library_reads import LibraryReads
@@ -195,7 +205,8 @@ class MemoryService(LibraryReads):
         return cast(int, self._perform(Job(COMPACT, operation=DropModelVectors(model_id))))
 
     def set_embedding_paused(self, paused: bool) -> None:
-        self.writes.set_embedding_paused(paused)
+        """Remember the pause in the library: a settings job, run before anything else (a read steps aside)."""
+        self._perform(Job(SETTINGS, source=AUTO, operation=SetEmbeddingPaused(paused)))
 
     # ---------- the embedder ----------
     def load_embedder(self) -> None:
@@ -217,7 +228,8 @@ class MemoryService(LibraryReads):
         if new != self.settings.embedder or not self._embedders.made:
             self.settings = dataclasses.replace(self.settings, embedder=new)
             self._embedders.replace(new)  # (the same settings keep the loaded model)
-        return self.writes.choose_configured_model()
+        # a settings job: the model target is one row, written between two slices of a running read
+        return cast(bool, self._perform(Job(SETTINGS, source=AUTO, operation=ChooseConfiguredModel())))
 
     def choose_configured_model(self) -> bool:
         """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the

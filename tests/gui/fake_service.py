@@ -13,8 +13,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
@@ -322,6 +323,13 @@ class FakeWrites:
 
     def drop_model_vectors(self, model_id: str) -> int:
         return 0
+
+    def check_full(self, progress: Callable[[str, int, int], None] | None = None,
+                   cancel: threading.Event | None = None) -> list[str]:
+        return []  # the fake's rows are always consistent
+
+    def hold_writer(self, work: Callable[[Any], Any]) -> Any:
+        return work(self.fake)  # (the fake has no writer to hold)
 
     def embedding_paused(self) -> bool:
         return self.fake.embedding_paused()
