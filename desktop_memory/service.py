@@ -245,8 +245,8 @@ class MemoryService(LibraryReads):
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
-        """``marks``: also the results' highlights (``SearchOutcome.marked``), read on the same reader, so a window
-        asks once per search for all it shows."""
+        """Search (every front end's one search call). ``marks``: also the results' highlights (``.marked``), read
+        on the same reader, so a window asks once per search for all it shows."""
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
         backend = backend or self.settings.search.backend
@@ -274,10 +274,6 @@ class MemoryService(LibraryReads):
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
-
-    def search(self, query: str, backend: str | None = None, top_k: int | None = None,
-               filters: SearchFilters | None = None) -> list[SearchResult]:
-        return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
 
     def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
         """Load what the first search needs, now (the window calls this on a worker once it is shown): one
@@ -328,17 +324,12 @@ class MemoryService(LibraryReads):
         return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
                      roots=roots, path_style=self.settings.context.path_style)
 
-    def context(self, query: str, budget: int | None = None, backend: str | None = None, top_k: int | None = None,
-                filters: SearchFilters | None = None, include_weak: bool = False) -> ContextReport:
-        """Search and pack; weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
-        return self.context_outcome(query, budget, backend, top_k, filters, include_weak)[0]
-
     def context_outcome(self, query: str, budget: int | None = None, backend: str | None = None,
                         top_k: int | None = None,
                         filters: SearchFilters | None = None,
                         include_weak: bool = False) -> tuple[ContextReport, SearchOutcome]:
-        """The packed context and the search outcome it came from (its notes: why a lane was off, ...). Weak
-        matches stay out unless ``include_weak``."""
+        """Search and pack: the packed context and the search outcome it came from (its notes: why a lane was
+        off, ...). Weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
         outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 

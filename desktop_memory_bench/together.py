@@ -97,7 +97,7 @@ def _open(db: Path, settings: Settings, clock: SliceClock) -> tuple[MemoryServic
 
 
 def _keyword(svc: MemoryService, word: str) -> list[str]:
-    return [r.source for r in svc.search(word, backend="keyword", top_k=5)]
+    return [r.source for r in svc.search_outcome(word, backend="keyword", top_k=5).results]
 
 
 def _under(svc: MemoryService, folder: Path) -> int:

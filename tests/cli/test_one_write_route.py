@@ -74,7 +74,7 @@ def test_mcp_index_path_reads_on_the_schedulers_writer_lane(tmp_path: Path, monk
         text, out = lib.call(lambda s: index_path(lib, s, str(folder)))
         assert out.indexed == 1 and out.passages_embedded >= 1, text
         assert threads == ["desktop-memory-writer"]
-        assert lib.call(lambda s: s.search("quokkas", backend="keyword"))
+        assert lib.call(lambda s: s.search_outcome("quokkas", backend="keyword").results)
     finally:
         lib.close()
 

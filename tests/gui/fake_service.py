@@ -181,13 +181,12 @@ class FakeService:
     # -- search --
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
-        out = SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
+        out = SearchOutcome(self._results(query, top_k))
         if marks and out.results:
             out.marked = {} if backend == "dense" else self._marked(query, [r.chunk_id for r in out.results])
         return out
 
-    def search(self, query: str, backend: str | None = None, top_k: int | None = None,
-               filters: SearchFilters | None = None) -> list[SearchResult]:
+    def _results(self, query: str, top_k: int | None) -> list[SearchResult]:
         self.search_calls.append(query)
         delay = self.slow_queries.get(query, 0.0)
         if delay:
