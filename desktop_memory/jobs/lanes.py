@@ -139,6 +139,10 @@ class Lanes:
     def _busy_locked(self) -> bool:
         return self.running is not None or self.embedding is not None or bool(self._queue.jobs)
 
+    def _running_locked(self) -> bool:
+        """A job runs that belongs to a burst (not a quiet settings write)."""
+        return any(j is not None and j.kind not in QUIET for j in (self.running, self.embedding))
+
     def edit_waiting(self) -> bool:
         """A watch batch (a saved edit) waits for the writer lane."""
         with self._cond:
@@ -218,12 +222,14 @@ class Lanes:
             finally:
                 with self._cond:  # deciding that the burst ended and detaching it is one step
                     self._set_running(lane, None)
-                    idle = not self._busy_locked()
-                    cancelled = self._cancelled_burst and not (self.running or self.embedding)
-                    if cancelled:
-                        self._cancelled_burst = False
-                    if idle or cancelled:
-                        ended, self._burst = self._burst, None
+                    if burst is not None:  # (a quiet job neither ends a burst nor keeps one going)
+                        running = self._running_locked()
+                        idle = not running and not any(j.kind not in QUIET for j in self._queue.jobs)
+                        cancelled = self._cancelled_burst and not running
+                        if cancelled:
+                            self._cancelled_burst = False
+                        if idle or cancelled:
+                            ended, self._burst = self._burst, None
                     self._cond.notify_all()
                 if ended is not None:
                     self._emit(BurstEnded(ended.summary(cancelled), ended.visible))

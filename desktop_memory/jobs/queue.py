@@ -121,8 +121,9 @@ class JobQueue:
         self.jobs.insert(at, job)
 
     def put_back_after(self, job: Job, kind: str) -> None:
-        """Back into the queue behind every waiting job of ``kind`` (a removal letting the waiting edits in)."""
-        last = max((i for i, q in enumerate(self.jobs) if q.kind == kind), default=-1)
+        """Back into the queue behind every waiting job of ``kind`` (a removal letting the waiting edits in), and
+        behind every job of a higher priority (a settings write it stepped aside for)."""
+        last = max((i for i, q in enumerate(self.jobs) if q.kind == kind or q.priority < job.priority), default=-1)
         self.jobs.insert(last + 1, job)
 
     def has(self, lane_of: str) -> bool:

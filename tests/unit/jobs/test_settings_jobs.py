@@ -10,11 +10,12 @@ import threading
 import time
 from pathlib import Path
 
+from desktop_memory import library_writes
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.jobs import SETTINGS, Job, Scheduler
 from desktop_memory.jobs.operations import SetEmbeddingPaused
-from desktop_memory.models import IndexSummary
+from desktop_memory.models import IndexProgress, IndexSummary
 from desktop_memory.service import MemoryService
 from tests.support.paced import SLICE_S, PacedEmbedder, wait_for, write_folder
 
@@ -79,6 +80,36 @@ def test_switching_the_model_during_a_long_index_is_written_within_a_slice(tmp_p
         with svc.reading() as store:
             assert store.models.target() == "hash-test-32"
         _finishes_whole(svc, run, out)
+    finally:
+        svc.close()
+
+
+def test_a_long_removal_steps_aside_for_a_setting_and_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """A removal takes the writer per slice; as a job it would still hold the writer lane to its end, so it steps
+    aside for a waiting setting, as it does for a saved edit."""
+    monkeypatch.setattr(library_writes, "REMOVE_SLICE", 1)  # one document per slice: 200 slices
+    folder = write_folder(tmp_path / "notes", files=200, paragraphs=1)
+    svc = MemoryService(Settings(), db_path=tmp_path / "memory.db", embedder=HashEmbedder(64))
+    slices: list[int] = []
+
+    def slow(p: IndexProgress) -> None:  # ~20 ms a slice: a removal of ~4 s
+        slices.append(p.files_done)
+        time.sleep(0.02)
+
+    try:
+        svc.index_paths([folder], embed=False)
+        removed: list[int] = []
+        run = threading.Thread(target=lambda: removed.append(svc.remove_paths([folder], progress=slow)),
+                               daemon=True)
+        run.start()
+        wait_for(lambda: len(slices) >= 3, what="the removal under way")
+        t0 = time.monotonic()
+        svc.set_embedding_paused(True)
+        took = time.monotonic() - t0
+        assert took < 1.5, f"the pause waited {took:.2f} s"
+        assert run.is_alive(), "the removal was over before the pause was written"
+        run.join(60)
+        assert removed == [200] and svc.embedding_paused() and not svc.indexed_under(str(folder))
     finally:
         svc.close()
 
