@@ -244,7 +244,7 @@ class Lanes:
         """A one-row settings write: no events, no burst; its waiter (if any) gets its result or its error."""
         job.slices += 1
         try:
-            job.result = self._execute(job, job.stop, _no_progress, Burst())
+            job.result = self._execute(job, job.stop, no_progress, Burst())
         except BaseException as exc:  # closed meanwhile, read-only, locked: the waiter hears it, the writer goes on
             job.error = exc
             log.warning("%s failed", describe(job), exc_info=True)
@@ -298,7 +298,7 @@ class Lanes:
             self._emit(BurstEnded(burst.summary(cancelled), burst.visible))
 
 
-def _no_progress(_p: IndexProgress) -> None:
+def no_progress(_p: IndexProgress) -> None:
     pass
 
 
@@ -309,4 +309,4 @@ def describe(job: Job) -> str:
             BULK: "writing a benchmark's rows"}[job.kind]
 
 
-__all__ = ["MIN_SLICE_S", "Lanes", "describe"]
+__all__ = ["MIN_SLICE_S", "Lanes", "describe", "no_progress"]

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Cancelled
 from ..paths import is_inside
 from .events import Paused, Removing
-from .lanes import Lanes, _no_progress, describe
+from .lanes import Lanes, describe, no_progress
 from .operations import Compact, EmbedPending, ProgressFn, ReadPaths, RemovePaths, RunWatchBatch, SetEmbeddingPaused
 from .queue import (
     AUTO,
@@ -200,7 +200,7 @@ class Scheduler(Lanes):
         if self.on_worker():
             assert job.operation is not None
             job.stop = cancel
-            return job.operation.run(self._writes, job, cancel, progress or _no_progress, Burst())
+            return job.operation.run(self._writes, job, cancel, progress or no_progress, Burst())
         return self.wait_for(self.submit(job), progress, cancel)
 
     def cancel(self) -> Job | None:
