@@ -140,16 +140,16 @@ class LibraryReads:
         runs (it only reads). ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s
         (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, as a job
         on the writer lane (that self-check is a write statement: other writes wait for it, as for SQLite's lock)."""
+        found: list[str] | None = None
+        if full:  # (a job of the writer lane: like any write, it comes after a removal a kill interrupted)
+            def steps(p: IndexProgress) -> None:
+                if progress is not None:
+                    progress(p.current, p.files_done, p.files_total)
+
+            found = cast(list[str], self._perform(Job(CHECK, operation=CheckFull()), steps, cancel))
         with self.reading() as store:
             problems = _removal_problems(store)
-            if not full:
-                return problems + store.check_integrity(progress, cancel, full=False)
-
-        def steps(p: IndexProgress) -> None:
-            if progress is not None:
-                progress(p.current, p.files_done, p.files_total)
-
-        return problems + cast(list[str], self._perform(Job(CHECK, operation=CheckFull()), steps, cancel))
+            return problems + (store.check_integrity(progress, cancel, full=False) if found is None else found)
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
