@@ -84,6 +84,28 @@ def test_switching_the_model_during_a_long_index_is_written_within_a_slice(tmp_p
         svc.close()
 
 
+def test_pausing_during_a_long_embedding_job_is_written_within_a_slice(tmp_path: Path) -> None:
+    """The embedding lane holds the writer only to commit each slice: the settings job takes it in between."""
+    folder = write_folder(tmp_path / "notes", files=FILES, paragraphs=SECTIONS)
+    embedder = PacedEmbedder()
+    svc = MemoryService(Settings(), db_path=tmp_path / "memory.db", embedder=embedder)
+    try:
+        svc.index_paths([folder], embed=False)
+        out: list[IndexSummary] = []
+        run = threading.Thread(target=lambda: out.append(svc.embed_pending()), daemon=True)
+        run.start()
+        wait_for(lambda: embedder.slices >= 2, what="the embedding job under way")
+        t0 = time.monotonic()
+        svc.set_embedding_paused(True)
+        took = time.monotonic() - t0
+        assert took < 8 * SLICE_S + 1.0, f"the pause waited {took:.2f} s"
+        assert run.is_alive() and svc.embedding_paused()
+        run.join(60)
+        assert out and not out[0].cancelled and svc.stats().pending_vectors == 0
+    finally:
+        svc.close()
+
+
 def test_a_long_removal_steps_aside_for_a_setting_and_goes_on(tmp_path: Path, monkeypatch) -> None:
     """A removal takes the writer per slice; as a job it would still hold the writer lane to its end, so it steps
     aside for a waiting setting, as it does for a saved edit."""
