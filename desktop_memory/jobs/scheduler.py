@@ -14,8 +14,9 @@ never what it does, and knows the library only through the :class:`~.operations.
 
 Rules kept here and nowhere else:
 * **Step aside, then resume.** A running read polls a flag between files (and embedding slices); when a job of a
-  higher priority waits (a setting, a removal, a watch batch), it stops there (work so far is committed), goes back into the queue and resumes by
-  itself after the other job. The embedding takes turns with every job at each slice's commit.
+  higher priority waits (a setting, a removal, a watch batch), it stops there (work so far is committed), goes
+  back into the queue and resumes by itself after the other job. The embedding takes turns with every job at each
+  slice's commit.
 * **Cancel means stopped.** :meth:`cancel` stops the running read or embedding within one slice (a slice computed
   when Cancel came is dropped, so the vector count does not move after it), forgets the queued ones and pauses
   embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
