@@ -30,17 +30,7 @@ from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView
 from .ingest.pipeline import ProgressFn
 from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, SETTINGS, Job, Scheduler
-from .jobs.operations import (
-    ChooseConfiguredModel,
-    Compact,
-    DropModelVectors,
-    EmbedPending,
-    IncludeAgain,
-    ReadPaths,
-    Reembed,
-    RemovePaths,
-    SetEmbeddingPaused,
-)
+from .jobs import operations as ops  # what each write job does
 from .library_embedders import LibraryEmbedders
 from .library_location import parse_location
 from .library_reads import LibraryReads
@@ -155,24 +145,25 @@ class MemoryService(LibraryReads):
                     include_excluded: bool = False) -> IndexSummary:
         """Index files/folders the person named (CLI, MCP, a benchmark), embedding them in the same run unless
         ``embed`` is off; ``include_excluded``: a path they removed and name exactly again comes back."""
-        op = ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
+        op = ops.ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
         return cast(IndexSummary, self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
                                                 progress, cancel))
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued, then go on building the vectors of a model being switched to; a cancel returns a
         summary marked cancelled (vectors committed so far stay)."""
-        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel))
+        job = Job(EMBED, source=AUTO, operation=ops.EmbedPending())
+        return cast(IndexSummary, self._perform(job, progress, cancel))
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Embed the whole library again with the configured embedder (its own vectors dropped first)."""
-        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=Reembed()), progress, cancel))
+        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=ops.Reembed()), progress, cancel))
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int:
         """Remove files or folders from the index (never from disk), final; returns how many documents went.
         ``exclude``: the person's removal (what lies inside a library folder becomes an exclusion)."""
-        job = Job(REMOVE, [str(p) for p in paths], operation=RemovePaths(exclude=exclude))
+        job = Job(REMOVE, [str(p) for p in paths], operation=ops.RemovePaths(exclude=exclude))
         return cast(int, self._perform(job, progress, cancel))
 
     def finish_interrupted_removal(self, progress: ProgressFn | None = None,
@@ -186,27 +177,27 @@ class MemoryService(LibraryReads):
         started = self.scheduler.resumed_removal
         job = started if started is not None and not started.finished else None
         if job is None:
-            job = self.scheduler.submit(Job(REMOVE, source=AUTO, operation=RemovePaths()))
+            job = self.scheduler.submit(Job(REMOVE, source=AUTO, operation=ops.RemovePaths()))
         self.scheduler.wait_for(job, progress, cancel)
         return pending
 
     def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
         """Lift every exclusion at or below ``paths`` (nothing is read: index them next); returns those lifted."""
-        return cast(list[str], self._perform(Job(READ, [str(p) for p in paths], operation=IncludeAgain())))
+        return cast(list[str], self._perform(Job(READ, [str(p) for p in paths], operation=ops.IncludeAgain())))
 
     def compact(self, progress: ProgressFn | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
         """"Compact and erase" (VACUUM): returns (bytes before, bytes after); a cancel raises Cancelled and leaves
         the library as it was. Search never waits for it; the embedding's commits do."""
-        return cast(tuple[int, int], self._perform(Job(COMPACT, operation=Compact()), progress, cancel))
+        return cast(tuple[int, int], self._perform(Job(COMPACT, operation=ops.Compact()), progress, cancel))
 
     def drop_model_vectors(self, model_id: str) -> int:
         """Delete another model's vectors kept here (never the set search uses); ``compact`` frees their space."""
-        return cast(int, self._perform(Job(COMPACT, operation=DropModelVectors(model_id))))
+        return cast(int, self._perform(Job(COMPACT, operation=ops.DropModelVectors(model_id))))
 
     def set_embedding_paused(self, paused: bool) -> None:
         """Remember the pause in the library: a settings job, run before anything else (a read steps aside)."""
-        self._perform(Job(SETTINGS, source=AUTO, operation=SetEmbeddingPaused(paused)))
+        self._perform(Job(SETTINGS, source=AUTO, operation=ops.SetEmbeddingPaused(paused)))
 
     # ---------- the embedder ----------
     def load_embedder(self) -> None:
@@ -229,7 +220,7 @@ class MemoryService(LibraryReads):
             self.settings = dataclasses.replace(self.settings, embedder=new)
             self._embedders.replace(new)  # (the same settings keep the loaded model)
         # a settings job: the model target is one row, written between two slices of a running read
-        return cast(bool, self._perform(Job(SETTINGS, source=AUTO, operation=ChooseConfiguredModel())))
+        return cast(bool, self._perform(Job(SETTINGS, source=AUTO, operation=ops.ChooseConfiguredModel())))
 
     def choose_configured_model(self) -> bool:
         """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the
