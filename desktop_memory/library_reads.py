@@ -10,12 +10,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from typing import Any, cast
 
 from .ingest.model_build import ModelView
+from .ingest.pipeline import ProgressFn
+from .jobs import CHECK, Job
+from .jobs.operations import CheckFull
 from .library_location import Location, shown
 from .library_writes import LibraryWrites
 from .machines_view import other_machines, own_roots
-from .models import DocumentInfo, LibraryListing, LibraryQuery, ModelVectors, PassageWithNeighbours, Stats
+from .models import (
+    DocumentInfo,
+    IndexProgress,
+    LibraryListing,
+    LibraryQuery,
+    ModelVectors,
+    PassageWithNeighbours,
+    Stats,
+)
 from .paths import inside_any
 from .store import library_listing as listings
 from .store.passages import read_passage
@@ -32,8 +44,8 @@ class LibraryReads:
     def reading(self) -> AbstractContextManager[LibraryStore]:
         raise NotImplementedError
 
-    def writing(self) -> AbstractContextManager[LibraryStore]:
-        raise NotImplementedError
+    def _perform(self, job: Job, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> Any:
+        raise NotImplementedError  # (the service's: submit a job and wait for it)
 
     def model_view(self, store: LibraryStore) -> ModelView:
         raise NotImplementedError
@@ -126,13 +138,18 @@ class LibraryReads:
               cancel: threading.Event | None = None, full: bool = False) -> list[str]:
         """The library's consistency problems ([] = healthy), on a pooled reader: search and writes go on while it
         runs (it only reads). ``progress(step, done, steps)`` names each step; ``cancel`` stops it within ~0.1 s
-        (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, on the
-        writer (that self-check is a write statement: other writes wait for it, as they would for SQLite's lock)."""
-        if full:
-            with self.writing() as store:
-                return _removal_problems(store) + store.check_integrity(progress, cancel, full=True)
+        (raises :class:`Cancelled`). ``full``: SQLite's ``integrity_check`` and FTS5's own self-check too, as a job
+        on the writer lane (that self-check is a write statement: other writes wait for it, as for SQLite's lock)."""
+        found: list[str] | None = None
+        if full:  # (a job of the writer lane: like any write, it comes after a removal a kill interrupted)
+            def steps(p: IndexProgress) -> None:
+                if progress is not None:
+                    progress(p.current, p.files_done, p.files_total)
+
+            found = cast(list[str], self._perform(Job(CHECK, operation=CheckFull()), steps, cancel))
         with self.reading() as store:
-            return _removal_problems(store) + store.check_integrity(progress, cancel, full=False)
+            problems = _removal_problems(store)
+            return problems + (store.check_integrity(progress, cancel, full=False) if found is None else found)
 
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""

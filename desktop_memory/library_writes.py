@@ -3,9 +3,11 @@
 Why here, once: a write used to be made two ways (a job of the scheduler, or a direct call of the service from a
 one-shot command), and a removal a kill interrupted was finished only where the scheduler ran. Now the service
 submits a job for every write and the job calls these. Each loop takes the writer for short transactions only
-(``writing()``), so a saved edit or a removal commits between two slices of another job. Two one-row settings
-writes are called directly by the service: the embedding pause and the model target (``choose_configured_model``
-from ``set_embedder_settings``), so switching a model never waits behind a long read.
+(``writing()``), so a saved edit or a removal commits between two slices of another job. The two one-row settings
+writes (the embedding pause, the model target of ``set_embedder_settings``) are jobs too, of the top priority: a
+running read steps aside for them at its next slice (jobs/queue.py ``SETTINGS``). Nothing else in the app takes the
+writer: ``check --full`` is a job (:meth:`check_full`), and a benchmark's synthetic bulk write is the one named
+operation that holds it throughout (:meth:`hold_writer`, jobs/operations.py ``BulkWrite``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .config import Settings
 from .embed.base import Embedder
@@ -157,6 +159,17 @@ class LibraryWrites:
     def drop_model_vectors(self, model_id: str) -> int:
         with self._lib.writing() as store:
             return store.models.drop(model_id)
+
+    def check_full(self, progress: Callable[[str, int, int], None] | None = None,
+                   cancel: threading.Event | None = None) -> list[str]:
+        """SQLite's ``integrity_check`` and FTS5's own self-check (a write statement: it needs the writer)."""
+        with self._lib.writing() as store:
+            return store.check_integrity(progress, cancel, full=True)
+
+    def hold_writer(self, work: Callable[[Any], Any]) -> Any:
+        """``work(store)`` holding the writer throughout: a benchmark's synthetic bulk write only (BulkWrite)."""
+        with self._lib.writing() as store:
+            return work(store)
 
     def remember_model(self) -> None:
         """Record the configured embedder's settings with the library's active set when they made it, so the

@@ -29,8 +29,8 @@ from .embed.base import Embedder
 from .errors import Cancelled, EmbedderError, StoreError
 from .ingest.model_build import ModelView
 from .ingest.pipeline import ProgressFn
-from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, Job, Scheduler
-from .jobs.operations import Compact, DropModelVectors, EmbedPending, IncludeAgain, ReadPaths, Reembed, RemovePaths
+from .jobs import AUTO, COMPACT, EMBED, READ, REMOVE, SETTINGS, Job, Scheduler
+from .jobs import operations as ops  # what each write job does
 from .library_embedders import LibraryEmbedders
 from .library_location import parse_location
 from .library_reads import LibraryReads
@@ -145,24 +145,25 @@ class MemoryService(LibraryReads):
                     include_excluded: bool = False) -> IndexSummary:
         """Index files/folders the person named (CLI, MCP, a benchmark), embedding them in the same run unless
         ``embed`` is off; ``include_excluded``: a path they removed and name exactly again comes back."""
-        op = ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
+        op = ops.ReadPaths(embed=embed, include_excluded=include_excluded, embed_later=False)
         return cast(IndexSummary, self._perform(Job(READ, [str(p) for p in paths], force=force, operation=op),
                                                 progress, cancel))
 
     def embed_pending(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Embed what is queued, then go on building the vectors of a model being switched to; a cancel returns a
         summary marked cancelled (vectors committed so far stay)."""
-        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=EmbedPending()), progress, cancel))
+        job = Job(EMBED, source=AUTO, operation=ops.EmbedPending())
+        return cast(IndexSummary, self._perform(job, progress, cancel))
 
     def reembed(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> IndexSummary:
         """Embed the whole library again with the configured embedder (its own vectors dropped first)."""
-        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=Reembed()), progress, cancel))
+        return cast(IndexSummary, self._perform(Job(EMBED, source=AUTO, operation=ops.Reembed()), progress, cancel))
 
     def remove_paths(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
                      cancel: threading.Event | None = None, exclude: bool = False) -> int:
         """Remove files or folders from the index (never from disk), final; returns how many documents went.
         ``exclude``: the person's removal (what lies inside a library folder becomes an exclusion)."""
-        job = Job(REMOVE, [str(p) for p in paths], operation=RemovePaths(exclude=exclude))
+        job = Job(REMOVE, [str(p) for p in paths], operation=ops.RemovePaths(exclude=exclude))
         return cast(int, self._perform(job, progress, cancel))
 
     def finish_interrupted_removal(self, progress: ProgressFn | None = None,
@@ -176,26 +177,27 @@ class MemoryService(LibraryReads):
         started = self.scheduler.resumed_removal
         job = started if started is not None and not started.finished else None
         if job is None:
-            job = self.scheduler.submit(Job(REMOVE, source=AUTO, operation=RemovePaths()))
+            job = self.scheduler.submit(Job(REMOVE, source=AUTO, operation=ops.RemovePaths()))
         self.scheduler.wait_for(job, progress, cancel)
         return pending
 
     def include_paths(self, paths: Iterable[str | Path]) -> list[str]:
         """Lift every exclusion at or below ``paths`` (nothing is read: index them next); returns those lifted."""
-        return cast(list[str], self._perform(Job(READ, [str(p) for p in paths], operation=IncludeAgain())))
+        return cast(list[str], self._perform(Job(READ, [str(p) for p in paths], operation=ops.IncludeAgain())))
 
     def compact(self, progress: ProgressFn | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
         """"Compact and erase" (VACUUM): returns (bytes before, bytes after); a cancel raises Cancelled and leaves
         the library as it was. Search never waits for it; the embedding's commits do."""
-        return cast(tuple[int, int], self._perform(Job(COMPACT, operation=Compact()), progress, cancel))
+        return cast(tuple[int, int], self._perform(Job(COMPACT, operation=ops.Compact()), progress, cancel))
 
     def drop_model_vectors(self, model_id: str) -> int:
         """Delete another model's vectors kept here (never the set search uses); ``compact`` frees their space."""
-        return cast(int, self._perform(Job(COMPACT, operation=DropModelVectors(model_id))))
+        return cast(int, self._perform(Job(COMPACT, operation=ops.DropModelVectors(model_id))))
 
     def set_embedding_paused(self, paused: bool) -> None:
-        self.writes.set_embedding_paused(paused)
+        """Remember the pause in the library: a settings job, run before anything else (a read steps aside)."""
+        self._perform(Job(SETTINGS, source=AUTO, operation=ops.SetEmbeddingPaused(paused)))
 
     # ---------- the embedder ----------
     def load_embedder(self) -> None:
@@ -217,7 +219,8 @@ class MemoryService(LibraryReads):
         if new != self.settings.embedder or not self._embedders.made:
             self.settings = dataclasses.replace(self.settings, embedder=new)
             self._embedders.replace(new)  # (the same settings keep the loaded model)
-        return self.writes.choose_configured_model()
+        # a settings job: the model target is one row, written between two slices of a running read
+        return cast(bool, self._perform(Job(SETTINGS, source=AUTO, operation=ops.ChooseConfiguredModel())))
 
     def choose_configured_model(self) -> bool:
         """The person asked for vectors (``embed``, Embed missing vectors): when the configured model is not the
@@ -233,8 +236,8 @@ class MemoryService(LibraryReads):
     # ---------- search ----------
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
-        """``marks``: also the results' highlights (``SearchOutcome.marked``), read on the same reader, so a window
-        asks once per search for all it shows."""
+        """Search (every front end's one search call). ``marks``: also the results' highlights (``.marked``), read
+        on the same reader, so a window asks once per search for all it shows."""
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
         backend = backend or self.settings.search.backend
@@ -262,10 +265,6 @@ class MemoryService(LibraryReads):
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
-
-    def search(self, query: str, backend: str | None = None, top_k: int | None = None,
-               filters: SearchFilters | None = None) -> list[SearchResult]:
-        return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
 
     def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
         """Load what the first search needs, now (the window calls this on a worker once it is shown): one
@@ -316,17 +315,12 @@ class MemoryService(LibraryReads):
         return _pack(results, self.settings.context.budget_tokens if budget is None else budget,
                      roots=roots, path_style=self.settings.context.path_style)
 
-    def context(self, query: str, budget: int | None = None, backend: str | None = None, top_k: int | None = None,
-                filters: SearchFilters | None = None, include_weak: bool = False) -> ContextReport:
-        """Search and pack; weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
-        return self.context_outcome(query, budget, backend, top_k, filters, include_weak)[0]
-
     def context_outcome(self, query: str, budget: int | None = None, backend: str | None = None,
                         top_k: int | None = None,
                         filters: SearchFilters | None = None,
                         include_weak: bool = False) -> tuple[ContextReport, SearchOutcome]:
-        """The packed context and the search outcome it came from (its notes: why a lane was off, ...). Weak
-        matches stay out unless ``include_weak``."""
+        """Search and pack: the packed context and the search outcome it came from (its notes: why a lane was
+        off, ...). Weak matches stay out unless ``include_weak`` (a nonsense query packs nothing)."""
         outcome = self.search_outcome(query, backend=backend, top_k=top_k, filters=filters)
         return self.build_context(strong_only(outcome.results, include_weak), budget), outcome
 

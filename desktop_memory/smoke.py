@@ -45,7 +45,7 @@ def run_smoke(gui: bool = False) -> int:
             summary = svc.index_paths([doc])
             _say(summary.indexed == 1 and summary.chunks_embedded >= 1,
                  f"indexed 1 document, {summary.chunks_embedded} chunk(s) embedded")
-            results = svc.search("optional query parameter", backend="hybrid", top_k=3)
+            results = svc.search_outcome("optional query parameter", backend="hybrid", top_k=3).results
             found = bool(results) and results[0].source == str(doc) and "dense" in results[0].lanes
             _say(found, f"hybrid search found it: {results[0].explain() if results else 'nothing'}")
             svc.close()

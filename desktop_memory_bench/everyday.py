@@ -40,16 +40,19 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from desktop_memory.config import EmbedderKind
-from desktop_memory.store.open import sqlite_store
 
+from .bulk import bulk_write
 from .latency import load_average
 from .runner import MB, BenchOptions, machine_info
 from .scale import CHUNKS_PER_DOC, SynthesisBase, grow
+
+if TYPE_CHECKING:
+    from desktop_memory.store import Store
 
 MODEL_DIM = 384  # all-MiniLM-L6-v2, the app's default model
 FOLDER_DOCS = 1000  # one synthetic folder: 1,000 documents /synthetic/NNNN/*.txt of 10 passages = 10,000
@@ -261,19 +264,21 @@ def run(opts: BenchOptions, sizes: list[int], work: Path, watch_files: int,
             log(f"indexing {watched} (no embedding) …")
             t, summary = _timed(lambda: svc.index_paths([watched], embed=False))
             report["watched_index_s"], report["watched_indexed"] = t, summary.indexed
-            with svc.writing() as leased:  # their vectors: synthetic like the rest (no model run over 50k notes)
-                store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
+            def synthetic_vectors(store: Store) -> None:  # synthetic like the rest (no model run over 50k notes)
                 store.ensure_model(base.model_id, base.dim)
                 while batch := store.pending_chunks(256):
                     store.store_vectors([cid for cid, _ in batch], base.synth.batch(len(batch))[1])
+
+            bulk_write(svc, synthetic_vectors)
         for target in sizes:
             snapshot = work / f"everyday-{target}.db"  # --grow-only keeps one per size; --keep measures it
             if not (reuse and snapshot.exists()):
                 log(f"growing the library to {target:,} passages …")
-                with svc.writing() as leased:
-                    store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
+                def grown(store: Store, target: int = target) -> None:
                     grow(store, base.synth, target, base.model_id, base.dim, log, folder_docs=folder_docs)
                     store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
+
+                bulk_write(svc, grown)
             if grow_only:
                 shutil.copyfile(db, snapshot)
                 continue

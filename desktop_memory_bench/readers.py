@@ -89,7 +89,7 @@ def bench_ocr(pdfs: Path) -> str:
                         (f"%{name}",))})
                 found = "-"
                 if phrase:
-                    hits = [h for h in svc.search(phrase, backend="keyword") if h.source.endswith(name)]
+                    hits = [h for h in svc.search_outcome(phrase, backend="keyword").results if h.source.endswith(name)]
                     found = f"yes, {hits[0].location.describe()}" if hits else "no"
                 rows.append([name, outcome.status, outcome.reason[:50], f"{pages}", f"{seconds:.1f}",
                              f"{pages / seconds:.3f}" if pages else "-", found])

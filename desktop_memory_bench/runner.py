@@ -37,8 +37,8 @@ from desktop_memory.embed.base import Embedder
 from desktop_memory.embed.local_onnx import MIN_TOKENS, LocalOnnxEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import IndexProgress
-from desktop_memory.store.open import sqlite_store
 
+from .bulk import bulk_write
 from .dataset import DOC_FORMAT_VERSION, BeirDataset, corpus_fingerprint, doc_id_from_path, load_beir, materialise
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .metrics import evaluate
@@ -46,6 +46,7 @@ from .nonsense import corpus_vocabulary, nonsense_queries
 
 if TYPE_CHECKING:
     from desktop_memory.service import MemoryService
+    from desktop_memory.store import Store
 
 MB = 1024 * 1024
 SIDECAR_SUFFIX = ".bench.json"
@@ -259,12 +260,12 @@ def build_index(ds: BeirDataset, db: Path, settings: Settings, embedder: Embedde
                 raise UserError("indexing was cancelled")
             if summary.embed_error:
                 raise UserError(f"embedding failed: {summary.embed_error}")
-            with svc.writing() as leased:
-                store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
+            def measured(store: Store) -> tuple[list[str], dict[str, int], int]:
                 store.conn.execute("pragma wal_checkpoint(TRUNCATE)")
                 texts = [t for (t,) in store.conn.execute("select text from chunks where dup_of is null order by id")]
-                counts = store.counts()
-                db_bytes = store.db_bytes()
+                return texts, store.counts(), store.db_bytes()
+
+            texts, counts, db_bytes = bulk_write(svc, measured)  # (it reads SQLite's own tables)
         finally:
             svc.close()
     tokens = 0

@@ -31,9 +31,9 @@ from desktop_memory.errors import UserError
 from desktop_memory.ingest.pipeline import WRITE_BATCH_CHUNKS
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.store.doc_writes import DocumentWrite
-from desktop_memory.store.open import sqlite_store
 from desktop_memory.store.sql_values import as_int, as_str, scalar_int
 
+from .bulk import bulk_write
 from .dataset import load_beir
 from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
 from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_build
@@ -247,8 +247,7 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
     t_all = time.perf_counter()
     svc = MemoryService(settings, db_path=db, embedder=embedder)
     try:
-        with svc.writing() as leased:  # a single-threaded benchmark: it holds the writer throughout
-            store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
+        def grow_and_measure(store: Store) -> None:  # a single-threaded benchmark: it holds the writer throughout
             for target in sizes:
                 log(f"growing the synthetic index to {target:,} chunks …")
                 with RssSampler() as rss:
@@ -311,6 +310,8 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
             problems = store.check_integrity() if sizes and sizes[-1] <= 20000 else None
             if problems is not None:
                 report["integrity_problems"] = problems
+
+        bulk_write(svc, grow_and_measure)  # (the one named operation that holds the writer: bulk.py)
     finally:
         svc.close()
         if tmp is not None:

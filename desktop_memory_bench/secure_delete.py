@@ -41,8 +41,8 @@ from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.models import ChunkDraft, Location
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store, erase
-from desktop_memory.store.open import sqlite_store
 
+from .bulk import bulk_write
 from .eval_data import SHARED_EVAL, missing_data
 from .table import render_table
 
@@ -137,8 +137,9 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
     svc = MemoryService(settings, db_path=db, embedder=HashEmbedder(DIM))
     saved_bulk = erase.BULK_ERASE
     try:
-        with svc.writing() as leased:  # the writer's pragmas (and its patched method) apply to the removals too
-            store = sqlite_store(leased, "This benchmark")  # it reads SQLite's own tables
+        out: dict[str, float] = {}
+
+        def set_up_and_update(store: Store) -> None:  # the writer's pragmas (and patched method) stay for the removals
             store.conn.execute(f"pragma secure_delete={pragma}")
             with store.conn:
                 store.conn.execute(f"insert into chunks_fts(chunks_fts, rank) values('secure-delete', {fts})")
@@ -147,12 +148,13 @@ def run_mode(db: Path, base: list[str], mode: str, n_docs: int, n_update: int, n
                 store.checkpoint_erased = lambda: True  # type: ignore[method-assign]
             if not bulk:
                 erase.BULK_ERASE = 1 << 30
-            out: dict[str, float] = {}
             t0 = time.perf_counter()
             for i in range(0, n_docs, max(1, n_docs // n_update))[:n_update]:
                 _write(store, base, i, n_small, version=1)
             store.checkpoint_erased()
             out["update_s"] = time.perf_counter() - t0
+
+        bulk_write(svc, set_up_and_update)
         for part, count in (("small", n_small), ("rest", n_docs - n_small)):  # jobs on the scheduler's writer lane
             t0 = time.perf_counter()
             removed = svc.remove_paths([f"{ROOT}/{part}"])

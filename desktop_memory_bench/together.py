@@ -38,6 +38,7 @@ from desktop_memory.jobs import AUTO, EMBED, Done, JobEvent, Progress, Yielded
 from desktop_memory.service import MemoryService
 from desktop_memory.watch import Watcher
 
+from .bulk import bulk_write
 from .table import render_table
 
 MDDOCS = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "mddocs"
@@ -96,7 +97,7 @@ def _open(db: Path, settings: Settings, clock: SliceClock) -> tuple[MemoryServic
 
 
 def _keyword(svc: MemoryService, word: str) -> list[str]:
-    return [r.source for r in svc.search(word, backend="keyword", top_k=5)]
+    return [r.source for r in svc.search_outcome(word, backend="keyword", top_k=5).results]
 
 
 def _under(svc: MemoryService, folder: Path) -> int:
@@ -161,8 +162,7 @@ def run(hugo_files: int, edits: int, hold_s: float, embedder: Literal["local", "
 
         # 3. Cancel: stops within one slice, and the vector count stays put
         if svc.stats().pending_vectors == 0:  # all made already (a fast machine): embed again so Cancel meets one
-            with svc.writing() as store:
-                store.reset_vectors()
+            bulk_write(svc, lambda store: store.reset_vectors())
             out["reembedded_for_cancel"] = True
             svc.scheduler.embed()
         _wait(lambda: svc.scheduler.embedding is not None, 120)

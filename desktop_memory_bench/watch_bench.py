@@ -139,10 +139,10 @@ def run(files: int, trials: int, idle_s: float, embedder: EmbedderKind) -> dict[
 
         # 1. a new file, an edit: keyword-searchable after ... s; semantically (dense, top hit) after ... s
         def keyword_has(word: str, path: Path) -> bool:
-            return any(r.source == str(path) for r in reader.search(word, backend="keyword", top_k=3))
+            return any(r.source == str(path) for r in reader.search_outcome(word, backend="keyword", top_k=3).results)
 
         def dense_top(query: str, path: Path) -> bool:
-            res = reader.search(query, backend="dense", top_k=1)
+            res = reader.search_outcome(query, backend="dense", top_k=1).results
             return bool(res) and res[0].source == str(path)
 
         kw_new, kw_edit, sem = [], [], []

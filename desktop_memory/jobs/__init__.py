@@ -14,10 +14,26 @@ from .events import (
     Yielded,
     unhandled,
 )
-from .queue import AUTO, COMPACT, EMBED, PERSON, PRIORITY, READ, REMOVE, WATCH, WATCHED, Job, JobQueue
+from .queue import (
+    AUTO,
+    BULK,
+    CHECK,
+    COMPACT,
+    EMBED,
+    PERSON,
+    PRIORITY,
+    READ,
+    REMOVE,
+    SETTINGS,
+    WATCH,
+    WATCHED,
+    Job,
+    JobQueue,
+)
 from .scheduler import Scheduler, describe
 from .summary import add_reads, merge_summaries
 
-__all__ = ["AUTO", "COMPACT", "EMBED", "PERSON", "PRIORITY", "READ", "REMOVE", "WATCH", "WATCHED", "BurstEnded", "Done",
-           "Dropped", "Failed", "Job", "JobEvent", "JobQueue", "Paused", "Progress", "Queued", "Removing", "Scheduler",
-           "Started", "Yielded", "add_reads", "describe", "merge_summaries", "unhandled"]
+__all__ = ["AUTO", "BULK", "CHECK", "COMPACT", "EMBED", "PERSON", "PRIORITY", "READ", "REMOVE", "SETTINGS", "WATCH",
+           "WATCHED", "BurstEnded", "Done", "Dropped", "Failed", "Job", "JobEvent", "JobQueue", "Paused", "Progress",
+           "Queued", "Removing", "Scheduler", "Started", "Yielded", "add_reads", "describe", "merge_summaries",
+           "unhandled"]

@@ -55,7 +55,12 @@ class LibraryWrites(Protocol):
 
     def drop_model_vectors(self, model_id: str) -> int: ...
 
-    # -- what the scheduler plans with --
+    def check_full(self, progress: Callable[[str, int, int], None] | None = None,
+                   cancel: threading.Event | None = None) -> list[str]: ...
+
+    def hold_writer(self, work: Callable[[Any], Any]) -> Any: ...
+
+    # -- what the scheduler plans with (and, as settings jobs, writes) --
     def embedding_paused(self) -> bool: ...
 
     def set_embedding_paused(self, paused: bool) -> None: ...
@@ -198,6 +203,68 @@ class DropModelVectors:
         return False
 
 
+@dataclass(frozen=True)
+class SetEmbeddingPaused:
+    """Remember the person's embedding pause in the library (one row). A settings job: it runs before any other
+    job, and a running read or removal steps aside for it at its next slice (scheduler.py)."""
+
+    paused: bool
+
+    def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
+            burst: Burst) -> None:
+        writes.set_embedding_paused(self.paused)
+
+    def embed_after(self, result: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class ChooseConfiguredModel:
+    """Point the library at the configured model (issue 30: its set is built beside the active one, or a complete
+    kept set becomes active at once). A settings job, like :class:`SetEmbeddingPaused`: switching a model never
+    waits behind a long read. Returns True when a build is needed."""
+
+    def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
+            burst: Burst) -> bool:
+        return writes.choose_configured_model()
+
+    def embed_after(self, result: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class CheckFull:
+    """``check --full``: SQLite's integrity check and FTS5's own self-check, on the writer (that self-check is a
+    write statement). Progress as (step name in ``current``, steps done, steps). Returns the problems found."""
+
+    def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
+            burst: Burst) -> list[str]:
+        def step(name: str, done: int, steps: int) -> None:
+            progress(IndexProgress(phase="check", current=name, files_done=done, files_total=steps))
+
+        return writes.check_full(step, cancel)
+
+    def embed_after(self, result: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class BulkWrite:
+    """A benchmark's synthetic bulk write (millions of generated rows, no files, no model): ``work(store)`` runs on
+    the writer lane holding the writer throughout, one caller's transactions as it chooses. Why a route of its own:
+    slices would change what the benchmark measures, and it runs with nothing else writing. The app never submits
+    it; a benchmark does, through ``Scheduler.perform``, so even its writes take the one route."""
+
+    work: Callable[[Any], Any]
+
+    def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
+            burst: Burst) -> Any:
+        return writes.hold_writer(self.work)
+
+    def embed_after(self, result: Any) -> bool:
+        return False
+
+
 @dataclass(frozen=True, eq=False)
 class RunWatchBatch:
     """A watch batch: planned when it runs, against the library as it is then (see watch/watcher.py)."""
@@ -214,5 +281,6 @@ class RunWatchBatch:
         return isinstance(result, IndexSummary) and result.chunks_added > 0
 
 
-__all__ = ["Compact", "DropModelVectors", "EmbedPending", "IncludeAgain", "LibraryWrites", "Operation", "ReadPaths",
-           "Reembed", "RemovePaths", "RunWatchBatch"]
+__all__ = ["BulkWrite", "CheckFull", "ChooseConfiguredModel", "Compact", "DropModelVectors", "EmbedPending",
+           "IncludeAgain", "LibraryWrites", "Operation", "ReadPaths", "Reembed", "RemovePaths", "RunWatchBatch",
+           "SetEmbeddingPaused"]

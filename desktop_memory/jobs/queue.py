@@ -1,9 +1,10 @@
 """The jobs of the one writer and the order they run in (Qt-free, no threads here).
 
-Priorities are explicit: a removal first (removed means gone, at once), then a watch batch (a saved edit is
-searchable within a second), then a person's drop or re-index, then compaction, and embedding last. Embedding and
-reading give the writer back between slices (scheduler.py), so a job of a higher priority never waits for more
-than one slice.
+Priorities are explicit: a settings write first (one row: the embedding pause, the model a library builds; it
+must not wait behind minutes of reading), then a removal (removed means gone, at once), then a watch batch (a saved
+edit is searchable within a second), then a person's drop or re-index (and a benchmark's bulk write), then
+compaction and the full check, and embedding last. Embedding and reading give the writer back between slices
+(scheduler.py), so a job of a higher priority never waits for more than one slice.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
     from .operations import Operation
 
 REMOVE, WATCH, READ, COMPACT, EMBED = "remove", "watch", "index", "compact", "embed"
-PRIORITY = {REMOVE: 0, WATCH: 1, READ: 2, COMPACT: 3, EMBED: 9}
+SETTINGS, CHECK, BULK = "settings", "check", "bulk"  # a one-row setting; `check --full`; a benchmark's bulk write
+PRIORITY = {SETTINGS: -1, REMOVE: 0, WATCH: 1, READ: 2, BULK: 2, COMPACT: 3, CHECK: 3, EMBED: 9}
 YIELDING = frozenset({READ, EMBED})  # jobs that step aside between slices for a job of a higher priority
+CANCELLABLE = frozenset({READ, EMBED, COMPACT})  # what the person's Cancel forgets (scheduler.cancel)
+QUIET = frozenset({SETTINGS})  # run without events or a burst: a one-row write is not work the person watches
 PERSON, WATCHED, AUTO = "person", "watch", "auto"  # who asked: the person, the watcher, the scheduler itself
 WRITER, EMBEDDER = "writer", "embedder"  # the two lanes: every write but embedding / the embedding
 
@@ -117,8 +121,9 @@ class JobQueue:
         self.jobs.insert(at, job)
 
     def put_back_after(self, job: Job, kind: str) -> None:
-        """Back into the queue behind every waiting job of ``kind`` (a removal letting the waiting edits in)."""
-        last = max((i for i, q in enumerate(self.jobs) if q.kind == kind), default=-1)
+        """Back into the queue behind every waiting job of ``kind`` (a removal letting the waiting edits in), and
+        behind every job of a higher priority (a settings write it stepped aside for)."""
+        last = max((i for i, q in enumerate(self.jobs) if q.kind == kind or q.priority < job.priority), default=-1)
         self.jobs.insert(last + 1, job)
 
     def has(self, lane_of: str) -> bool:
@@ -155,13 +160,18 @@ class JobQueue:
 
 __all__ = [
     "AUTO",
+    "BULK",
+    "CANCELLABLE",
+    "CHECK",
     "COMPACT",
     "EMBED",
     "EMBEDDER",
     "PERSON",
     "PRIORITY",
+    "QUIET",
     "READ",
     "REMOVE",
+    "SETTINGS",
     "WATCH",
     "WATCHED",
     "WRITER",

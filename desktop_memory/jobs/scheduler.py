@@ -13,9 +13,10 @@ it does not own it. Each job carries its operation (:mod:`.operations`): the sch
 never what it does, and knows the library only through the :class:`~.operations.LibraryWrites` protocol.
 
 Rules kept here and nowhere else:
-* **Step aside, then resume.** A running read polls a flag between files; when a job of a higher priority waits
-  (a removal, a watch batch), it stops there (work so far is committed), goes back into the queue and resumes by
-  itself after the other job. The embedding takes turns with every job at each slice's commit.
+* **Step aside, then resume.** A running read polls a flag between files (and embedding slices); when a job of a
+  higher priority waits (a setting, a removal, a watch batch), it stops there (work so far is committed), goes
+  back into the queue and resumes by itself after the other job. The embedding takes turns with every job at each
+  slice's commit.
 * **Cancel means stopped.** :meth:`cancel` stops the running read or embedding within one slice (a slice computed
   when Cancel came is dropped, so the vector count does not move after it), forgets the queued ones and pauses
   embedding: nothing starts it again until the person asks (a drop, Re-index, Resume).
@@ -29,7 +30,13 @@ Rules kept here and nowhere else:
 * **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
   one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
 
-Events reach listeners on the worker thread (the GUI re-posts them to its UI thread).
+* **Settings first.** The two one-row settings writes (the embedding pause, the model a library builds) are jobs
+  of the top priority (queue.py ``SETTINGS``): a running read or removal steps aside for one at its next slice,
+  and the embedding commits between slices anyway, so a pause or a model switch is written within a slice, never
+  after the whole job. They run quietly (no events, no burst), and one still queued at quit is written then.
+
+Events reach listeners on the worker thread (the GUI re-posts them to its UI thread). The lanes' threads, the step-
+aside flag and the running of one job are in :mod:`.lanes`.
 """
 
 from __future__ import annotations
@@ -37,29 +44,26 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Cancelled
-from ..models import IndexProgress
 from ..paths import is_inside
-from .events import BurstEnded, Done, Dropped, Failed, JobEvent, Paused, Progress, Queued, Removing, Started, Yielded
-from .operations import Compact, EmbedPending, ProgressFn, ReadPaths, RemovePaths, RunWatchBatch
+from .events import Paused, Removing
+from .lanes import Lanes, describe, no_progress
+from .operations import Compact, EmbedPending, ProgressFn, ReadPaths, RemovePaths, RunWatchBatch, SetEmbeddingPaused
 from .queue import (
     AUTO,
+    CANCELLABLE,
     COMPACT,
     EMBED,
-    EMBEDDER,
     PERSON,
     READ,
     REMOVE,
+    SETTINGS,
     WATCH,
     WATCHED,
-    WRITER,
     YIELDING,
     Job,
-    JobQueue,
     WatchWork,
 )
 from .summary import Burst
@@ -68,53 +72,16 @@ if TYPE_CHECKING:
     from .operations import LibraryWrites
 
 log = logging.getLogger(__name__)
-MIN_SLICE_S = 0.2  # a resumed job works at least this long before stepping aside again (no starvation)
 
 
-class _StepAside(threading.Event):
-    """The cancel flag a read or an embedding polls: set when the job is cancelled or the scheduler stops, and for a
-    read when a job of a higher priority waits and this slice has worked for ``MIN_SLICE_S``. (The embedding never
-    needs to step aside: it holds the writer only for each slice's commit.)"""
-
-    def __init__(self, sched: Scheduler, job: Job) -> None:
-        super().__init__()
-        self._sched, self._job = sched, job
-        self._until = time.monotonic() + (MIN_SLICE_S if job.slices > 1 or job.kind == REMOVE else 0.0)
-        self.stepped_aside = False
-
-    def is_set(self) -> bool:
-        if self._job.cancel.is_set() or self._sched.stopping or self._job.stopped:
-            return True
-        if time.monotonic() < self._until:
-            return False
-        if self._job.kind == READ and self._sched.higher_waiting(self._job):
-            self.stepped_aside = True
-            return True
-        if self._job.kind == REMOVE and self._sched.edit_waiting():  # a big removal lets a saved edit in
-            self.stepped_aside = True
-            return True
-        return False
-
-
-class Scheduler:
+class Scheduler(Lanes):
     """Runs the library's writes in priority order: one writer lane, one embedding lane (threads started on first
-    use); see the module doc."""
+    use, lanes.py); see the module doc."""
 
     def __init__(self, writes: LibraryWrites, *, auto_embed: bool = True) -> None:
-        self._writes = writes
+        super().__init__(writes)
         self.auto_embed = auto_embed
-        self._queue = JobQueue()
-        self._cond = threading.Condition()
-        self._listeners: list[Callable[[JobEvent], None]] = []
-        self._thread: threading.Thread | None = None  # the writer lane
-        self._embed_thread: threading.Thread | None = None  # the embedding lane
-        self.running: Job | None = None  # on the writer lane
-        self.embedding: Job | None = None  # on the embedding lane
         self.paused = self._paused_earlier()  # embedding paused by the person's Cancel (kept in the library)
-        self._remember_lock = threading.Lock()
-        self.stopping = False
-        self._burst: Burst | None = None
-        self._cancelled_burst = False  # a Cancel came while a job ran: its burst ends when that job stops
         self._removal_seen: tuple[tuple[str, ...], int] | None = None  # finish_stalled_removal's last look
         self.resumed_removal: Job | None = None  # the start-up finish, for a front end that subscribes after it
         self._finish_interrupted_removals()
@@ -128,21 +95,13 @@ class Scheduler:
             return False
 
     def _set_paused(self, paused: bool) -> None:
-        """Pause or resume now; the library remembers it (written off the caller's thread: Cancel is pressed on the
-        UI thread, and a write may wait on another process's lock). The last change wins: each writer writes the
-        value current when it holds the lock."""
+        """Pause or resume now; the library remembers it through a settings job (Cancel is pressed on the UI
+        thread, and a write may wait on another process's lock: the caller never waits). Settings jobs run in the
+        order asked, so the last change wins."""
         if paused == self.paused:
             return
         self.paused = paused
-
-        def remember() -> None:
-            with self._remember_lock:
-                try:
-                    self._writes.set_embedding_paused(self.paused)
-                except Exception:  # closed meanwhile, or read-only: the pause still holds for this session
-                    log.warning("could not remember the embedding pause", exc_info=True)
-
-        threading.Thread(target=remember, name="remember-pause", daemon=True).start()
+        self._submit(Job(SETTINGS, source=AUTO, operation=SetEmbeddingPaused(paused)))
 
     def _finish_interrupted_removals(self) -> None:
         """A removal the app quit in the middle of is finished first thing (removal is final, issue 20)."""
@@ -175,28 +134,6 @@ class Scheduler:
             return None
         self._removal_seen = None
         return self._submit(Job(REMOVE, list(pending), source=AUTO, operation=RemovePaths()))
-
-    # ---------- listening ----------
-    def subscribe(self, fn: Callable[[JobEvent], None]) -> Callable[[], None]:
-        """Call ``fn(event)`` for every event (jobs/events.py; on the worker thread, or the caller's for
-        :class:`Removing`)."""
-        with self._cond:
-            self._listeners.append(fn)
-        return lambda: self._unsubscribe(fn)
-
-    def _unsubscribe(self, fn: Callable[[JobEvent], None]) -> None:
-        with self._cond:
-            if fn in self._listeners:
-                self._listeners.remove(fn)
-
-    def _emit(self, event: JobEvent) -> None:
-        with self._cond:
-            listeners = list(self._listeners)
-        for fn in listeners:
-            try:
-                fn(event)
-            except Exception:  # a front end's bug must not stop the writer
-                log.exception("scheduler listener failed")
 
     # ---------- asking for work (any thread) ----------
     def read(self, paths: list[str], force: bool = False, source: str = PERSON, resume: bool = True) -> Job:
@@ -264,7 +201,7 @@ class Scheduler:
         if self.on_worker():
             assert job.operation is not None
             job.stop = cancel
-            return job.operation.run(self._writes, job, cancel, progress or _no_progress, Burst())
+            return job.operation.run(self._writes, job, cancel, progress or no_progress, Burst())
         return self.wait_for(self.submit(job), progress, cancel)
 
     def cancel(self) -> Job | None:
@@ -273,7 +210,7 @@ class Scheduler:
         on (they are not what the person is cancelling). Returns the job that is stopping, if any."""
         self._set_paused(True)
         with self._cond:
-            gone = self._queue.take(lambda j: j.kind in (REMOVE, WATCH))
+            gone = self._queue.take(lambda j: j.kind not in CANCELLABLE)
             stopping = [j for j in (self.running, self.embedding) if j is not None and j.kind in YIELDING]
             for job in stopping:
                 job.cancel.set()
@@ -303,7 +240,7 @@ class Scheduler:
         Returns what was stopped, for the front end to say ("" when nothing ran)."""
         with self._cond:
             self.stopping = True
-            gone = self._queue.take(lambda _j: False)
+            gone = self._queue.take(lambda j: j.kind == SETTINGS)  # (a setting asked before the quit is kept)
             running = [j for j in (self.running, self.embedding) if j is not None]
             for job in running:
                 job.cancel.set()
@@ -313,173 +250,15 @@ class Scheduler:
         for thread in (self._thread, self._embed_thread):
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout)
+        settings = self._queue.take(lambda _j: False)
+        if not self.alive:  # one row each, on this thread now that the lanes are done: a pause is not lost at quit
+            for job in settings:
+                self._run_quiet(job)
+        for job in settings:
+            if not job.finished:
+                self._drop(job, "the library was closed")
         names = [describe(j) for j in running + gone if j.kind != WATCH]
         return ", ".join(dict.fromkeys(names))
-
-    # ---------- state (any thread) ----------
-    @property
-    def alive(self) -> bool:
-        return any(t is not None and t.is_alive() for t in (self._thread, self._embed_thread))
-
-    def on_worker(self) -> bool:
-        return threading.current_thread() in (self._thread, self._embed_thread)
-
-    def active(self) -> list[Job]:
-        """The jobs running now (writer lane first)."""
-        with self._cond:
-            return [j for j in (self.running, self.embedding) if j is not None]
-
-    def queued(self) -> list[Job]:
-        with self._cond:
-            return list(self._queue.jobs)
-
-    def busy(self) -> bool:
-        with self._cond:
-            return self._busy_locked()
-
-    def _busy_locked(self) -> bool:
-        return self.running is not None or self.embedding is not None or bool(self._queue.jobs)
-
-    def edit_waiting(self) -> bool:
-        """A watch batch (a saved edit) waits for the writer lane."""
-        with self._cond:
-            return any(j.kind == WATCH for j in self._queue.jobs)
-
-    def higher_waiting(self, job: Job) -> bool:
-        """A job of a higher priority waits for the writer lane (the embedding lane never makes a read wait)."""
-        with self._cond:
-            first = self._queue.first_priority(lane_of=WRITER)
-        return first is not None and first < job.priority
-
-    def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Block until nothing runs or waits (tests, benchmarks, the CLI)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._busy_locked():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(min(left, 0.1))
-        return True
-
-    # ---------- the worker ----------
-    def _submit(self, job: Job) -> Job:
-        with self._cond:
-            if self.stopping:
-                job.dropped = "the library is closed"
-                job.finish()
-                return job
-            merged = self._queue.add(job)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, args=(WRITER,), name="desktop-memory-writer",
-                                                daemon=True)
-                self._embed_thread = threading.Thread(target=self._run, args=(EMBEDDER,),
-                                                      name="desktop-memory-embed", daemon=True)
-                self._thread.start()
-                self._embed_thread.start()
-            self._cond.notify_all()
-        if merged is job:
-            self._emit(Queued(job))
-        return merged
-
-    def _drop(self, job: Job, why: str) -> None:
-        job.dropped = why
-        job.finish()
-        self._emit(Dropped(job, why))
-
-    def _run(self, lane: str) -> None:
-        while True:
-            with self._cond:
-                while not self._queue.has(lane) and not self.stopping:
-                    self._cond.wait()
-                if self.stopping:
-                    return
-                job = self._queue.next(lane)
-                assert job is not None
-                self._set_running(lane, job)
-                if self._burst is None:  # under the lock: the two lanes start one burst, not two
-                    self._burst = Burst()
-                burst = self._burst
-                if job.source != WATCHED:
-                    burst.visible = True
-            ended: Burst | None = None
-            try:
-                self._run_one(job, burst)
-            finally:
-                with self._cond:  # deciding that the burst ended and detaching it is one step
-                    self._set_running(lane, None)
-                    idle = not self._busy_locked()
-                    cancelled = self._cancelled_burst and not (self.running or self.embedding)
-                    if cancelled:
-                        self._cancelled_burst = False
-                    if idle or cancelled:
-                        ended, self._burst = self._burst, None
-                    self._cond.notify_all()
-                if ended is not None:
-                    self._emit(BurstEnded(ended.summary(cancelled), ended.visible))
-
-    def _set_running(self, lane: str, job: Job | None) -> None:
-        if lane == WRITER:
-            self.running = job
-        else:
-            self.embedding = job
-
-    def _run_one(self, job: Job, burst: Burst) -> None:
-        job.slices += 1
-        self._emit(Started(job))
-        step = _StepAside(self, job)
-
-        def progress(p: IndexProgress) -> None:
-            self._emit(Progress(job, p))
-            if job.on_progress is not None:
-                job.on_progress(p)
-
-        try:
-            summary = self._execute(job, burst, step, progress)
-        except BaseException as exc:  # the job failed; the writer goes on with the next one
-            job.error = exc
-            job.finish()
-            self._emit(Failed(job, traceback.format_exc()))
-            return
-        if step.stepped_aside and not job.cancel.is_set() and not self.stopping:
-            with self._cond:
-                if job.kind == REMOVE:
-                    self._queue.put_back_after(job, WATCH)  # the edits waiting now go first, then it goes on
-                else:
-                    self._queue.put_back(job)  # resumes by itself after the job that is waiting
-            self._emit(Yielded(job))
-            return
-        if job.kind == READ and job.cancel.is_set() and job.paths and not self.stopping and not self.paused:
-            job.cancel.clear()  # stopped for a removal: the rest of its paths are read after it
-            with self._cond:
-                self._queue.put_back(job)
-            return
-        job.result = summary
-        if job.operation is not None and job.operation.embed_after(summary):
-            self.embed(source=AUTO if job.source == PERSON else WATCHED)
-        job.finish()
-        self._emit(Done(job, job.summary))
-
-    def _execute(self, job: Job, burst: Burst, step: _StepAside, progress: ProgressFn) -> Any:
-        if job.operation is None:
-            raise ValueError(f"a {job.kind} job without an operation")  # every job is built with one
-        return job.operation.run(self._writes, job, step, progress, burst)
-
-    def _end_burst(self, cancelled: bool) -> None:
-        with self._cond:
-            burst, self._burst = self._burst, None
-        if burst is not None:
-            self._emit(BurstEnded(burst.summary(cancelled), burst.visible))
-
-
-def _no_progress(_p: IndexProgress) -> None:
-    pass
-
-
-def describe(job: Job) -> str:
-    """A few words for what a job does, for "stopped …" messages."""
-    return {READ: "reading files", EMBED: "embedding", REMOVE: "removing files", COMPACT: "compacting",
-            WATCH: "indexing changes"}[job.kind]
 
 
 __all__ = ["Scheduler", "describe"]

@@ -109,12 +109,11 @@ def search(lib: Library, svc: MemoryService, query: str, *, top_k: int, backend:
 
 def get_context(lib: Library, svc: MemoryService, query: str, *, budget: int | None, top_k: int,
                 backend: str | None, filters: Filters, include_weak: bool) -> tuple[str, ContextOut]:
-    outcome = svc.search_outcome(query, backend=backend, top_k=top_k, filters=filters.build(lib, svc))
+    # search and pack, as `desktop-memory context` does (sources named in the context path style)
+    report, outcome = svc.context_outcome(query, budget, backend=backend, top_k=top_k,
+                                          filters=filters.build(lib, svc), include_weak=include_weak)
     results = outcome.results
     weak = [] if include_weak else [r for r in results if r.strength == WEAK]
-    weak_ids = {r.chunk_id for r in weak}
-    packable = [r for r in results if r.chunk_id not in weak_ids]
-    report = svc.build_context(packable, budget)  # names sources in the context path style itself
     weak = _shown(lib, svc, weak)
     by_id = {r.chunk_id: r for r in results}
     left = [ContextPart(rank=i.rank, id=i.chunk_id, header=i.header, tokens=i.tokens, reason="over budget")

@@ -31,7 +31,7 @@ def test_gbk_chinese_file_is_decoded_found_and_flagged(tmp_path: Path) -> None:
     try:
         summary = svc.index_paths([path])
         assert summary.indexed == 1
-        [hit, *_] = svc.search("数据库", backend="keyword")
+        [hit, *_] = svc.search_outcome("数据库", backend="keyword").results
         assert hit.source.endswith("笔记.txt") and "数据库 保存 每个 文档" in hit.text
         [info] = svc.documents()
         assert "gb18030" in info.error  # the Library / `list` shows the guess

@@ -74,8 +74,8 @@ def test_clean_filters_are_valid_or_refused(*, prefix, glob, kinds, since, until
                                                                                      "hybrid"]))
 def test_search_never_raises_anything_but_user_error(svc, *, query, prefix, glob, top_k, backend) -> None:
     try:
-        results = svc.search(query, backend=backend, top_k=top_k,
-                             filters=SearchFilters(path_prefix=prefix, path_glob=glob))
+        results = svc.search_outcome(query, backend=backend, top_k=top_k,
+                             filters=SearchFilters(path_prefix=prefix, path_glob=glob)).results
     except UserError as exc:
         assert str(exc)
         return
@@ -87,7 +87,7 @@ def test_undecodable_filter_bytes_match_the_stored_escaped_name(svc) -> None:
     """`--glob $'*\\xff*'` reaches Python as a lone surrogate; stored names spell such bytes as \\xNN."""
     glob = "*\udcff*"
     assert clean_path_text(glob) == "*\\xff*"
-    results = svc.search("odd", backend="keyword", filters=SearchFilters(path_glob=glob))
+    results = svc.search_outcome("odd", backend="keyword", filters=SearchFilters(path_glob=glob)).results
     assert results == [] or all("\\xff" in r.source for r in results)
     assert clean_text("a\x00b\ud800") == "ab\ufffd"
 

@@ -16,6 +16,7 @@ from desktop_memory.library_writes import LibraryWrites
 from desktop_memory.mcp_server.library import Library
 from desktop_memory.mcp_server.tools import index_path
 from desktop_memory.service import MemoryService
+from desktop_memory.store import Store
 from tests.robustness.conftest import run_cli, write_settings
 from tests.support.paced import PacedEmbedder, wait_for, write_folder
 
@@ -74,7 +75,7 @@ def test_mcp_index_path_reads_on_the_schedulers_writer_lane(tmp_path: Path, monk
         text, out = lib.call(lambda s: index_path(lib, s, str(folder)))
         assert out.indexed == 1 and out.passages_embedded >= 1, text
         assert threads == ["desktop-memory-writer"]
-        assert lib.call(lambda s: s.search("quokkas", backend="keyword"))
+        assert lib.call(lambda s: s.search_outcome("quokkas", backend="keyword").results)
     finally:
         lib.close()
 
@@ -124,6 +125,31 @@ def test_a_cli_command_outside_the_finish_first_list_finishes_a_killed_removal_t
     assert out.returncode == 1 and "holds no vectors of no-such-model" in out.stderr, out.stderr
     svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(64))
     try:
+        assert svc.pending_removals() == [] and not svc.indexed_under(str(gone))
+    finally:
+        svc.close()
+
+
+def test_check_full_is_a_job_on_the_writer_lane_after_a_killed_removal(tmp_path: Path, monkeypatch) -> None:
+    """`check --full` needs the writer (FTS5's self-check is a write statement): it is a job like every write, so
+    it no longer takes the writer on the caller's thread, and a removal a kill interrupted is finished before it."""
+    keep, gone = write_folder(tmp_path / "keep", files=3), write_folder(tmp_path / "gone", files=5)
+    db = tmp_path / "db" / "memory.db"
+    _interrupted_removal(db, keep, gone)
+    checked: list[tuple[str, bool]] = []
+    real = Store.check_integrity
+
+    def recorded(self: Store, *args, **kwargs):  # type: ignore[no-untyped-def]
+        checked.append((threading.current_thread().name, bool(kwargs.get("full"))))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "check_integrity", recorded)
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(64))
+    try:
+        steps: list[str] = []
+        assert svc.check(progress=lambda step, _done, _steps: steps.append(step), full=True) == []
+        assert checked == [("desktop-memory-writer", True)]
+        assert steps  # its progress reached the caller through the job
         assert svc.pending_removals() == [] and not svc.indexed_under(str(gone))
     finally:
         svc.close()

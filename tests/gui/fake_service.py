@@ -13,8 +13,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
@@ -180,13 +181,12 @@ class FakeService:
     # -- search --
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
-        out = SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
+        out = SearchOutcome(self._results(query, top_k))
         if marks and out.results:
             out.marked = {} if backend == "dense" else self._marked(query, [r.chunk_id for r in out.results])
         return out
 
-    def search(self, query: str, backend: str | None = None, top_k: int | None = None,
-               filters: SearchFilters | None = None) -> list[SearchResult]:
+    def _results(self, query: str, top_k: int | None) -> list[SearchResult]:
         self.search_calls.append(query)
         delay = self.slow_queries.get(query, 0.0)
         if delay:
@@ -322,6 +322,13 @@ class FakeWrites:
 
     def drop_model_vectors(self, model_id: str) -> int:
         return 0
+
+    def check_full(self, progress: Callable[[str, int, int], None] | None = None,
+                   cancel: threading.Event | None = None) -> list[str]:
+        return []  # the fake's rows are always consistent
+
+    def hold_writer(self, work: Callable[[Any], Any]) -> Any:
+        return work(self.fake)  # (the fake has no writer to hold)
 
     def embedding_paused(self) -> bool:
         return self.fake.embedding_paused()

@@ -73,7 +73,7 @@ def test_a_stored_pause_shows_its_banner_after_a_restart_and_f5_keeps_it(make_wi
     # F5 in the Library reads what changed; it does not end the pause
     (notes / "note003.md").write_text("# Edited\n\nrambutan harvest\n", encoding="utf-8")
     w.library.reindex_requested.emit([str(notes)])
-    qtbot.waitUntil(lambda: bool(w.svc.search("rambutan", backend="keyword")), timeout=20000)
+    qtbot.waitUntil(lambda: bool(w.svc.search_outcome("rambutan", backend="keyword").results), timeout=20000)
     wait_job(qtbot, w)
     qtbot.wait(1000)  # deliberate: time for a (wrong) embedding to start after the read
     assert w.index_jobs.paused and w.svc.embedding_paused() and w.svc.stats().vectors == 0
@@ -138,7 +138,7 @@ def test_a_drop_waits_its_turn_while_another_process_writes_and_says_so(make_win
         drop(w, [write_folder(tmp_path / "more", files=2, word="feijoa")])
         qtbot.waitUntil(lambda: any(t.startswith("Waiting for another desktop-memory process to finish writing to")
                                     for t in said), timeout=10000)
-        qtbot.waitUntil(lambda: bool(w.svc.search("feijoa", backend="keyword")), timeout=20000)
+        qtbot.waitUntil(lambda: bool(w.svc.search_outcome("feijoa", backend="keyword").results), timeout=20000)
         wait_job(qtbot, w)
     finally:
         qtbot.waitUntil(lambda: not holder.in_transaction, timeout=10000)

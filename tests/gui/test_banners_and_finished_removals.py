@@ -70,7 +70,7 @@ def test_a_removal_finished_at_start_is_shown_with_its_folder_and_count_then_don
     qtbot.waitUntil(lambda: any(t.startswith("Finished the removal of “gone”") for t in said), timeout=20000)
     assert any(t.startswith("Finishing the removal of “gone”") for t in said), said
     assert "20 documents removed" in next(t for t in said if t.startswith("Finished the removal")), said
-    assert w.svc.pending_removals() == [] and w.svc.search("walrus", backend="keyword") == []
+    assert w.svc.pending_removals() == [] and w.svc.search_outcome("walrus", backend="keyword").results == []
 
 
 def test_a_removal_another_process_left_unfinished_is_shown_when_the_window_finishes_it(qtbot, make_window,

@@ -77,7 +77,7 @@ def test_context_controller_reads_inclusion_from_the_model(qtbot, runner, fake):
     model = ResultsModel()
     ctl = ContextController(model, runner, budget=4000)
     ctl.set_service(fake)
-    results = fake.search("async")
+    results = fake.search_outcome("async").results
     assert len(results) >= 2
     with qtbot.waitSignal(ctl.report_ready, timeout=5000):
         model.set_results("async", ["async"], results)
@@ -187,7 +187,7 @@ def test_context_panel_rows_are_the_results_model(qtbot, fake):
     panel = ContextPanel()
     qtbot.addWidget(panel)
     panel.set_results_model(model)
-    results = fake.search("async")
+    results = fake.search_outcome("async").results
     model.set_results("async", ["async"], results)
     rows = panel.items.model()
     assert rows.rowCount() == len(results)

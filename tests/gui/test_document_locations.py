@@ -26,11 +26,11 @@ def test_results_list_shows_slides_and_pdf_pages(qtbot, tmp_path: Path, eval_dir
     try:
         svc.index_paths([folder], embed=False)
         model = ResultsModel()
-        deck = svc.search("notes of the first slide", backend="keyword")
+        deck = svc.search_outcome("notes of the first slide", backend="keyword").results
         model.set_results("notes of the first slide", ["notes", "slide"], deck)
         shown = model.data(model.index(0), Qt.ItemDataRole.DisplayRole)
         assert shown == "#1 deck.pptx — Title of the first slide · slide 1"
-        plan = svc.search("Mise en contexte", backend="keyword")
+        plan = svc.search_outcome("Mise en contexte", backend="keyword").results
         model.set_results("Mise en contexte", ["mise", "contexte"], plan)
         shown = model.data(model.index(0), Qt.ItemDataRole.DisplayRole)
         assert shown.startswith("#1 plan.pdf — ") and " · p. " in shown and "line" not in shown

@@ -28,5 +28,5 @@ def test_read_only_library_opens_with_one_banner(qtbot, make_window, hash_factor
         w = make_window(hash_factory, settings=Settings(db_path=str(db)))
         qtbot.waitUntil(lambda: any("read-only" in t for t in w.banners.texts()), timeout=20000)
         assert sum("read-only" in t for t in w.banners.texts()) == 1
-        assert w.svc.search("async", backend="keyword")
+        assert w.svc.search_outcome("async", backend="keyword").results
         w.close()

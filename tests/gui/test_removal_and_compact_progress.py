@@ -31,7 +31,7 @@ def test_a_big_removal_shows_progress_and_is_done_before_its_erasing_ends(qtbot,
     assert any(t.startswith("Removing ") and " of 40 documents" in t for t in lines), lines
     qtbot.waitUntil(lambda: any("erased" in t for t in lines), timeout=20000)
     assert removed == [40], "one 'removed' per removal, when its documents were gone"
-    assert not w.svc.search("zebra", backend="keyword") and w.svc.check() == []
+    assert not w.svc.search_outcome("zebra", backend="keyword").results and w.svc.check() == []
 
 
 def test_compact_and_erase_shows_its_percentage(qtbot, make_window, hash_factory, tmp_path, monkeypatch):

@@ -56,8 +56,8 @@ def test_an_expanded_library_folder_removed_by_its_row_stays_removed(qtbot, make
     (gone / "walrus-00.md").write_text("# walrus\n\nwalrus edited\n")
     (gone / "walrus-01.md").write_text("# walrus\n\nwalrus edited too\n")
     (keep / "kiwi-00.md").write_text("# kiwi\n\nkiwi sentinel\n")  # the control: this edit must arrive
-    qtbot.waitUntil(lambda: bool(w.svc.search("sentinel", backend="keyword")), timeout=20000)
-    assert w.svc.search("walrus", backend="keyword") == [] and _paths(w) == {str(keep / "kiwi-00.md"),
+    qtbot.waitUntil(lambda: bool(w.svc.search_outcome("sentinel", backend="keyword").results), timeout=20000)
+    assert w.svc.search_outcome("walrus", backend="keyword").results == [] and _paths(w) == {str(keep / "kiwi-00.md"),
                                                                              str(keep / "kiwi-01.md")}
     assert "the folder “gone” (20 files)" in question  # it said it removes the folder, not 20 files
 
@@ -80,13 +80,13 @@ def test_a_subfolder_shown_as_a_top_row_is_excluded_and_stays_out_after_a_restar
 
     (big / "walrus-00.md").write_text("# walrus\n\nwalrus touched\n")
     (small / "kiwi-00.md").write_text("# kiwi\n\nkiwi sentinel\n")  # the control: this edit must arrive
-    qtbot.waitUntil(lambda: bool(w.svc.search("sentinel", backend="keyword")), timeout=20000)
-    assert w.svc.search("walrus", backend="keyword") == []
+    qtbot.waitUntil(lambda: bool(w.svc.search_outcome("sentinel", backend="keyword").results), timeout=20000)
+    assert w.svc.search_outcome("walrus", backend="keyword").results == []
     assert w.svc.exclusions() == [str(big)]
     with qtbot.waitSignal(w.index_jobs.finished, timeout=30000):
         w.reindex_all()  # Library → Re-index all (F5 over every folder): the removed folder is not read again
     wait_job(qtbot, w)
-    assert w.svc.search("walrus", backend="keyword") == []
+    assert w.svc.search_outcome("walrus", backend="keyword").results == []
 
     lib = w.library  # the removed folder is listed as excluded, with Include again
     qtbot.waitUntil(lambda: any(lib.model.node(i).excluded for i in lib.model.indexes()), timeout=10000)
@@ -98,8 +98,9 @@ def test_a_subfolder_shown_as_a_top_row_is_excluded_and_stays_out_after_a_restar
     w2 = make_window(hash_factory, settings)  # the next start: its catch-up reads nothing of the removed folder
     _wait_watching(qtbot, w2, 1)  # ready: its catch-up at start is done
     (small / "kiwi-01.md").write_text("# kiwi\n\nkiwi second sentinel\n")
-    qtbot.waitUntil(lambda: bool(w2.svc.search("second", backend="keyword")), timeout=20000)
-    assert w2.svc.search("walrus", backend="keyword") == [] and not any(p.startswith(str(big)) for p in _paths(w2))
+    qtbot.waitUntil(lambda: bool(w2.svc.search_outcome("second", backend="keyword").results), timeout=20000)
+    assert w2.svc.search_outcome("walrus", backend="keyword").results == []
+    assert not any(p.startswith(str(big)) for p in _paths(w2))
 
     w2.tabs.setCurrentIndex(1)
     lib = w2.library

@@ -31,7 +31,7 @@ def test_controller_delivers_updates_on_the_ui_thread_and_pauses(qtbot, tmp_path
         with qtbot.waitSignal(ctl.updated, timeout=20000,
                               check_params_cb=lambda u: u.kind == "change" and u.indexed == 1):
             (a / "new.md").write_text("wombat burrow\n")
-        assert [r.source for r in svc.search("wombat", backend="keyword")] == [str(a / "new.md")]
+        assert [r.source for r in svc.search_outcome("wombat", backend="keyword").results] == [str(a / "new.md")]
         assert threads and all(threads), "every update is delivered on the UI thread"
         assert "watching 2 folders" in texts
 

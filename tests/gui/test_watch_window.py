@@ -30,7 +30,7 @@ def test_window_watches_its_library(make_window, hash_factory, qtbot, tmp_path):
     (root / "fresh.md").write_text("# Fresh\n\nplatypus paddle\n")
     qtbot.waitUntil(lambda: any("fresh.md" in r for r in w.library.row_texts()), timeout=20000)
     qtbot.waitUntil(lambda: any(m.startswith("indexed 1: notes/fresh.md") for m in messages), timeout=5000)
-    assert [r.source for r in w.svc.search("platypus", backend="keyword")] == [str(root / "fresh.md")]
+    assert [r.source for r in w.svc.search_outcome("platypus", backend="keyword").results] == [str(root / "fresh.md")]
     folder_status = w.library.model.index(0, 1).data()
     assert folder_status.endswith("· watching"), folder_status
 

@@ -86,7 +86,7 @@ def test_warm_up_runs_after_show_off_the_ui_thread_and_a_search_meanwhile_answer
     # the same answer as a fresh service gives for the same query
     check = hash_factory(settings)
     try:
-        assert [r.chunk_id for r in shown] == [r.chunk_id for r in check.search(QUERY)]
+        assert [r.chunk_id for r in shown] == [r.chunk_id for r in check.search_outcome(QUERY).results]
     finally:
         check.close()
 
@@ -98,7 +98,7 @@ def test_the_window_asks_the_service_once_per_search_for_the_list_and_its_highli
 
     def factory(s: Settings):
         svc = hash_factory(s)
-        for name in ("search_outcome", "search", "highlights"):
+        for name in ("search_outcome", "highlights"):
             real = getattr(svc, name)
             setattr(svc, name, lambda *a, _n=name, _f=real, **k: asked.append(_n) or _f(*a, **k))
         return svc

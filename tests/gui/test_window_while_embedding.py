@@ -38,7 +38,7 @@ def _embedding_window(make_window, factory, qtbot):
 
 
 def _keyword(w, word: str) -> list[str]:
-    return [r.source for r in w.svc.search(word, backend="keyword")]
+    return [r.source for r in w.svc.search_outcome(word, backend="keyword").results]
 
 
 def _status(w) -> str:

@@ -132,7 +132,7 @@ def test_searches_from_threads_while_a_service_indexes(tmp_path, ledger, eval_pr
         try:
             while not done.is_set():
                 t0 = time.monotonic()
-                hits = svc.search("hugo template", backend=backend, top_k=500)
+                hits = svc.search_outcome("hugo template", backend=backend, top_k=500).results
                 seen[backend].append((time.monotonic() - t0, len({h.source for h in hits})))
                 ledger.fuzzed()
                 time.sleep(0.01)
@@ -146,7 +146,7 @@ def test_searches_from_threads_while_a_service_indexes(tmp_path, ledger, eval_pr
         for t in threads:
             t.join(240)
         assert not errors, errors
-        final = len({h.source for h in svc.search("hugo template", backend="keyword", top_k=500)})
+        final = len({h.source for h in svc.search_outcome("hugo template", backend="keyword", top_k=500).results})
         for backend, samples in seen.items():
             assert samples, f"no {backend} search ran during indexing"
             assert max(lat for lat, _ in samples) < 10, f"{backend} search blocked behind the writer"

@@ -70,7 +70,7 @@ def test_crash_then_finish_ends_as_a_clean_run(tmp_path):
     svc = _service(clean_db)
     try:
         svc.index_paths([clean_root])
-        hit = svc.search("lighthouse keeper blue ledger", backend="keyword")[0]
+        hit = svc.search_outcome("lighthouse keeper blue ledger", backend="keyword").results[0]
         assert hit.source == str(clean_root / "a.md"), "the smallest path is the primary source"
         assert sorted(hit.also_in) == [str(clean_root / n) for n in ("b.md", "b/x.md", "c.md")]
     finally:

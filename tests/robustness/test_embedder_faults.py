@@ -62,7 +62,7 @@ def make(tmp_path):
 
 
 def keyword_searchable(svc: MemoryService, lib) -> None:
-    hits = svc.search("FastAPI", backend="keyword", top_k=5)
+    hits = svc.search_outcome("FastAPI", backend="keyword", top_k=5).results
     assert hits and all(h.source.startswith(str(lib)) for h in hits)
     outcome = svc.search_outcome("FastAPI", backend="hybrid", top_k=5)
     assert outcome.results, "hybrid search degrades to keyword, it does not fail"
@@ -210,7 +210,7 @@ def test_wrong_dimension_is_refused(library, ollama, make, ledger, tmp_path):
     state = audit_db(setup.db, ledger)
     assert {len(v) for v in state.vectors.values()} == {32 * 4}, "no 48-d vector was mixed in"
     assert state.pending, "the edited document waits for vectors"
-    assert setup.svc.search("dimensions", backend="keyword")[0].source == str(target)
+    assert setup.svc.search_outcome("dimensions", backend="keyword").results[0].source == str(target)
     dense = fresh.svc.search_outcome("dimensions", backend="hybrid")
     assert dense.results and any("semantic lane off" in n for n in dense.notes)
 

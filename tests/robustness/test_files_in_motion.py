@@ -156,7 +156,7 @@ def test_odd_files_in_one_folder(tmp_path, odd_folder, follow, ledger):
         for query, name in [("東京 会議", "日本語のメモ.md"), ("marhaba", "ملاحظات عربية.md"),
                             ("zoeword", "Zoe\u0308 decomposed.md"), ("shellchars", list(names)[4]),
                             ("brûlée café", "latin1.txt"), ("longpathword", str(longest))]:
-            hits = svc.search(query, backend="keyword", top_k=3)
+            hits = svc.search_outcome(query, backend="keyword", top_k=3).results
             assert hits and hits[0].source == str(lib / name), (query, hits[:1])
         audit_db(tmp_path / "odd.db", ledger)
 
@@ -234,14 +234,14 @@ def test_files_changing_under_the_reader(tmp_path, monkeypatch, ledger):
 
         # a file deleted while being re-indexed leaves the index (its text is gone from the disk)
         assert doc_row(svc, lib / "deleted-old.md") is None
-        assert not svc.search("oldvanishword", backend="keyword")
+        assert not svc.search_outcome("oldvanishword", backend="keyword").results
         # the rewritten file: new text indexed, and the stored hash is the hash of that text
         row = doc_row(svc, lib / "rewritten.md")
         assert row.content_hash == hash_file(lib / "rewritten.md")
-        assert svc.search("newcontentword", backend="keyword")[0].source == str(lib / "rewritten.md")
-        assert not svc.search("oldcontentword", backend="keyword")
+        assert svc.search_outcome("newcontentword", backend="keyword").results[0].source == str(lib / "rewritten.md")
+        assert not svc.search_outcome("oldcontentword", backend="keyword").results
         # a file emptied during a re-index keeps its previous, searchable version (documented behaviour)
-        assert svc.search("emptiedword", backend="keyword")[0].source == str(lib / "emptied.md")
+        assert svc.search_outcome("emptiedword", backend="keyword").results[0].source == str(lib / "emptied.md")
         audit_db(tmp_path / "m.db", ledger)
 
         monkeypatch.setattr(pipeline, "read_document", real_read)

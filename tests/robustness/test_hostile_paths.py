@@ -64,7 +64,7 @@ def test_service_refuses_every_escape_and_reads_nothing(layout):
                                        "or folder inside one (a link leading out of it is not followed).")
         with pytest.raises(OutsideLibrary):  # one bad path refuses the batch before anything is read
             svc.index_paths([layout["lib"] / "note.md", layout["lib"] / "escape"])
-        assert svc.search(SECRET, backend="keyword") == []
+        assert svc.search_outcome(SECRET, backend="keyword").results == []
         assert not [d for d in svc.documents() if "outside" in d.path and "escape" not in d.path]
     finally:
         svc.close()
@@ -77,7 +77,7 @@ def test_following_symlinks_is_the_settings_choice_for_walk_and_entry_points_ali
         walked = {d.path for d in svc.documents()}
         assert str(layout["lib"] / "escfile.md") in walked, "the walk follows the link under this setting"
         svc.index_paths([layout["lib"] / "escape"])  # and so may a named path
-        assert [r.source for r in svc.search(SECRET, backend="keyword")]
+        assert [r.source for r in svc.search_outcome(SECRET, backend="keyword").results]
     finally:
         svc.close()
 

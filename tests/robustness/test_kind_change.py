@@ -67,7 +67,7 @@ def test_index_reconciles_both_directions(tmp_path, svc):
     _flip(notes)
     svc.index_paths([notes])
     assert _reconciled(svc, notes), _paths(svc)
-    assert [r.source for r in svc.search("marmalade", backend="keyword")] == []
+    assert [r.source for r in svc.search_outcome("marmalade", backend="keyword").results] == []
     assert svc.check() == []
 
 

@@ -76,8 +76,8 @@ def test_local_model_run_makes_no_connection_and_reads_only_the_chosen_files(tmp
     try:
         with AUDIT.recording() as events:
             summary = svc.index_paths([lib])
-            hits = svc.search("optional query parameters", top_k=5)
-            svc.context("declare a request body", budget=500)
+            hits = svc.search_outcome("optional query parameters", top_k=5).results
+            svc.context_outcome("declare a request body", budget=500)[0]
         assert summary.embed_error == "" and summary.chunks_embedded > 0 and hits
         sockets = [e for e in events if e[0].startswith("socket.")]
         assert sockets == [], f"network activity with the local model: {sockets[:5]}"
@@ -108,7 +108,7 @@ def test_ollama_traffic_goes_only_to_the_configured_url(tmp_path, ollama, monkey
     try:
         with AUDIT.recording() as events:
             summary = svc.index_paths([lib])
-            svc.search("optional query parameters", top_k=5)
+            svc.search_outcome("optional query parameters", top_k=5)
         assert summary.embed_error == "" and summary.chunks_embedded > 0
         connects = {tuple(arg)[:2] for event, arg in events if event == "socket.connect" and isinstance(arg, tuple)}
         assert connects == {("127.0.0.1", ollama.port)}, connects

@@ -121,7 +121,7 @@ def test_escaping_keeps_the_real_words_searchable(indexed, junk):
     """Whatever surrounds it, a word of the library still finds its file (operators are just text)."""
     svc, _, lib, _ = indexed
     for backend in ("keyword", "bm25", "hybrid"):
-        results = svc.search(f"{MARKER} {junk}"[:2000], backend=backend, top_k=50)
+        results = svc.search_outcome(f"{MARKER} {junk}"[:2000], backend=backend, top_k=50).results
         LEDGER.fuzzed()
         assert str(lib / "marker.txt") in {r.source for r in results}, backend
 

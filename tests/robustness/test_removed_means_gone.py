@@ -46,7 +46,7 @@ def svc(tmp_path):
 
 def _indexed_and_flushed(svc: MemoryService, lib: Path) -> None:
     svc.index_paths([lib])
-    assert svc.search(WORD, backend="keyword"), "the secret is indexed"
+    assert svc.search_outcome(WORD, backend="keyword").results, "the secret is indexed"
     with svc.writing() as store:
         store.checkpoint()  # the text now sits in the main file too, not only in the WAL
     assert occurrences(svc.db_path)["db"] > 0
@@ -61,7 +61,7 @@ def test_remove_erases_the_text(svc, tmp_path, what, eval_present, monkeypatch):
     target = lib / "sub" / "secret-note.md" if what == "file" else lib / "sub"
     assert svc.remove_paths([target]) == (1 if what == "file" else 4)
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
-    assert svc.search("path parameters", backend="keyword"), "the rest of the library is intact"
+    assert svc.search_outcome("path parameters", backend="keyword").results, "the rest of the library is intact"
     assert svc.check() == []
     with svc.reading() as store:
         option = store.conn.execute("select v from chunks_fts_config where k = 'secure-delete'").fetchone()
@@ -90,7 +90,7 @@ def test_a_changed_files_old_version_is_erased(svc, tmp_path, eval_present, monk
     summary = svc.index_paths([lib])
     assert summary.indexed == 1
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
-    assert svc.search("nothing-special-now", backend="keyword")
+    assert svc.search_outcome("nothing-special-now", backend="keyword").results
 
 
 def test_an_operation_killed_before_its_optimize_is_finished_by_the_next(svc, tmp_path, eval_present, monkeypatch):

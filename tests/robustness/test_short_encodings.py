@@ -29,7 +29,7 @@ def test_the_46_byte_gbk_note_is_indexed_as_chinese_and_found(tmp_path: Path) ->
                         embedder=HashEmbedder(64))
     try:
         svc.index_paths([folder])
-        hits = svc.search("数据库", backend="keyword")
+        hits = svc.search_outcome("数据库", backend="keyword").results
         assert [r.source for r in hits] == [str(folder / "note.txt")]
         assert "数据库" in hits[0].text
         (doc,) = svc.documents()

@@ -98,7 +98,7 @@ def test_database_full_mid_embed(tmp_path, ledger, eval_present):
         state = audit_db(tmp_path / "f.db", ledger)
         assert state.embedded and state.pending, "some batches committed before the limit, none half"
         assert len(state.embedded) % EMBED_SLICE == 0  # whole slices only
-        assert svc.search("dependencies", backend="keyword"), "keyword search unaffected"
+        assert svc.search_outcome("dependencies", backend="keyword").results, "keyword search unaffected"
         with svc.writing() as writer:
             writer.conn.execute("pragma max_page_count = 1073741823")
         assert svc.embed_pending().chunks_embedded == len(state.pending)

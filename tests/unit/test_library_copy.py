@@ -57,8 +57,8 @@ def source(tmp_path: Path) -> Path:
 def _answers(db: Path, backend: str) -> list[list[tuple[str, str, float]]]:
     svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
     try:
-        return [[(r.source, r.text, round(r.score, 9)) for r in svc.search(q, backend=backend, top_k=10)]
-                for q in QUERIES]
+        outcomes = [svc.search_outcome(q, backend=backend, top_k=10) for q in QUERIES]
+        return [[(r.source, r.text, round(r.score, 9)) for r in out.results] for out in outcomes]
     finally:
         svc.close()
 

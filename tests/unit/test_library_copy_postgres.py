@@ -25,7 +25,7 @@ from tests.unit.test_library_copy import QUERIES, _state, source  # noqa: F401
 def _answers(db: Path | str, backend: str) -> list[list[tuple[str, str]]]:
     svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
     try:
-        return [[(r.source, r.text) for r in svc.search(q, backend=backend, top_k=10)] for q in QUERIES]
+        return [[(r.source, r.text) for r in svc.search_outcome(q, backend=backend, top_k=10).results] for q in QUERIES]
     finally:
         svc.close()
 
@@ -33,7 +33,7 @@ def _answers(db: Path | str, backend: str) -> list[list[tuple[str, str]]]:
 def _scores(db: Path | str, backend: str) -> list[float]:
     svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
     try:
-        return [r.score for q in QUERIES for r in svc.search(q, backend=backend, top_k=10)]
+        return [r.score for q in QUERIES for r in svc.search_outcome(q, backend=backend, top_k=10).results]
     finally:
         svc.close()
 

@@ -58,11 +58,11 @@ def test_each_machine_has_its_own_folders_and_searches_everything(two_machines):
     assert desk.roots() == [str(desk_dir)] and lap.roots() == [str(lap_dir)]  # what each reads and watches
     assert sorted(desk.library_folders()) == sorted([str(desk_dir), str(lap_dir)])
     assert desk.other_machines() == {str(lap_dir): "laptop"}
-    hits = desk.search("tomatoes sun water", backend="keyword")
+    hits = desk.search_outcome("tomatoes sun water", backend="keyword").results
     assert hits and hits[0].source == str(lap_dir / "plan.md")
     assert (hits[0].machine, hits[0].remote) == ("laptop", True)
     assert hits[0].to_dict()["machine"] == "laptop"
-    own = desk.search("harbour bridge spring", backend="keyword")
+    own = desk.search_outcome("harbour bridge spring", backend="keyword").results
     assert (own[0].machine, own[0].remote) == ("desktop", False)
     outcome = desk.search_outcome("tomatoes sun water", backend="hybrid")
     assert all(r.machine for r in [*outcome.results, *outcome.files])
@@ -81,7 +81,7 @@ def test_a_folder_removed_on_one_machine_leaves_its_own_machine(two_machines):
     desk, lap, _desk_dir, lap_dir = two_machines
     desk.remove_paths([str(lap_dir)])
     assert lap.roots() == []  # the laptop's watcher follows the folders stored in the library
-    assert not desk.search("tomatoes sun water", backend="keyword")
+    assert not desk.search_outcome("tomatoes sun water", backend="keyword").results
 
 
 def test_a_renamed_machine_is_shown_by_its_new_name(monkeypatch, tmp_path, two_machines, shared):
@@ -108,7 +108,7 @@ def test_a_sqlite_file_is_one_machines_as_before(monkeypatch, tmp_path):
     b = _service(monkeypatch, tmp_path, "two", db)
     try:
         assert b.roots() == [str(a_dir)]
-        hit = b.search("harbour bridge", backend="keyword")[0]
+        hit = b.search_outcome("harbour bridge", backend="keyword").results[0]
         assert hit.remote is False and hit.machine == ""  # its own file: no host name in results
     finally:
         b.close()

@@ -49,7 +49,7 @@ def test_many_threads_share_a_bounded_pool(tmp_path, library):
             seen.add(threading.get_ident())
             svc.stats()
             svc.documents()
-            return len(svc.search(f"compost {i % 12}", backend="hybrid"))
+            return len(svc.search_outcome(f"compost {i % 12}", backend="hybrid").results)
 
         # 400 calls from 16 threads that come and go (like QThreadPool's): never more than 1 + 2 connections
         for _ in range(4):

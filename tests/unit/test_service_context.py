@@ -30,21 +30,22 @@ def test_service_context_names_sources_relative_to_the_indexed_folder(tmp_path):
     svc = MemoryService(Settings(), db_path=tmp_path / "m.db", embedder=HashEmbedder(64))
     try:
         svc.index_paths([folder])
-        rep = svc.context("launch milestone", backend="keyword")
+        rep = svc.context_outcome("launch milestone", backend="keyword")[0]
         assert rep.text.startswith("[Source: notes/sub/plan.md"), rep.text  # the default: no /home/<user>/…
         assert str(tmp_path) not in rep.text
         assert rep.items[0].source == str(folder / "sub" / "plan.md")  # the app keeps the absolute path
         svc.apply_settings(dataclasses.replace(svc.settings, context=dataclasses.replace(
             svc.settings.context, path_style="absolute")))
-        assert svc.context("launch milestone", backend="keyword").text.startswith(f"[Source: {folder}/sub/plan.md")
+        report = svc.context_outcome("launch milestone", backend="keyword")[0]
+        assert report.text.startswith(f"[Source: {folder}/sub/plan.md")
         svc.apply_settings(dataclasses.replace(svc.settings, context=dataclasses.replace(
             svc.settings.context, path_style="relative")))
-        hit = svc.search("launch milestone", backend="keyword")
+        hit = svc.search_outcome("launch milestone", backend="keyword").results
         svc.remove_paths([folder])  # no root known (as while a folder is still being read) ...
         assert svc.build_context(hit, 500).text.startswith("[Source: plan.md")  # ... the file name, never more
         assert svc.build_context(hit, 500, extra_roots=[str(folder)]).text.startswith("[Source: notes/sub/plan.md")
         svc.index_paths([folder])
-        rep = svc.context("launch milestone", backend="keyword")
+        rep = svc.context_outcome("launch milestone", backend="keyword")[0]
         marked = svc.highlights("launch milestones", [rep.items[0].chunk_id])
         assert MARK_START + "launch" + MARK_END in marked[rep.items[0].chunk_id]
     finally:

@@ -49,23 +49,24 @@ def test_index_search_context_remove_on_either_store(service, tmp_path):
     assert max(d.size for d in more) <= sizes[-1]
 
     for backend in ("keyword", "hybrid", "dense"):
-        results = service.search("sourdough starter levain", backend=backend, top_k=5)
+        results = service.search_outcome("sourdough starter levain", backend=backend, top_k=5).results
         assert results, backend
         if backend != "dense":  # hash vectors carry no meaning; the keyword evidence must put the loaf first
             assert results[0].source.endswith("sourdough.md"), (backend, [r.source for r in results])
     outcome = service.search_outcome("sourdough starter", backend="hybrid", marks=True)
     assert outcome.notes == [] and {"fts", "dense"} <= set(outcome.timings_ms)  # both lanes ran, nothing fell back
     assert outcome.marked and any(f"{MARK_START}starter{MARK_END}" in t.lower() for t in outcome.marked.values())
-    rep = service.context("sourdough starter", backend="keyword")
+    rep = service.context_outcome("sourdough starter", backend="keyword")[0]
     assert "[Source: notes/sourdough.md" in rep.text
 
-    hit = service.search("Lisbon", backend="keyword", top_k=3)[0]
+    hit = service.search_outcome("Lisbon", backend="keyword", top_k=3).results[0]
     around = service.passage(hit.chunk_id)
     assert around is not None and around.passage.source.endswith("travel-lisbon.md")
 
     gone = service.remove_paths([folder / "travel-lisbon.md"], exclude=True)
     assert gone == 1
-    assert not [r for r in service.search("Lisbon", backend="keyword") if r.source.endswith("travel-lisbon.md")]
+    hits = service.search_outcome("Lisbon", backend="keyword").results
+    assert not [r for r in hits if r.source.endswith("travel-lisbon.md")]
     assert service.check() == []
     before, after = service.compact()
     assert before > 0 and after > 0

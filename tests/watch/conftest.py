@@ -16,7 +16,7 @@ from tests.support.waiting import wait_for  # noqa: F401  (the suite imports it 
 
 
 def keyword_hits(svc: MemoryService, query: str) -> list[str]:
-    return [r.source for r in svc.search(query, backend="keyword")]
+    return [r.source for r in svc.search_outcome(query, backend="keyword").results]
 
 
 @pytest.fixture()

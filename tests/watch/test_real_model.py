@@ -25,7 +25,7 @@ def test_a_new_file_is_found_by_meaning_after_embedding(tmp_path, start_watcher)
         (root / "pets.md").write_text("# Pets\n\nOur kitten naps on the windowsill every afternoon.\n")
         wait_for(lambda: rec.of("embedded"), timeout=120, what="the new file's vectors")
         assert svc.stats().pending_vectors == 0
-        top = svc.search("a young cat sleeping by the window", backend="dense", top_k=1)
+        top = svc.search_outcome("a young cat sleeping by the window", backend="dense", top_k=1).results
         assert [r.source for r in top] == [str(root / "pets.md")]
     finally:
         svc.close()

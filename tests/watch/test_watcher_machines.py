@@ -36,13 +36,16 @@ def test_each_machine_watches_its_own_folders_and_follows_a_removal_elsewhere(mo
         (lap_dir / "before.md").write_text("pelicanword\n")
         watcher.start()
         assert watcher.ready.wait(30)
-        wait_for(lambda: lap.search("pelicanword", backend="keyword"), what="the laptop's catch-up of its own folder")
-        assert not lap.search("walrusword", backend="keyword")  # the desktop's folder is caught up by the desktop
+        wait_for(lambda: lap.search_outcome("pelicanword", backend="keyword").results,
+                 what="the laptop's catch-up of its own folder")
+        # the desktop's folder is caught up by the desktop
+        assert not lap.search_outcome("walrusword", backend="keyword").results
         assert list(watcher.folder_states()) == [str(lap_dir)]  # the desktop's folder is not read here
         (desk_dir / "new.md").write_text("zanzibarword\n")
         (lap_dir / "new.md").write_text("quokkaword\n")
-        wait_for(lambda: lap.search("quokkaword", backend="keyword"), what="the laptop's own change")
-        assert not lap.search("zanzibarword", backend="keyword")  # the desktop's file: its machine reads it
+        wait_for(lambda: lap.search_outcome("quokkaword", backend="keyword").results, what="the laptop's own change")
+        # the desktop's file: its machine reads it
+        assert not lap.search_outcome("zanzibarword", backend="keyword").results
         desk.remove_paths([str(lap_dir)])  # removed on the desktop
         wait_for(lambda: not watcher.folder_states(), timeout=20, what="the laptop to stop watching it")
     finally:

@@ -223,11 +223,11 @@ def test_whole_office_folder_indexes_and_searches_with_locations(tmp_path: Path,
         outcomes = {Path(o.path).name: (o.status, o.reason) for o in summary.outcomes}
         assert {n for n, (st, _) in outcomes.items() if st == "indexed"} == set(INDEXED)
         assert {n: outcomes[n] for n in HOSTILE} == HOSTILE
-        hits = svc.search("notes of the first slide")
+        hits = svc.search_outcome("notes of the first slide").results
         top = next(r for r in hits if r.source.endswith("pptx_speaker_notes.pptx"))
         assert top.kind == "slides" and top.location.slide == 1 and top.location.page is None
         assert source_line(top.source, top.location).endswith("§ Title of the first slide · slide 1]")
-        book = svc.search("April is the cruellest month")[0]
+        book = svc.search_outcome("April is the cruellest month").results[0]
         assert book.source.endswith("epub3_font_obfuscated.epub")
         assert book.location.heading_path[0] == "I. THE BURIAL OF THE DEAD"
         assert book.location.line_start is None and "line" not in book.location.describe()

@@ -71,7 +71,7 @@ def test_only_the_edited_file_is_reembedded(svc, notes):
         doc = store.get_document(str(target))
         assert doc is not None
         assert svc.embedder.embedded_texts - before == summary.chunks_embedded == doc.n_chunks
-    assert svc.search("oat milk", backend="keyword")[0].source == str(target)
+    assert svc.search_outcome("oat milk", backend="keyword").results[0].source == str(target)
 
 
 
@@ -110,7 +110,7 @@ def test_editing_one_section_reembeds_only_its_chunks(svc, tmp_path):
     assert second.vectors_reused == len(new_rows) - 1 >= 3
     assert all(old[t] == v for t, v in new_rows if t in old)  # kept vectors are the very same bytes
     assert pending == 0 and svc.check() == []
-    hits = svc.search("Bicycle Gear Ratios", backend="dense")
+    hits = svc.search_outcome("Bicycle Gear Ratios", backend="dense").results
     assert "bicycle gear ratios" in hits[0].text.lower()
 
 
@@ -129,8 +129,8 @@ def test_deleted_files_leave_the_index(svc, notes):
     assert summary.removed == 1
     with svc.reading() as store:
         assert store.get_document(str(notes / "todo.txt")) is None
-    assert not svc.search("plumber milk", backend="keyword") or all(
-        r.source != str(notes / "todo.txt") for r in svc.search("plumber milk", backend="keyword"))
+    assert not svc.search_outcome("plumber milk", backend="keyword").results or all(
+        r.source != str(notes / "todo.txt") for r in svc.search_outcome("plumber milk", backend="keyword").results)
 
 
 def test_keyword_searchable_before_embedding(svc, notes):
@@ -185,7 +185,7 @@ def test_model_change_keeps_the_librarys_own_model_until_reembedded(svc, notes, 
     assert not summary.embed_error
     st = other.stats()
     assert st.model_id == "hash-test-64" and st.pending_vectors == 0 and st.configured_model == "hash-test-32"
-    assert other.search("plumber", backend="hybrid")
+    assert other.search_outcome("plumber", backend="hybrid").results
     re = other.reembed()
     assert re.chunks_embedded == other.stats().vectors > 0 and other.stats().model_id == "hash-test-32"
     other.close()
@@ -207,4 +207,4 @@ def test_a_growing_log_reembeds_only_its_tail(svc, tmp_path):
     assert svc.embedder.embedded_texts - before == second.chunks_embedded
     assert second.vectors_reused + second.chunks_embedded == second.chunks_added
     assert svc.stats().pending_vectors == 0 and svc.check() == []
-    assert "quota exceeded" in svc.search("disk quota exceeded", backend="hybrid")[0].text
+    assert "quota exceeded" in svc.search_outcome("disk quota exceeded", backend="hybrid").results[0].text

@@ -124,7 +124,7 @@ def test_the_pipeline_writes_several_documents_per_commit(tmp_path):
             assert all(o.status == "indexed" and o.chunks == 1 for o in summary.outcomes)
             assert _fts_rows(store) == _canonical(store) == 30
             assert store.check_integrity() == []
-        assert len(svc.search("token17", backend="keyword")) == 1
+        assert len(svc.search_outcome("token17", backend="keyword").results) == 1
     finally:
         svc.close()
 
@@ -162,6 +162,6 @@ def test_cancel_keeps_the_documents_read_before_it(tmp_path, monkeypatch):
         assert summary.cancelled and summary.indexed == 5
         with svc.reading() as store:
             assert _canonical(store) == _fts_rows(store) == 5
-        assert len(svc.search("token4", backend="keyword")) == 1
+        assert len(svc.search_outcome("token4", backend="keyword").results) == 1
     finally:
         svc.close()

@@ -56,7 +56,7 @@ def test_an_edit_commits_between_the_slices_of_a_big_removal_while_embedding_run
             if ev.progress.files_done == 2 and not searched:  # the first slice is committed: an edit arrives now
                 sched.watch_batch(edit, label="edit")
                 # a search answers while the removal runs (readers never wait for the writer)
-                searched.append(len(svc.search("lorem", backend="keyword")))
+                searched.append(len(svc.search_outcome("lorem", backend="keyword").results))
             threading.Event().wait(0.02)  # each slice takes a while, as on a big library
         if isinstance(ev, Done) and ev.job.kind in (REMOVE, WATCH):
             order.append(ev.job.kind)
@@ -68,9 +68,9 @@ def test_an_edit_commits_between_the_slices_of_a_big_removal_while_embedding_run
     assert removal.wait(60) == 60
     assert edit_done.is_set() and order == [WATCH, REMOVE], order  # the edit did not wait for the whole removal
     assert searched and searched[0] > 0
-    assert svc.search("platypus", backend="keyword"), "the edit is searchable"
+    assert svc.search_outcome("platypus", backend="keyword").results, "the edit is searchable"
     assert _under(svc, gone) == 0 and svc.pending_removals() == []
-    assert not svc.search(SECRET, backend="keyword")
+    assert not svc.search_outcome(SECRET, backend="keyword").results
     assert sched.wait_idle(120)
     assert svc.check() == []
 
@@ -103,7 +103,7 @@ def test_a_removal_interrupted_by_quitting_is_finished_at_the_next_start(tmp_pat
         wait_for(lambda: not again.pending_removals(), what="the removal to finish")
         assert sched.wait_idle(60)
         assert _under(again, gone) == 0 and _under(again, keep) == 10
-        assert not again.search(SECRET, backend="keyword")
+        assert not again.search_outcome(SECRET, backend="keyword").results
         assert again.check() == []
         assert occurrences(db) == {"db": 0, "-wal": 0}, "removed means gone from the file"
     finally:
@@ -122,7 +122,7 @@ def test_a_big_removal_erases_the_text_from_the_file(svc, tmp_path, monkeypatch)
     assert svc.remove_paths([gone], progress=lambda p: steps.append(p.phase)) == 60
     assert "remove" in steps and steps[-1] == "done"
     assert occurrences(svc.db_path) == {"db": 0, "-wal": 0}
-    assert svc.search("lorem", backend="keyword") and svc.check() == []
+    assert svc.search_outcome("lorem", backend="keyword").results and svc.check() == []
 
 
 def test_check_reports_each_step_and_a_cancel_stops_it_with_the_library_intact(svc, paced, tmp_path):
@@ -141,7 +141,7 @@ def test_check_reports_each_step_and_a_cancel_stops_it_with_the_library_intact(s
 
     with pytest.raises(Cancelled):
         svc.check(progress=cancel_at_third, cancel=stop)
-    assert svc.check() == [] and svc.search("lorem", backend="keyword")
+    assert svc.check() == [] and svc.search_outcome("lorem", backend="keyword").results
 
 
 class _LateCancel(threading.Event):
@@ -169,7 +169,7 @@ def test_compact_reports_progress_never_blocks_search_and_a_cancel_leaves_the_li
     assert isinstance(stopped.value.__cause__, apsw.InterruptError), "cancelled inside the VACUUM"
     after = svc.stats()
     assert (after.chunks, after.documents) == (before.chunks, before.documents)
-    assert svc.check() == [] and svc.search("lorem", backend="keyword")
+    assert svc.check() == [] and svc.search_outcome("lorem", backend="keyword").results
 
     sched = svc.scheduler
     sched.embed()
@@ -180,7 +180,8 @@ def test_compact_reports_progress_never_blocks_search_and_a_cancel_leaves_the_li
     def progress(p) -> None:
         if p.phase == "compact" and not answers and 0 < p.files_done < 1000:  # the VACUUM holds the writer now
             found: list[int] = []
-            t = threading.Thread(target=lambda: found.append(len(svc.search("lorem", backend="keyword"))))
+            t = threading.Thread(
+                target=lambda: found.append(len(svc.search_outcome("lorem", backend="keyword").results)))
             t.start()
             t.join(10)
             answers.append(found[0] if found else -1)
@@ -254,7 +255,7 @@ def test_a_compaction_killed_in_the_middle_leaves_a_good_library(tmp_path):
     try:
         after = again.stats()
         assert (after.chunks, after.vectors, after.documents) == (before.chunks, before.vectors, before.documents)
-        assert again.check(full=True) == [] and again.search("lorem", backend="keyword")
+        assert again.check(full=True) == [] and again.search_outcome("lorem", backend="keyword").results
     finally:
         again.close()
 

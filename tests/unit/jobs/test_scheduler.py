@@ -52,7 +52,7 @@ def test_a_removal_runs_within_one_slice_of_a_long_embedding_which_then_resumes(
     removal.wait(30)
     took = time.monotonic() - t0
     assert removal.result == 20 and took < 2 * SLICE_S + 1.0, took  # one slice, plus the removal itself
-    assert not [r for r in svc.search("zebra", backend="keyword")]
+    assert not [r for r in svc.search_outcome("zebra", backend="keyword").results]
     assert svc.stats().pending_vectors > 0, "the embedding was still running when the removal went through"
     assert EMBED not in done  # the embedding took turns with the removal, it did not end for it
     assert sched.wait_idle(120)  # ...and it resumed by itself and finished
@@ -97,7 +97,7 @@ def test_a_queued_read_of_a_removed_folder_never_runs(svc, paced, tmp_path):
     sched.remove([str(later)])
     assert queued.finished and queued.dropped
     assert sched.wait_idle(120)
-    assert not svc.search("quagga", backend="keyword") and str(later) not in svc.roots()
+    assert not svc.search_outcome("quagga", backend="keyword").results and str(later) not in svc.roots()
 
 
 def test_stop_says_what_it_stopped_and_refuses_new_work(svc, paced, tmp_path):
@@ -153,7 +153,7 @@ def test_a_re_read_keeps_the_pause_and_a_drop_ends_it(svc, paced, tmp_path):
     sched.read([str(notes)], resume=False).wait(30)
     assert sched.wait_idle(30)
     assert sched.paused and svc.embedding_paused() and svc.stats().vectors == 0
-    assert svc.stats().pending_vectors > 0 and svc.search("lorem", backend="keyword")
+    assert svc.stats().pending_vectors > 0 and svc.search_outcome("lorem", backend="keyword").results
     sched.read([str(write_folder(tmp_path / "more", files=1))]).wait(30)  # a drop
     assert sched.wait_idle(60)
     assert not sched.paused and svc.stats().pending_vectors == 0

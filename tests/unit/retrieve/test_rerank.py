@@ -142,9 +142,9 @@ def test_search_is_reranked_with_badges(svc: MemoryService, stub: OpenAIStub, lo
 
 
 def test_depth_limits_what_is_reordered(svc: MemoryService, stub: OpenAIStub) -> None:
-    plain = [r.chunk_id for r in svc.search(QUERY, top_k=8)]
+    plain = [r.chunk_id for r in svc.search_outcome(QUERY, top_k=8).results]
     with_rerank(svc, stub.url, rerank_depth=3)
-    out = svc.search(QUERY, top_k=8)
+    out = svc.search_outcome(QUERY, top_k=8).results
     assert sorted(r.chunk_id for r in out[:3]) == sorted(plain[:3])
     assert [r.chunk_id for r in out[3:]] == plain[3:] and all("rerank" not in r.lanes for r in out[3:])
     sent = stub.requests[-1][2]
@@ -175,7 +175,7 @@ def test_failing_reranker_keeps_the_fused_list(svc: MemoryService, stub: OpenAIS
 
 def test_rerank_off_by_default_contacts_nothing(svc: MemoryService, stub: OpenAIStub) -> None:
     assert SearchSettings().rerank is False and svc.searcher.reranker is None
-    svc.search(QUERY)
+    svc.search_outcome(QUERY)
     assert stub.requests == []
 
 

@@ -70,7 +70,7 @@ def test_keyword_first_passage_without_a_vector_ranks_first_is_strong_and_is_pac
     assert top.strength == STRONG and not out.weak
     assert out.files[0].source.endswith("zephyr.md")
     assert any("not embedded yet" in n for n in out.notes)
-    report = svc.context(QUERY, budget=2000)
+    report = svc.context_outcome(QUERY, budget=2000)[0]
     assert report.items and report.items[0].source.endswith("zephyr.md")
     assert "Monday" in report.text
     # the embedded pages keep their own rule: each still has its semantic rank and cosine
@@ -124,7 +124,7 @@ def test_keyword_answer_is_usable_while_the_embedding_runs(tmp_path):
             assert not any("semantic lane off" in n for n in out.notes)  # the semantic lane ran on what exists
             assert any("dense" in r.lanes for r in out.results)
             assert out.results[0].source.endswith("zephyr.md") and out.results[0].strength == STRONG
-            report = svc.context(QUERY, budget=2000)
+            report = svc.context_outcome(QUERY, budget=2000)[0]
             assert report.items and report.items[0].source.endswith("zephyr.md")
         finally:
             emb.release.set()

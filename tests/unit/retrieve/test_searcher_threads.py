@@ -82,10 +82,11 @@ def test_threads_and_connections_stay_bounded_and_close_releases_all(tmp_path, l
     svc = MemoryService(Settings(), db_path=tmp_path / "h.db", embedder=HashEmbedder(64), readers=2)
     try:
         svc.index_paths([library])
-        svc.search("warm up the pools", backend="hybrid")
+        svc.search_outcome("warm up the pools", backend="hybrid")
         before = threading.active_count()
         with ThreadPoolExecutor(max_workers=4) as callers:  # concurrent searches compete for the two readers
-            assert all(callers.map(lambda i: svc.search(QUERIES[i % len(QUERIES)], backend="hybrid"), range(60)))
+            assert all(callers.map(lambda i: svc.search_outcome(QUERIES[i % len(QUERIES)], backend="hybrid").results,
+                                   range(60)))
         # the lane and embedding pools are started once (at most two threads each): no thread per search
         pools = [t for t in threading.enumerate() if t.name.startswith(("dm-keyword-lane", "dm-query-embed"))]
         assert len(pools) <= searcher_mod.LANE_THREADS + searcher_mod.EMBED_THREADS
@@ -95,7 +96,7 @@ def test_threads_and_connections_stay_bounded_and_close_releases_all(tmp_path, l
         svc.close()
     assert svc.open_connections() == 0
     with pytest.raises(Exception, match="closed"):
-        svc.search("compost", backend="hybrid")
+        svc.search_outcome("compost", backend="hybrid")
 
 
 def test_a_failing_keyword_lane_returns_its_reader(tmp_path, library, monkeypatch):
@@ -108,9 +109,9 @@ def test_a_failing_keyword_lane_returns_its_reader(tmp_path, library, monkeypatc
         svc.index_paths([library])
         monkeypatch.setattr(searcher_mod, "fts_lane", broken)
         with pytest.raises(RuntimeError, match="keyword lane broke"):
-            svc.search("compost", backend="hybrid")
+            svc.search_outcome("compost", backend="hybrid")
         monkeypatch.undo()
-        assert svc.search("compost", backend="hybrid")  # both readers came back to the pool
+        assert svc.search_outcome("compost", backend="hybrid").results  # both readers came back to the pool
         assert svc.open_connections() <= 3
     finally:
         svc.close()
