@@ -255,9 +255,10 @@ class FakeService:
         docs = self.documents()
         if len(docs) <= eager_limit:
             whole = listing_from_documents(docs, LibraryQuery(sort=query.sort, descending=query.descending))
-            return dataclasses.replace(whole, query=query, complete=True)
+            return dataclasses.replace(whole, query=query, complete=True, roots=self.roots())
         found = listing_from_documents(docs, query)
         found.files = {k: found.files[k][:n] for k, n in pages.items() if k in found.files and n > 0}
+        found.roots = self.roots()
         return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
