@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import wait as futures_wait
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, cast
@@ -266,6 +267,20 @@ class MemoryService(LibraryReads):
     def search(self, query: str, backend: str | None = None, top_k: int | None = None,
                filters: SearchFilters | None = None) -> list[SearchResult]:
         return self.search_outcome(query, backend=backend, top_k=top_k, filters=filters).results
+
+    def prepare_query(self, query: str, backend: str | None = None) -> bool:
+        """Embed ``query`` now, for the search that will follow (the window calls this on a worker as the query is
+        typed): that search takes this vector, or waits for it if it is still being made, instead of embedding
+        again. Returns once the vector is there: True, or False when the backend or library has no semantic lane
+        (a failed embedding is left for the search to report). Holds a reader only to read the library's model."""
+        if (backend or self.settings.search.backend) not in ("hybrid", "dense"):
+            return False
+        with self.reading() as store:
+            pending = self.searcher.prepare(store, self.model_view(store).search_embedder or self.embedder, query)
+        if pending is None:
+            return False
+        futures_wait([pending])
+        return pending.exception() is None
 
     def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
         """Load what the first search needs, now (the window calls this on a worker once it is shown): one

@@ -178,6 +178,10 @@ class FakeService:
         return dict(getattr(self, "machines", {}))
 
     # -- search --
+    def prepare_query(self, query: str, backend: str | None = None) -> bool:
+        self.prepared = [*getattr(self, "prepared", []), query]
+        return False
+
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
         out = SearchOutcome(self.search(query, backend=backend, top_k=top_k, filters=filters))
