@@ -102,7 +102,8 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
     if listing.complete and (q.needle or q.problems_only or (q.sort, q.descending) != (listing.query.sort,
                                                                                       listing.query.descending)):
         docs = [d for group in listing.files.values() for d in group]
-        listing = dataclasses.replace(listing_from_documents(docs, q, outcomes), excluded=listing.excluded)
+        listing = dataclasses.replace(listing_from_documents(docs, q, outcomes), excluded=listing.excluded,
+                                      machines=listing.machines, roots=listing.roots)
     root = _Node("")
     folders: dict[str, _Node] = {}
     counts: dict[str, list[int]] = {}  # files, failed, skipped (rolled up)

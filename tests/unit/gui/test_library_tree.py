@@ -59,3 +59,13 @@ def test_subfolders_do_not_repeat_their_library_folders_watch_state(qtbot):
     assert model.index(0, 1).data() == "2 files · paused"
     work = [model.index(i, 1, top).data() for i in range(model.rowCount(top))]
     assert "1 file" in work and not any("paused" in (w or "") for w in work)
+
+
+def test_a_filter_keeps_the_library_folder_row_and_the_machines():
+    docs = [_doc(1, "/home/me/corpus/fastapi/a.md"), _doc(2, "/home/me/corpus/pdfs/c.pdf", "failed"),
+            _doc(3, "/srv/laptop/notes/d.md", "failed")]
+    listing = _listing(docs, ["/home/me/corpus", "/srv/laptop"])
+    listing.machines = {"/srv/laptop": "laptop"}
+    root = build_tree(listing, {}, TreeSpec(problems_only=True))
+    assert [n.path for n in root.children] == ["/home/me/corpus", "/srv/laptop"]  # mine first, then the laptop's
+    assert [n.path for n in root.children[0].children] == ["/home/me/corpus/pdfs"]
