@@ -106,7 +106,9 @@ class LibraryReads:
         with self.reading() as store:
             found = listings.listing(store, query, pages, eager_limit)
             found.excluded = store.excluded()
-            found.machines = other_machines(store.root_machines(), self.machine[0])
+            roots = store.root_machines()
+            found.machines = other_machines(roots, self.machine[0])
+            found.roots = [path for path, _id, _name in roots]
             return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:

@@ -453,3 +453,4 @@ class LibraryListing:
     complete: bool = False  # every document and folder, unfiltered (a small library): filter and sort need no query
     excluded: list[str] = field(default_factory=list)  # paths removed from inside a library folder ("Include again")
     machines: dict[str, str] = field(default_factory=dict)  # another machine's library folder → its name (shared)
+    roots: list[str] = field(default_factory=list)  # every library folder: the Library's top rows are what was added

@@ -53,8 +53,7 @@ WARM_UP_QUERY = "what the first search needs"  # any words: the search's path ma
 
 
 def strong_only(results: Sequence[SearchResult], include_weak: bool = False) -> list[SearchResult]:
-    """The results that go into a prompt context by default: weak matches are left out (``include_weak`` keeps
-    them). Ranks are kept as searched, so the [Source] order matches the result list."""
+    """A prompt context's results by default: weak ones left out (``include_weak`` keeps them), ranks as searched."""
     return list(results) if include_weak else _strong_only(results)
 
 
@@ -265,6 +264,15 @@ class MemoryService(LibraryReads):
             out.notes = [n for n in out.notes if not n.startswith("semantic lane off: ")]
             out.notes.insert(0, view.search_note(None if view.search_embedder is None or not off else off[0]))
         return out
+
+    def prepare_query(self, query: str, backend: str | None = None) -> bool:
+        """Embed ``query`` for the search that follows (the window, as it is typed: retrieve/query_vectors.py);
+        returns once made. False without a semantic lane, or when it failed (the search says why)."""
+        if (backend or self.settings.search.backend) not in ("hybrid", "dense"):
+            return False
+        with self.reading() as store:
+            pending = self.searcher.prepare(store, self.model_view(store).search_embedder or self.embedder, query)
+        return pending is not None and pending.exception() is None  # (exception() waits for the vector)
 
     def warm_up(self, cancel: threading.Event | None = None, *, semantic: bool = False) -> None:
         """Load what the first search needs, now (the window calls this on a worker once it is shown): one

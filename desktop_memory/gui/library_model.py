@@ -319,7 +319,9 @@ class LibraryModel(QAbstractItemModel):
                 machine = machine_of(n.path, self._listing.machines)  # a shared library: another machine's
                 return f"{machine}: {short_path(n.path, 60)}" if machine else short_path(n.path, 70)
             if col == C_STATUS:
-                watch = "" if is_file else self.watch_state(n.path)
+                # on the library folder's own row (a top row), not repeated on every subfolder below it
+                own = n.path in self.watch_states or n.parent is self._root
+                watch = self.watch_state(n.path) if own and not is_file else ""
                 return f"{n.status} · {watch}" if watch else n.status
             if col == C_CHUNKS:
                 return f"{n.chunks:,}" if (n.chunks or is_file) else ""

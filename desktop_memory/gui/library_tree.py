@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..library_listing import PROBLEM_STATUSES, SORT_KEYS, listing_from_documents, shown_status
 from ..models import DocumentInfo, FileOutcome, LibraryListing, LibraryQuery
+from ..paths import below, is_inside
 from .machine_labels import machine_of
 
 COLUMNS = [k.label for k in SORT_KEYS]  # a column sorts by the listing's key of the same index
@@ -101,7 +102,8 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
     if listing.complete and (q.needle or q.problems_only or (q.sort, q.descending) != (listing.query.sort,
                                                                                       listing.query.descending)):
         docs = [d for group in listing.files.values() for d in group]
-        listing = dataclasses.replace(listing_from_documents(docs, q, outcomes), excluded=listing.excluded)
+        listing = dataclasses.replace(listing_from_documents(docs, q, outcomes), excluded=listing.excluded,
+                                      machines=listing.machines, roots=listing.roots)
     root = _Node("")
     folders: dict[str, _Node] = {}
     counts: dict[str, list[int]] = {}  # files, failed, skipped (rolled up)
@@ -113,6 +115,7 @@ def build_tree(listing: LibraryListing, outcomes: dict[str, FileOutcome], spec: 
         docs = listing.files.get(f.key, [])
         node.children = [file_node(d, node, outcomes) for d in docs]
         node.loaded = len(docs)
+    _add_library_folders(listing.roots, folders, counts)
     names = set(folders)
     for path in sorted(folders, key=len):  # parents before children
         fnode = folders[path]
@@ -170,6 +173,17 @@ def _add_excluded(paths: list[str], folders: dict[str, _Node], root: _Node, need
         parent = folders[parent_path] if parent_path else root
         parent.children.append(_Node(path, parent=parent, status=STATUS_EXCLUDED, reason=EXCLUDED_REASON,
                                      excluded=True))
+
+
+def _add_library_folders(roots: Sequence[str], folders: dict[str, _Node], counts: dict[str, list[int]]) -> None:
+    """A library folder holding no files itself (``notes/`` with only ``notes/work`` and ``notes/home`` inside) is
+    still a row, above its subfolders: the top rows are the folders the person added, each saying "watching" once,
+    as the status bar counts them. Only when something listed is below it (a filter may hide all of it)."""
+    for root in roots:
+        if root in folders or not any(is_inside(path, root) for path in folders):
+            continue
+        folders[root] = _Node(root, key=below(root))
+        counts[root] = [0, 0, 0]
 
 
 def walk(node: _Node) -> Iterator[_Node]:

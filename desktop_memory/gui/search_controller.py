@@ -69,6 +69,8 @@ class SearchController(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self._fire)
+        self._typed: tuple[str, str] | None = None  # (query, backend) typed while a prepare ran: the next to embed
+        self._preparing = False
 
     # -- inputs ------------------------------------------------------------------------------------------
     def set_service(self, service: MemoryApi | None) -> None:
@@ -83,6 +85,27 @@ class SearchController(QObject):
         """Search after the debounce delay; a newer call replaces the waiting one (search-as-you-type)."""
         self._scheduled = request
         self._timer.start()
+
+    def prepare(self, query: str, backend: str) -> None:
+        """The box's text as it is typed: have its query vector made now (``MemoryApi.prepare_query``), so the
+        Enter that follows finds it made or on its way. One at a time, the latest text only: a slow embedder never
+        queues a vector per key, and at most one worker thread is taken."""
+        if not query.strip() or self.semantic_loading or backend not in ("hybrid", "dense"):
+            return
+        self._typed = (query, backend)
+        if not self._preparing:
+            self._prepare_next()
+
+    def _prepare_next(self) -> None:
+        svc, typed, self._typed = self._svc, self._typed, None
+        if svc is None or typed is None:
+            self._preparing = False
+            return
+        self._preparing = True
+        query, backend = typed
+        self._runner.submit(lambda: svc.prepare_query(query, backend), name="prepare-query",
+                            on_error=lambda _exc, _tb: None,  # the search that follows says what failed
+                            on_finished=self._prepare_next)
 
     def search(self, request: SearchRequest) -> int:
         """Search now (Enter, a filter change). Returns the request's generation; 0 when nothing ran."""

@@ -15,6 +15,7 @@ import threading
 from . import compounds, keyword
 from .dense import DenseCodes
 from .lanes import Bm25Index
+from .query_vectors import QueryVectors
 
 __all__ = ["SearchState"]
 
@@ -29,6 +30,7 @@ class SearchState:
     def __init__(self) -> None:
         self.codes = DenseCodes()
         self.bm25 = Bm25Index()
+        self.query_vectors = QueryVectors()  # queries embedded as they were typed, or searched just before
         self._files: set[str] = set()  # the database files searched with this state (``str(store.path)``)
         self._lock = threading.Lock()
 
@@ -46,6 +48,7 @@ class SearchState:
         """Free everything kept (the owner closes); a search still running finishes with what it holds."""
         self.codes.close()
         self.bm25.clear()
+        self.query_vectors.clear()
         with self._lock:
             files, self._files = self._files, set()
         for path in files:

@@ -11,8 +11,6 @@ from concurrent.futures import wait as futures_wait
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
@@ -23,6 +21,7 @@ from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
 from .fusion import ZSCORE_DEPTH, Fused, fuse
 from .lanes import dense_lane, fetch_rows, fts_lane
+from .query_vectors import TimedVector
 from .rerank import HttpReranker, rerank_fused
 from .search_state import SearchState
 from .strength import judge, lane_scale, strong_only
@@ -85,9 +84,11 @@ def _timed_fts(store: LibraryStore, query: str, limit: int, filters: SearchFilte
     return ranked, (time.perf_counter() - t0) * 1000
 
 
-def _timed_embedding(embedder: Embedder, query: str) -> tuple[np.ndarray, float]:
+def _waited(pending: Future[TimedVector]) -> TimedVector:
+    """The query's vector and the milliseconds this search waited for it (0 when it was embedded as it was typed;
+    a failed embedding raises here, in the search that needs it)."""
     t0 = time.perf_counter()
-    vec = embedder.embed_query(query)
+    vec, _took = pending.result()
     return vec, (time.perf_counter() - t0) * 1000
 
 
@@ -124,6 +125,15 @@ class Searcher:
         s = self.settings
         return {"fts": s.keyword_weight, "bm25": s.keyword_weight, "dense": s.dense_weight}
 
+    def prepare(self, store: LibraryStore, embedder: Embedder | None, query: str) -> Future[TimedVector] | None:
+        """Start embedding ``query`` for a search about to come (the window, as the query is typed): that search
+        then waits for this vector instead of embedding again (retrieve/query_vectors.py). Returns at once: the
+        vector's future, or None when this library's semantic lane cannot run."""
+        query = clean_query(query)
+        if not query or embedder is None or self._dense_readiness(store, embedder)[0] is not None:
+            return None
+        return self.state.query_vectors.vector(embedder, query, _embed_pool())
+
     def search(
         self,
         store: LibraryStore,
@@ -157,9 +167,10 @@ class Searcher:
         fetch = max(LANE_DEPTH, top_k * max(1, self.settings.overfetch))
         names = BACKEND_LANES[backend]
         unavailable, dim = self._dense_readiness(store, embedder) if "dense" in names else (None, None)
-        pending: Future[tuple[np.ndarray, float]] | None = None
-        if "dense" in names and unavailable is None and embedder is not None and len(names) > 1:
-            pending = _embed_pool().submit(_timed_embedding, embedder, query)  # overlaps the keyword lane
+        pending: Future[TimedVector] | None = None
+        if "dense" in names and unavailable is None and embedder is not None:
+            # overlaps the keyword lane; already made or on its way when the window asked while it was typed
+            pending = self.state.query_vectors.vector(embedder, query, _embed_pool())
         budget = self.settings.keyword_term_budget
         beside = None  # the keyword lane on a lane thread and a second connection, while this thread goes on
         if pending is not None and "fts" in names and spare_reader is not None:
@@ -238,15 +249,16 @@ class Searcher:
 
     def _dense(self, store: LibraryStore, embedder: Embedder | None, query: str, fetch: int,
                filters: SearchFilters | None, out: SearchOutcome, reason: str | None, dim: int | None,
-               pending: Future[tuple[np.ndarray, float]] | None, *, strict: bool) -> list[tuple[int, float]] | None:
+               pending: Future[TimedVector] | None, *, strict: bool) -> list[tuple[int, float]] | None:
         """The semantic lane, or None with a note when it cannot run (hybrid degrades to keyword; dense raises).
         ``reason`` and ``dim`` come from ``_dense_readiness``; ``pending``: the query's embedding, already started
         on the embedding threads."""
         failed = False  # the embedder itself failed (a broken setting or server): keyword results, never a crash
         if reason is None and embedder is not None:
             try:
-                qvec, out.timings_ms["embed"] = (pending.result() if pending is not None
-                                                 else _timed_embedding(embedder, query))
+                qvec, out.timings_ms["embed"] = (_waited(pending) if pending is not None
+                                                 else _waited(self.state.query_vectors.vector(embedder, query,
+                                                                                              _embed_pool())))
             except Exception as exc:  # EmbedderError, and whatever else a bad setting causes (issue 30, item 3)
                 reason, failed = embedder_failure(exc), True
             else:

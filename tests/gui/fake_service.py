@@ -179,6 +179,10 @@ class FakeService:
         return dict(getattr(self, "machines", {}))
 
     # -- search --
+    def prepare_query(self, query: str, backend: str | None = None) -> bool:
+        self.prepared = [*getattr(self, "prepared", []), query]
+        return False
+
     def search_outcome(self, query: str, backend: str | None = None, top_k: int | None = None,
                        filters: SearchFilters | None = None, *, marks: bool = False) -> SearchOutcome:
         out = SearchOutcome(self._results(query, top_k))
@@ -255,9 +259,10 @@ class FakeService:
         docs = self.documents()
         if len(docs) <= eager_limit:
             whole = listing_from_documents(docs, LibraryQuery(sort=query.sort, descending=query.descending))
-            return dataclasses.replace(whole, query=query, complete=True)
+            return dataclasses.replace(whole, query=query, complete=True, roots=self.roots())
         found = listing_from_documents(docs, query)
         found.files = {k: found.files[k][:n] for k, n in pages.items() if k in found.files and n > 0}
+        found.roots = self.roots()
         return found
 
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:

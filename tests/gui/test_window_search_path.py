@@ -132,3 +132,64 @@ def test_the_preview_lays_a_passage_out_once_for_all_its_marks(qtbot):
     assert panel.highlights == 26 and panel.browser.toPlainText() == text
     # the text is set once and the 26 marks applied as one edit: not one relayout per removed mark (79 on old code)
     assert len(changes) <= 2, len(changes)
+
+
+def _counting_factory(embedder):
+    from desktop_memory.service import MemoryService
+
+    def factory(settings: Settings):
+        return MemoryService(settings, embedder=embedder)
+
+    return factory
+
+
+def test_the_query_typed_is_embedded_before_enter_and_the_search_takes_that_vector(qtbot, make_window, docs_dir):
+    from PySide6.QtCore import Qt
+
+    from tests.unit.retrieve.test_query_vectors import CountingEmbedder
+
+    from .helpers import drop, wait_job
+
+    emb = CountingEmbedder()
+    w = make_window(_counting_factory(emb))
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    qtbot.waitUntil(lambda: not w.searcher.semantic_loading, timeout=15000)
+    box = w.search_bar.box
+    box.setFocus()
+    qtbot.keyClicks(box, QUERY)  # as a person types: the box's text is embedded as it changes
+    qtbot.waitUntil(lambda: QUERY in emb.asked, timeout=10000)
+    with qtbot.waitSignal(w.search_finished, timeout=10000):
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert emb.asked.count(QUERY) == 1  # Enter's search took the typed vector
+    assert w.results_model.rowCount() > 0
+    assert "async" in w.results_model.result(0).source
+
+
+def test_a_slow_embedder_is_asked_for_the_latest_text_only_not_once_per_key(qtbot, make_window, docs_dir):
+    from PySide6.QtCore import Qt
+
+    from tests.unit.retrieve.test_query_vectors import CountingEmbedder
+
+    from .helpers import drop, wait_job
+
+    gate = threading.Event()
+    gate.set()
+    emb = CountingEmbedder(gate=gate)
+    w = make_window(_counting_factory(emb))
+    drop(w, [docs_dir])
+    wait_job(qtbot, w)
+    qtbot.waitUntil(lambda: not w.searcher.semantic_loading, timeout=15000)
+    before = len(emb.asked)
+    gate.clear()  # the embedder now answers only when the test says so (a slow server)
+    box = w.search_bar.box
+    box.setFocus()
+    qtbot.keyClicks(box, QUERY)
+    qtbot.waitUntil(lambda: len(emb.asked) > before, timeout=10000)
+    gate.set()
+    qtbot.waitUntil(lambda: QUERY in emb.asked, timeout=10000)
+    typed = emb.asked[before:]
+    assert len(typed) <= 3 < len(QUERY), typed  # the first key's text, then the latest one (not 23 of them)
+    with qtbot.waitSignal(w.search_finished, timeout=10000):
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert emb.asked.count(QUERY) == 1

@@ -40,6 +40,7 @@ def test_index_search_context_remove_on_either_store(service, tmp_path):
     listing = service.library_listing(LibraryQuery(), {}, eager_limit=1000)  # the Library, whole
     assert listing.complete and listing.total_documents == len(summary.outcomes)
     assert [f.path for f in listing.folders] == [str(folder)] and listing.folders[0].chunks == stats.chunks
+    assert listing.roots == [str(folder)]  # the library folders: the Library's top rows
     paged = service.library_listing(LibraryQuery(sort="size", descending=True), {listing.folders[0].key: 3},
                                     eager_limit=0)
     sizes = [d.size for d in paged.files[listing.folders[0].key]]
