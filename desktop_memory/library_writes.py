@@ -223,7 +223,7 @@ class LibraryWrites:
             if cancel is not None and cancel.is_set():
                 return removed
             with self._lib.writing() as store:
-                if not store.eraser.merge_step():
+                if not store.merge_step():
                     store.checkpoint_erased()
                     break
             report("erase")
@@ -263,7 +263,7 @@ class LibraryWrites:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("compaction cancelled: the library is as it was")
             with self._lib.writing() as store:
-                if not store.eraser.merge_step(always=True):
+                if not store.merge_step(always=True):
                     break
             report(0.0, "merge")
         with self._lib.writing() as store:

@@ -1,22 +1,25 @@
-"""The store surface the rest of the app uses, as a Protocol: the SQLite ``Store`` (repository.py) and the
-PostgreSQL ``PgStore`` (postgres/store.py) both satisfy it, which mypy proves where ``open_store`` returns them
-(open.py). The service, ingest and retrieve/ may hold either through ``LibraryStore``.
+"""The one way into the store from outside store/: ``LibraryStore``, as a Protocol. The SQLite ``Store``
+(repository.py) and the PostgreSQL ``PgStore`` (postgres/store.py) both satisfy it, which mypy proves where
+``open_store`` returns them (open.py); both inherit what they do alike from store/facade.py. The service, ingest and
+retrieve/ hold either through ``LibraryStore`` and import from store/ only this module, open.py and row_types.py
+(tests/architecture/test_one_way_into_store.py); the types a caller passes or gets back are exported here.
 
-Deliberately the methods those callers use, no more: a store's parts (``writes``, ``vectors``, ``eraser``...)
-stay its own business, except ``reads`` (what retrieve/ asks) and ``models`` (the model sets, issue 30).
+Deliberately the methods those callers use, no more: a store's parts (``writes``, ``vectors``, ``folders``,
+``eraser``...) stay its own business, except three named parts with a surface of their own: ``reads`` (what
+retrieve/ asks), ``models`` (the model sets, issue 30) and ``export`` (what ``copy`` reads).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..models import ChunkDraft, DocumentInfo, SearchFilters
+from ..models import ChunkDraft, DocumentInfo, LibraryListing, LibraryQuery, PassageWithNeighbours, SearchFilters
 from .doc_writes import DocumentWrite
 from .export_reads import ExportChunk, ExportDocument
 from .model_sets import ModelSet
@@ -76,10 +79,6 @@ class LibraryExport(Protocol):
     def vectors(self, model_id: str, ids: Sequence[int]) -> dict[int, np.ndarray]: ...
 
 
-class MergeSteps(Protocol):
-    def merge_step(self, pages: int = ..., always: bool = False) -> bool: ...
-
-
 class LibraryStore(Protocol):
     """One library (a SQLite file or a PostgreSQL database), used by one thread at a time."""
 
@@ -93,8 +92,6 @@ class LibraryStore(Protocol):
     def reads(self) -> LibraryReads: ...
     @property
     def models(self) -> LibraryModels: ...
-    @property
-    def eraser(self) -> MergeSteps: ...
     @property
     def export(self) -> LibraryExport: ...
 
@@ -125,6 +122,9 @@ class LibraryStore(Protocol):
     def count_under(self, paths: Sequence[str]) -> int: ...
     def end_removal(self, paths: Sequence[str]) -> None: ...
     def list_documents(self) -> list[DocumentInfo]: ...
+    def listing(self, query: LibraryQuery, pages: Mapping[str, int], eager_limit: int) -> LibraryListing: ...
+    def listing_page(self, query: LibraryQuery, key: str, offset: int, limit: int) -> list[DocumentInfo]: ...
+    def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None: ...
     def write_document(self, *, path: str, kind: str, language: str | None, title: str | None, size: int,
                        mtime: float, content_hash: str, chunks: Sequence[ChunkDraft], dedupe_keys: Sequence[str],
                        warning: str = "") -> WriteResult: ...
@@ -147,6 +147,7 @@ class LibraryStore(Protocol):
     def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int: ...
     def checkpoint(self) -> bool: ...
     def checkpoint_erased(self) -> bool: ...
+    def merge_step(self, pages: int = ..., always: bool = False) -> bool: ...
     def compact(self, progress: Callable[[float], None] | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]: ...
     def check_integrity(self, progress: Callable[[str, int, int], None] | None = None,
@@ -164,3 +165,7 @@ class DenseOnServer(Protocol):
                          filters: SearchFilters | None = None) -> list[tuple[int, float]]: ...
     def dense_exact_candidates(self, query_vec: np.ndarray, limit: int,
                                filters: SearchFilters | None = None) -> list[tuple[int, float]]: ...
+
+
+__all__ = ["ChunkRow", "DenseOnServer", "DocRow", "DocumentWrite", "ExportChunk", "ExportDocument", "FtsTable",
+           "LibraryExport", "LibraryModels", "LibraryReads", "LibraryStore", "ModelSet", "WriteResult"]
