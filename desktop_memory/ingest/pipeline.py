@@ -38,9 +38,7 @@ from ..models import (
     IndexSummary,
 )
 from ..paths import is_inside, normalise
-from ..store import DocRow
-from ..store.doc_writes import DocumentWrite
-from ..store.protocol import LibraryStore
+from ..store.protocol import DocRow, DocumentWrite, LibraryStore
 from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
