@@ -45,7 +45,7 @@ class LibraryReads:
         return self.writes.erasing_unfinished()
 
     def exclusions(self) -> list[str]:
-        """Paths removed from inside a library folder (store/exclusions.py): every walk and watcher leaves them out."""
+        """Paths removed from inside a library folder (store/folders.py): every walk and watcher leaves them out."""
         with self.reading() as store:
             return store.excluded()
 

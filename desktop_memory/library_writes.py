@@ -67,7 +67,7 @@ class LibraryWrites:
                     include_excluded: bool = False) -> IndexSummary:
         """Index files/folders. A path inside a library folder that reaches outside it (a symlink, with symlinks
         off) is refused before anything is read (paths_guard). What the person removed from inside a library
-        folder stays out (store/exclusions.py); ``include_excluded`` includes a path named exactly again."""
+        folder stays out (store/folders.py); ``include_excluded`` includes a path named exactly again."""
         lib = self._lib
         with lib.writing() as store:
             roots = store.roots()

@@ -113,7 +113,7 @@ def index_paths(
 
 def _honour_exclusions(store: LibraryStore, named: list[str], include: bool,
                        summary: IndexSummary) -> tuple[list[str], list[str]]:
-    """The named paths to index and the exclusions the walk leaves out (store/exclusions.py). With ``include``, a
+    """The named paths to index and the exclusions the walk leaves out (store/folders.py). With ``include``, a
     named path that is itself excluded is included again (said in ``summary.included_again``)."""
     excluded = store.excluded()
     if not excluded:

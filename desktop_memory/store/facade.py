@@ -15,20 +15,36 @@ way into the store").
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from ..errors import StoreError
 from ..library_listing import listing_from_documents
 from ..models import ChunkDraft, DocumentInfo, LibraryListing, LibraryQuery, PassageWithNeighbours
 from .doc_writes import DocumentWrite
 from .folders import Folders, MetaRows
 from .passages import read_passage
-from .protocol import LibraryReads
+from .protocol import LibraryReads, VectorReads
 from .row_types import WriteResult
+
+
+@contextmanager
+def closed_on_failure(close: Callable[[], None], driver_error: type[BaseException],
+                      translate: Callable[[BaseException], StoreError | None]) -> Iterator[None]:
+    """While a store opens (checks, migrations): any failure closes its connection, and the driver's own error
+    (``driver_error``) becomes the one-sentence StoreError ``translate`` makes of it, where it makes one."""
+    try:
+        yield
+    except BaseException as exc:
+        close()
+        error = translate(exc) if isinstance(exc, driver_error) else None
+        if error is None:
+            raise
+        raise error from exc
 
 
 class MetaPart(MetaRows, Protocol):
@@ -36,20 +52,11 @@ class MetaPart(MetaRows, Protocol):
     def change_stamp(self) -> tuple[int, ...]: ...
 
 
-class VectorPart(Protocol):
+class VectorPart(VectorReads, Protocol):
     """The active model's vectors (store/vector_rows.py, store/postgres/vectors.py)."""
 
-    def model_info(self) -> tuple[str | None, int | None]: ...
-    def has_vector_table(self) -> bool: ...
     def ensure_model(self, model_id: str, dim: int) -> None: ...
     def reset_vectors(self, model_id: str | None, dim: int | None) -> None: ...
-    def vector_state(self) -> tuple[int, int, int]: ...
-    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]: ...
-    def code_count(self, after_id: int = 0) -> int: ...
-    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
-                     ) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
-    def pending_count(self) -> int: ...
-    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]: ...
     def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None) -> int: ...
 
 
@@ -257,4 +264,4 @@ class LibraryFacade(ABC):
             return self.vectors.store_vectors(ids, vectors, texts)
 
 
-__all__ = ["LibraryFacade", "MetaPart", "VectorPart", "WritesPart"]
+__all__ = ["LibraryFacade", "MetaPart", "VectorPart", "WritesPart", "closed_on_failure"]

@@ -31,7 +31,7 @@ from .connection import open_connection, secure_store_files, stop_waiting, trans
 from .doc_writes import DocumentWrite, DocumentWrites
 from .erase import MERGE_PAGES, Eraser
 from .export_reads import ExportReads
-from .facade import LibraryFacade
+from .facade import LibraryFacade, closed_on_failure
 from .folder_rows import SqliteFolderRows
 from .folders import Folders
 from .integrity import CheckProgress, IntegrityChecks
@@ -74,17 +74,8 @@ class Store(LibraryFacade):
                                 "upgraded, which needs write access: open it once where it can be written (and with "
                                 "free space).")
         if not readonly and not self.mode:
-            try:
+            with closed_on_failure(self.conn.close, apsw.Error, lambda exc: translate_error(exc, self.path)):
                 self._migrate()
-            except apsw.Error as exc:
-                self.conn.close()
-                error = translate_error(exc, self.path)
-                if error is None:
-                    raise
-                raise error from exc
-            except BaseException:
-                self.conn.close()
-                raise
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly or self.mode else secure_store_files(self.path)
         # the Store's parts, each given exactly what it uses

@@ -21,7 +21,7 @@ import psycopg
 from ...errors import Cancelled, StoreError, StoreReadOnly
 from ...models import DocumentInfo, SearchFilters
 from ...paths import prefix_range
-from ..facade import LibraryFacade
+from ..facade import LibraryFacade, closed_on_failure
 from ..folders import Folders
 from ..location import redacted
 from ..row_types import DocRow
@@ -67,7 +67,7 @@ class PgStore(LibraryFacade):
         # (id, readable name) of the machine using this connection: the library folders it adds are its own
         # (machine.py; library_open.py sets it on a shared library). ('', '') records none.
         self.machine: tuple[str, str] = ("", "")
-        try:
+        with closed_on_failure(self.conn.close, psycopg.Error, lambda exc: translate(exc, url)):
             check_version(self.conn, url)
             check_vector_extension(self.conn, url, create=not readonly)
             if not readonly and current_version(self.conn) < SCHEMA_VERSION:
@@ -79,15 +79,6 @@ class PgStore(LibraryFacade):
             elif current_version(self.conn) < SCHEMA_VERSION:  # read-only: it cannot be brought up to date here
                 raise StoreError(f"The library at {redacted(url)} was made by an older desktop-memory; open it once "
                                  "with the writer role to bring it up to date, then read-only works again.")
-        except psycopg.Error as exc:
-            self.conn.close()
-            error = translate(exc, url)
-            if error is None:
-                raise
-            raise error from exc
-        except BaseException:
-            self.conn.close()
-            raise
         self._password, self._readonly = password, readonly  # kept in memory only, to reconnect
         self._parts()
 
