@@ -101,11 +101,14 @@ class PgStore(LibraryFacade):
 
     def _change(self) -> AbstractContextManager[None]:
         """Every write: the library's writer lock and one transaction (connection.py), on a live connection."""
+        self._writable()
+        return write_tx(self.conn, self.url)
+
+    def _writable(self) -> None:
         self._reconnect_if_lost()
         if self.mode:
             raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
                                 "writer role.")
-        return write_tx(self.conn, self.url)
 
     _part_change = _change  # the parts' writes too: one transaction each, under the writer lock
 
@@ -130,10 +133,8 @@ class PgStore(LibraryFacade):
 
     @contextmanager
     def immediate_writes(self) -> Iterator[PgStore]:
-        self._reconnect_if_lost()
-        if self.mode:
-            raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
-                                "writer role.")
+        """Only a check that the library may be written: every write takes the writer lock itself (``_change``)."""
+        self._writable()
         yield self
 
     @contextmanager
