@@ -85,8 +85,8 @@ class LibraryFacade(ABC):
 
     @abstractmethod
     def _change(self) -> AbstractContextManager[object]:
-        """One transaction around a change made here (meta, folders): SQLite's connection, PostgreSQL's writer
-        lock and transaction. Refuses (StoreReadOnly) where the library cannot be written."""
+        """One transaction around a change made here (meta, folders): SQLite's connection (a savepoint inside an
+        open transaction), PostgreSQL's writer lock and transaction (which refuses a read-only library at once)."""
 
     @abstractmethod
     def _part_change(self) -> AbstractContextManager[object]:
