@@ -5,8 +5,9 @@ and its module functions stay the store's business; mypy proves the rest, since 
 
 The only other modules named are rules of the stored format the query side applies exactly as the index did, pure
 functions with no connection: ``cjk`` (the grams of CJK text), ``vectors`` (a vector's float blob and 2-bit code),
-``filters`` (what a filter may say; its ``*_sql`` builders stay inside). import-linter's contracts name forbidden modules, not allowed ones (a new
-module inside the store would slip past a list), so this reads every module's imports instead.
+``filters`` (what a filter may say; its ``*_sql`` builders stay inside). import-linter's contracts name forbidden
+modules, not allowed ones (a new module inside the store would slip past a list), so this reads every module's
+imports instead.
 """
 
 from __future__ import annotations
