@@ -24,14 +24,11 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-import apsw
-
 from .errors import StoreError
-from .library_location import Location, shown
+from .library_location import Location
 from .library_open import open_library
 from .reader_pool import ReaderPool
-from .store.connection import translate_error
-from .store.open import server_error
+from .store.open import store_error
 from .store.protocol import LibraryStore
 
 
@@ -58,13 +55,8 @@ class Connections:
         every write is its own transaction, rolled back whole on error."""
         try:
             yield
-        except apsw.Error as exc:
-            err = translate_error(exc, shown(self.db_path))
-            if err is None:
-                raise
-            raise err from exc
-        except Exception as exc:  # a PostgreSQL library's driver errors (store/open.py)
-            err = server_error(exc, self.db_path)
+        except Exception as exc:  # SQLite's, or a PostgreSQL library's driver errors (store/open.py)
+            err = store_error(exc, self.db_path)
             if err is None:
                 raise
             raise err from exc

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import apsw
 import numpy as np
 
 from .chunking.dedupe import chunk_key
@@ -28,11 +27,8 @@ from .library_location import Location, shown
 from .library_open import open_library, records_machines
 from .machines_view import is_inside
 from .models import STATUS_INDEXED, ChunkDraft
-from .store.connection import translate_error
-from .store.doc_writes import DocumentWrite
-from .store.export_reads import ExportChunk, ExportDocument
-from .store.open import server_error
-from .store.protocol import LibraryStore
+from .store.open import store_error
+from .store.protocol import DocumentWrite, ExportChunk, ExportDocument, LibraryStore
 
 SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
 CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
@@ -66,13 +62,8 @@ def _plain(location: Location) -> Iterator[None]:
     """A store's own errors (disk full, locked, not ours) as its one-sentence StoreError."""
     try:
         yield
-    except apsw.Error as exc:
-        err = translate_error(exc, shown(location))
-        if err is None:
-            raise
-        raise err from exc
-    except Exception as exc:  # a server library's driver error (psycopg is imported only for one)
-        found = server_error(exc, location)
+    except Exception as exc:  # SQLite's, or a server library's driver error (psycopg is imported only for one)
+        found = store_error(exc, location)
         if found is None:
             raise
         raise found from exc

@@ -29,8 +29,6 @@ from .models import (
     Stats,
 )
 from .paths import inside_any
-from .store import library_listing as listings
-from .store.passages import read_passage
 from .store.protocol import LibraryStore
 
 
@@ -59,7 +57,7 @@ class LibraryReads:
         return self.writes.erasing_unfinished()
 
     def exclusions(self) -> list[str]:
-        """Paths removed from inside a library folder (store/exclusions.py): every walk and watcher leaves them out."""
+        """Paths removed from inside a library folder (store/folders.py): every walk and watcher leaves them out."""
         with self.reading() as store:
             return store.excluded()
 
@@ -104,7 +102,7 @@ class LibraryReads:
         """The Library's first screen: every folder's summary, and the first ``pages[key]`` files of the folders
         asked for (all files when at most ``eager_limit`` match). See store/doc_listing.py."""
         with self.reading() as store:
-            found = listings.listing(store, query, pages, eager_limit)
+            found = store.listing(query, pages, eager_limit)
             found.excluded = store.excluded()
             roots = store.root_machines()
             found.machines = other_machines(roots, self.machine[0])
@@ -114,7 +112,7 @@ class LibraryReads:
     def library_page(self, query: LibraryQuery, folder_key: str, offset: int, limit: int) -> list[DocumentInfo]:
         """More of one folder's files, in the query's order (the Library asks as its rows are scrolled into view)."""
         with self.reading() as store:
-            return listings.page(store, query, folder_key, offset, limit)
+            return store.listing_page(query, folder_key, offset, limit)
 
     def indexed_under(self, folder: str) -> dict[str, tuple[int, float]]:
         """{path: (size, mtime)} of the indexed files below ``folder`` (a range of the path index, not a scan)."""
@@ -156,7 +154,7 @@ class LibraryReads:
     def passage(self, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
         """One stored passage by id with the passages around it in its file (None: no such id, e.g. removed)."""
         with self.reading() as store:
-            found = read_passage(store, chunk_id, neighbours)
+            found = store.passage(chunk_id, neighbours)
             if found is not None and inside_any(found.passage.source, store.pending_removals()):
                 return None  # being removed (an interrupted removal the next writer finishes): as good as gone
             return found

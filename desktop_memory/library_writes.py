@@ -69,7 +69,7 @@ class LibraryWrites:
                     include_excluded: bool = False) -> IndexSummary:
         """Index files/folders. A path inside a library folder that reaches outside it (a symlink, with symlinks
         off) is refused before anything is read (paths_guard). What the person removed from inside a library
-        folder stays out (store/exclusions.py); ``include_excluded`` includes a path named exactly again."""
+        folder stays out (store/folders.py); ``include_excluded`` includes a path named exactly again."""
         lib = self._lib
         with lib.writing() as store:
             roots = store.roots()
@@ -236,7 +236,7 @@ class LibraryWrites:
             if cancel is not None and cancel.is_set():
                 return removed
             with self._lib.writing() as store:
-                if not store.eraser.merge_step():
+                if not store.merge_step():
                     store.checkpoint_erased()
                     break
             report("erase")
@@ -276,7 +276,7 @@ class LibraryWrites:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("compaction cancelled: the library is as it was")
             with self._lib.writing() as store:
-                if not store.eraser.merge_step(always=True):
+                if not store.merge_step(always=True):
                     break
             report(0.0, "merge")
         with self._lib.writing() as store:

@@ -38,9 +38,7 @@ from ..models import (
     IndexSummary,
 )
 from ..paths import is_inside, normalise
-from ..store import DocRow
-from ..store.doc_writes import DocumentWrite
-from ..store.protocol import LibraryStore
+from ..store.protocol import DocRow, DocumentWrite, LibraryStore
 from .detect import kind_from_name
 from .encoding import valid_text
 from .hashing import hash_file
@@ -115,7 +113,7 @@ def index_paths(
 
 def _honour_exclusions(store: LibraryStore, named: list[str], include: bool,
                        summary: IndexSummary) -> tuple[list[str], list[str]]:
-    """The named paths to index and the exclusions the walk leaves out (store/exclusions.py). With ``include``, a
+    """The named paths to index and the exclusions the walk leaves out (store/folders.py). With ``include``, a
     named path that is itself excluded is included again (said in ``summary.included_again``)."""
     excluded = store.excluded()
     if not excluded:

@@ -47,7 +47,7 @@ def walk_paths(paths: Iterable[str | Path], settings: IngestSettings,
 
     Paths the user named explicitly are never skipped for being hidden or on the ignore list.
     A file reachable twice (named twice, or through a followed symlink) is yielded once.
-    ``excluded``: paths the person removed from the library (store/exclusions.py): left out silently, with
+    ``excluded``: paths the person removed from the library (store/folders.py): left out silently, with
     everything below them (they are not "skipped" files: the person chose, the Library lists them as excluded).
     """
     walker = _Walker(settings, excluded)

@@ -18,8 +18,7 @@ from __future__ import annotations
 import time
 
 from ..models import STATUS_INDEXED, FileOutcome, IndexSummary
-from ..store.doc_writes import DocumentWrite
-from ..store.protocol import LibraryStore
+from ..store.protocol import DocumentWrite, LibraryStore
 
 
 class WriteBatch:

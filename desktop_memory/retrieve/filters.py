@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from ..config import MAX_TOP_K
 from ..errors import UserError
-from ..store.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clean_text, filter_sql, short_value
+from ..store.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clean_text, short_value
 
 __all__ = ["MAX_GLOB_CHARS", "MAX_QUERY_CHARS", "clean_filters", "clean_path_text", "clean_query", "clean_text",
-           "clean_top_k", "filter_sql"]
+           "clean_top_k"]
 
 MAX_QUERY_CHARS = 2000  # longer input is cut (a pasted page is still a fine query; 10k chars is not useful)
 

@@ -14,9 +14,7 @@ import numpy as np
 
 from ..models import SearchFilters
 from ..store.cjk import query_grams
-from ..store.protocol import DenseOnServer, LibraryStore
-from ..store.row_types import ChunkRow
-from ..store.search_reads import FtsTable
+from ..store.protocol import ChunkRow, DenseOnServer, FtsTable, LibraryStore
 from .compounds import compound_counts
 from .dense import DenseCodes, dense_exact, dense_search
 from .keyword import index_tokens, indexed_chunk_tokens, plan_terms, weightiest_terms

@@ -15,7 +15,6 @@ from ..config import BACKENDS, SearchSettings
 from ..embed.base import Embedder
 from ..errors import EmbedderError, UserError
 from ..models import STRONG, LaneHit, SearchFilters, SearchResult
-from ..store.coverage import without_vectors
 from ..store.protocol import LibraryStore
 from .copies import resolve_holders
 from .filters import clean_query, clean_top_k
@@ -295,7 +294,7 @@ def _not_embedded_yet(store: LibraryStore, lanes: dict[str, list[tuple[int, floa
         return set()
     judged = {cid for cid, _ in lanes["dense"]}
     others = {cid for lane, ranked in lanes.items() if lane != "dense" for cid, _ in ranked if cid not in judged}
-    return without_vectors(store, others) if others else set()
+    return store.reads.without_vectors(others) if others else set()
 
 
 def strong_first(fused: Fused, verdicts: dict[int, tuple[str, str]]) -> Fused:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import apsw
+
 from ..library_listing import NEEDLE_SQL, PROBLEMS_SQL, folder_path, order_sql
 from ..models import DocumentInfo, FolderSummary, LibraryListing, LibraryQuery
 from .migrations import FOLDER_KEY
-from .repository import Store
 from .sql_values import as_float, as_int, as_str, scalar_int
 
 _D_FOLDER_KEY = FOLDER_KEY.replace("path", "d.path")  # the same expression, documents aliased d
@@ -51,28 +52,28 @@ def _where(query: LibraryQuery) -> tuple[list[str], list[object]]:
     return clauses, args
 
 
-def _per_folder(store: Store, condition: str, query: LibraryQuery) -> dict[str, int]:
+def _per_folder(conn: apsw.Connection, condition: str, query: LibraryQuery) -> dict[str, int]:
     """{folder key: chunks matching ``condition``} over a partial index of chunks (pending, or duplicates)."""
     clauses, args = _where(query)
     sql = (f"select {_D_FOLDER_KEY}, count(*) from chunks c join documents d on d.id = c.doc_id "
            f"where {condition}{''.join(' and ' + c for c in clauses)} group by 1")
-    return {as_str(k): as_int(n) for k, n in store.conn.execute(sql, args)}
+    return {as_str(k): as_int(n) for k, n in conn.execute(sql, args)}
 
 
-def folders(store: Store, query: LibraryQuery) -> list[FolderSummary]:
+def folders(conn: apsw.Connection, query: LibraryQuery) -> list[FolderSummary]:
     """Every folder holding documents that match ``query``, with its direct files' counts and totals (``vectors``
     is -1, unknown, while more than ``PER_FOLDER_PENDING_LIMIT`` chunks wait for a vector)."""
     clauses, args = _where(query)
     where = f"where {' and '.join(clauses)}" if clauses else ""
-    rows = store.conn.execute(
+    rows = conn.execute(
         f"select {_D_FOLDER_KEY}, count(*), sum(d.status = 'failed'), sum(d.status = 'skipped'), "
         f"sum(d.n_chunks), sum(d.size), max(d.mtime), max(d.indexed_at) from documents d {where} "
         f"group by {_D_FOLDER_KEY}", args).fetchall()
-    waiting = scalar_int(store.conn, "select count(*) from chunks where embedded = 0 and dup_of is null")
-    waiting += scalar_int(store.conn, "select count(*) from chunks where dup_of is not null")
+    waiting = scalar_int(conn, "select count(*) from chunks where embedded = 0 and dup_of is null")
+    waiting += scalar_int(conn, "select count(*) from chunks where dup_of is not null")
     known = waiting <= PER_FOLDER_PENDING_LIMIT
-    pending = _per_folder(store, "c.embedded = 0 and c.dup_of is null", query) if known else {}
-    dups = _per_folder(store, f"c.dup_of is not null and c.embedded = 0 and not {_HOLDER_EMBEDDED}",
+    pending = _per_folder(conn, "c.embedded = 0 and c.dup_of is null", query) if known else {}
+    dups = _per_folder(conn, f"c.dup_of is not null and c.embedded = 0 and not {_HOLDER_EMBEDDED}",
                        query) if known else {}
     out = []
     for key, files, failed, skipped, chunks, size, mtime, indexed_at in rows:
@@ -92,39 +93,39 @@ def _doc(row: tuple[object, ...]) -> DocumentInfo:
                         as_float(mtime), as_float(indexed_at), as_int(chunks), as_int(vec))
 
 
-def page(store: Store, query: LibraryQuery, key: str, offset: int, limit: int) -> list[DocumentInfo]:
+def page(conn: apsw.Connection, query: LibraryQuery, key: str, offset: int, limit: int) -> list[DocumentInfo]:
     """Rows ``offset`` .. ``offset + limit`` of folder ``key``'s own files (not its subfolders'), in the
     query's order (ties by id). In name order this is a range of the folder index, whatever the library's size."""
     clauses, args = _where(query)
     sql = (f"select {_DOC_COLUMNS} from documents d where {_D_FOLDER_KEY} = ?"
            f"{''.join(' and ' + c for c in clauses)} order by {order_sql(query)} limit ? offset ?")
-    return [_doc(r) for r in store.conn.execute(sql, [key, *args, int(limit), int(offset)])]
+    return [_doc(r) for r in conn.execute(sql, [key, *args, int(limit), int(offset)])]
 
 
-def everything(store: Store, query: LibraryQuery) -> dict[str, list[DocumentInfo]]:
+def everything(conn: apsw.Connection, query: LibraryQuery) -> dict[str, list[DocumentInfo]]:
     """Every matching document grouped by folder key, each folder in the query's order (a small library: one
     query instead of one per folder)."""
     clauses, args = _where(query)
     where = f"where {' and '.join(clauses)}" if clauses else ""
     out: dict[str, list[DocumentInfo]] = {}
-    for r in store.conn.execute(f"select {_DOC_COLUMNS}, {_D_FOLDER_KEY} from documents d {where} "
+    for r in conn.execute(f"select {_DOC_COLUMNS}, {_D_FOLDER_KEY} from documents d {where} "
                                 f"order by {order_sql(query)}", args):
         out.setdefault(as_str(r[10]), []).append(_doc(r))
     return out
 
 
-def listing(store: Store, query: LibraryQuery, pages: Mapping[str, int], eager_limit: int) -> LibraryListing:
+def listing(conn: apsw.Connection, query: LibraryQuery, pages: Mapping[str, int], eager_limit: int) -> LibraryListing:
     """Folder summaries, plus the first ``pages[key]`` files of each folder asked for; in a library of no more
     than ``eager_limit`` documents, every document unfiltered (``complete``: a small library shows whole, and its
     filter and sort stay instant, as they always were)."""
-    total = scalar_int(store.conn, "select count(*) from documents")
+    total = scalar_int(conn, "select count(*) from documents")
     if total <= eager_limit:  # everything, unfiltered: the window filters and sorts it without asking again
         whole = LibraryQuery(sort=query.sort, descending=query.descending)
-        return LibraryListing(query=query, folders=folders(store, whole), files=everything(store, whole),
+        return LibraryListing(query=query, folders=folders(conn, whole), files=everything(conn, whole),
                               total_documents=total, complete=True)
-    summary = folders(store, query)
+    summary = folders(conn, query)
     known = {f.key for f in summary}
-    files = {key: page(store, query, key, 0, n) for key, n in pages.items() if key in known and n > 0}
+    files = {key: page(conn, query, key, 0, n) for key, n in pages.items() if key in known and n > 0}
     return LibraryListing(query=query, folders=summary, files=files, total_documents=total)
 
 

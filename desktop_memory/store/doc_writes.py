@@ -46,25 +46,6 @@ class DocumentWrites:
         self.vectors = vectors
         self.eraser = eraser
 
-    def write_document(
-        self,
-        *,
-        path: str,
-        kind: str,
-        language: str | None,
-        title: str | None,
-        size: int,
-        mtime: float,
-        content_hash: str,
-        chunks: Sequence[ChunkDraft],
-        dedupe_keys: Sequence[str],
-        warning: str = "",
-    ) -> WriteResult:
-        """Replace one document and its chunks atomically (``write_documents`` with one document)."""
-        return self.write_documents([DocumentWrite(path=path, kind=kind, language=language, title=title, size=size,
-                                                   mtime=mtime, content_hash=content_hash, chunks=chunks,
-                                                   dedupe_keys=dedupe_keys, warning=warning)])[0]
-
     def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
         """Replace several documents and their chunks in ONE transaction: all of them commit, or none does.
 

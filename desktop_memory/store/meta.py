@@ -21,6 +21,9 @@ class MetaTable:
             (key, value),
         )
 
+    def delete(self, key: str) -> None:
+        self.conn.execute("delete from meta where key = ?", (key,))
+
     def bump(self, key: str, by: int = 1) -> None:
         self.conn.execute(
             "insert into meta(key, value) values(?, ?) "

@@ -1,5 +1,9 @@
 """Open a library wherever it lives: a path opens the SQLite ``Store``, a ``postgresql://`` URL the PostgreSQL
-store (store/postgres/). The one factory the service and the front ends call, so neither tests a location itself.
+store (store/postgres/). The one factory the service and the front ends call, so neither tests a location itself;
+with what surrounds an open: either store's errors as one sentence (``store_error``) and the lock's busy waits.
+
+With protocol.py (the ``LibraryStore`` an open returns) and row_types.py this is the way into the store from
+outside store/ (docs/ARCHITECTURE.md, "One way into the store").
 """
 
 from __future__ import annotations
@@ -7,7 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import apsw
+
 from ..errors import StoreError
+from ..library_location import shown
+from .connection import on_busy_wait, probe_busy, translate_error
 from .location import is_server_url
 from .protocol import LibraryStore
 
@@ -45,3 +53,14 @@ def server_error(exc: BaseException, location: str | Path) -> StoreError | None:
     from .postgres.connection import translate
 
     return translate(exc, location)
+
+
+def store_error(exc: BaseException, location: str | Path) -> StoreError | None:
+    """Either store's own error (SQLite's disk full, locked, not ours; a PostgreSQL driver's) as the StoreError the
+    front ends show, or None when ``exc`` is neither, or a programming error: the caller re-raises it."""
+    if isinstance(exc, apsw.Error):
+        return translate_error(exc, shown(location))
+    return server_error(exc, location)
+
+
+__all__ = ["on_busy_wait", "open_store", "probe_busy", "server_error", "sqlite_store", "store_error"]

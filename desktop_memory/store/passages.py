@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import PassageWithNeighbours, StoredPassage
-from .protocol import LibraryStore
+from .protocol import LibraryReads
 from .row_types import stored_location
 
 
@@ -21,9 +21,9 @@ def _row(r: tuple[Any, ...]) -> StoredPassage:
                          mtime=mtime)
 
 
-def read_passage(store: LibraryStore, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
+def read_passage(reads: LibraryReads, chunk_id: int, neighbours: int = 1) -> PassageWithNeighbours | None:
     """The passage with id ``chunk_id`` and up to ``neighbours`` passages on each side, or None if no such id."""
-    found = store.reads.passage_rows(int(chunk_id), max(0, int(neighbours)))
+    found = reads.passage_rows(int(chunk_id), max(0, int(neighbours)))
     if found is None:
         return None
     row, around_rows, total = found

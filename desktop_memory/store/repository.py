@@ -14,26 +14,26 @@ Invariants kept by every write (and checked by tests after kill -9):
 
 from __future__ import annotations
 
-import json
 import threading
-import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import apsw
-import numpy as np
 
 from ..errors import Cancelled, StoreError, StoreFull, StoreReadOnly
-from ..models import HEADING_SEP, ChunkDraft, DocumentInfo
-from ..paths import is_inside, prefix_range
+from ..models import HEADING_SEP, DocumentInfo, LibraryListing, LibraryQuery
+from ..paths import prefix_range
+from . import doc_listing
 from . import migrations as _migrations
 from .connection import open_connection, secure_store_files, stop_waiting, translate_error
 from .doc_writes import DocumentWrite, DocumentWrites
-from .erase import Eraser
-from .exclusions import PENDING_REMOVAL, Exclusions, pending_paths
+from .erase import MERGE_PAGES, Eraser
 from .export_reads import ExportReads
+from .facade import LibraryFacade, closed_on_failure
+from .folder_rows import SqliteFolderRows
+from .folders import Folders
 from .integrity import CheckProgress, IntegrityChecks
 from .meta import MetaTable
 from .migrations import current_version, migrate
@@ -45,11 +45,17 @@ from .sql_values import as_int, as_str, scalar, scalar_int
 from .vector_rows import VectorRows
 
 
-class Store:
+class Store(LibraryFacade):
     """A connection to one index file, used by one thread at a time (the service leases it: service.py).
 
-    The facade over its parts: ``meta`` (counters), ``writes`` (documents and chunks), ``vectors`` (model, queue,
+    The facade over its parts (store/facade.py forwards to them, the same as for PostgreSQL): ``meta`` (counters),
+    ``folders`` (library folders, exclusions, removals), ``writes`` (documents and chunks), ``vectors`` (model, queue,
     vector rows), ``eraser`` (removed means gone), ``reads`` (what retrieve/ asks); checks run on demand."""
+
+    meta: MetaTable
+    writes: DocumentWrites
+    vectors: VectorRows
+    reads: SearchReads
 
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
@@ -68,17 +74,8 @@ class Store:
                                 "upgraded, which needs write access: open it once where it can be written (and with "
                                 "free space).")
         if not readonly and not self.mode:
-            try:
+            with closed_on_failure(self.conn.close, apsw.Error, lambda exc: translate_error(exc, self.path)):
                 self._migrate()
-            except apsw.Error as exc:
-                self.conn.close()
-                error = translate_error(exc, self.path)
-                if error is None:
-                    raise
-                raise error from exc
-            except BaseException:
-                self.conn.close()
-                raise
         # owner-only files, checked once the file is known to be ours (a foreign file was refused above)
         self.notices: list[str] = [] if readonly or self.mode else secure_store_files(self.path)
         # the Store's parts, each given exactly what it uses
@@ -87,7 +84,7 @@ class Store:
         self.models = ModelSets(self.conn, self.meta)  # other models' vectors kept beside the active set
         self.eraser = Eraser(self.conn, self.meta, self.db_bytes)
         self.writes = DocumentWrites(self.conn, self.meta, self.vectors, self.eraser)
-        self.exclusions = Exclusions(self.conn)  # what the person removed from inside a library folder
+        self.folders = Folders(SqliteFolderRows(self.conn), self.meta)  # store/folders.py: the rules of both stores
         self.export = ExportReads(self.conn, self.models)  # what `copy` reads (library_copy.py)
 
     def _migrate(self) -> None:
@@ -162,22 +159,11 @@ class Store:
         with self.conn:
             yield self
 
-    # ---------- meta ----------
-    def get_meta(self, key: str) -> str | None:
-        return self.meta.get(key)
+    def _change(self) -> AbstractContextManager[object]:
+        return self.conn  # one transaction (a savepoint inside another)
 
-    def set_meta(self, key: str, value: str) -> None:
-        """One ``meta`` row, committed (a library's own state, e.g. that the person paused its embedding)."""
-        with self.conn:
-            self.meta.set(key, value)
-
-    def content_version(self) -> int:
-        return self.meta.content_version()
-
-    def change_stamp(self) -> tuple[int, ...]:
-        """Every change counter in one read (see ``MetaTable.change_stamp``); the GUI's "library changed" signal
-        is built on this."""
-        return self.meta.change_stamp()
+    def _part_change(self) -> AbstractContextManager[object]:
+        return nullcontext()  # DocumentWrites and VectorRows open their own transactions
 
     # ---------- documents ----------
     def get_document(self, path: str) -> DocRow | None:
@@ -196,130 +182,6 @@ class Store:
         )
         return [DocRow(*r) for r in rows]
 
-    def add_root(self, path: str, machine: tuple[str, str] | None = None) -> None:
-        """A folder (re)added: a removal of it (or of a folder inside it) that a quit interrupted is called off, so
-        finishing it later cannot take what the person has just added again. ``machine``: whose folder it is
-        (``copy`` keeps the source's); default :attr:`machine`."""
-        pending = self.pending_removals()
-        if pending:
-            left = [p for p in pending if not is_inside(p, path)]
-            if len(left) != len(pending):
-                self.meta.set(PENDING_REMOVAL, json.dumps(left))
-        now = time.time()
-        machine_id, name = machine or self.machine
-        # a folder keeps the machine that added it; one from before machines were recorded ('') is claimed
-        self.conn.execute(
-            "insert into roots(path, added_at, indexed_at, machine_id, machine_name) values(?, ?, ?, ?, ?) "
-            "on conflict(path) do update set indexed_at=excluded.indexed_at, "
-            "machine_id = case when roots.machine_id = '' then excluded.machine_id else roots.machine_id end, "
-            "machine_name = case when roots.machine_id in ('', excluded.machine_id) then excluded.machine_name "
-            "else roots.machine_name end",
-            (path, now, now, machine_id, name),
-        )
-        if machine_id:  # this machine's readable name as it is now, on all its folders
-            self.conn.execute("update roots set machine_name = ? where machine_id = ? and machine_name <> ?",
-                              (name, machine_id, name))
-
-    def roots(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("select path from roots order by path")]
-
-    def root_machines(self) -> list[tuple[str, str, str]]:
-        """(library folder, machine id, machine name) of every library folder, by path ('' id: not recorded)."""
-        return [(as_str(p), as_str(i), as_str(n)) for p, i, n in
-                self.conn.execute("select path, machine_id, machine_name from roots order by path")]
-
-    def remove_root(self, path: str) -> None:
-        """Forget an indexed folder (its own transaction)."""
-        with self.conn:
-            self.conn.execute("delete from roots where path=?", (path,))
-
-    # ---------- removal, final even across a restart (service.remove_paths) ----------
-    def begin_removal(self, paths: Sequence[str], exclude: Collection[str] = ()) -> list[str]:
-        """One short transaction, the removal's recorded intent: the paths join the library's pending removals
-        (``meta.pending_removal``), library folders at or below them stop being library folders, and a path of
-        ``exclude`` (the person's removal, not a file gone from disk) inside a library folder becomes an exclusion, so
-        nothing (a watcher, a catch-up, a re-read, the next start) brings it back while, or after, its documents
-        are removed slice by slice. Returns every pending path."""
-        with self.conn:
-            pending = self.pending_removals()
-            pending += [p for p in paths if p not in pending]
-            self.meta.set(PENDING_REMOVAL, json.dumps(pending))
-            roots = self.roots()
-            for path in paths:
-                inner = [r for r in roots if is_inside(r, path)]  # the path is (or holds) library folders
-                self.conn.executemany("delete from roots where path=?", [(r,) for r in inner])
-                for root in inner:  # its exclusions mean nothing any more (adding it again starts afresh)
-                    self.exclusions.drop_under(root)
-                holders = [r for r in roots if r not in inner and is_inside(path, r)]
-                within = any(q != path and is_inside(path, q) for q in paths)  # goes with a folder asked for too
-                if path in exclude and holders and not within:
-                    self.exclusions.drop_under(path)  # one exclusion of the folder stands for those inside it
-                    self.exclusions.add(path, max(holders, key=len))
-            self.meta.bump("catalog_version")
-        return pending
-
-    def excluded(self) -> list[str]:
-        """Paths removed from inside a library folder (store/exclusions.py): every walk leaves them out."""
-        return self.exclusions.paths()
-
-    def exclusion_rows(self) -> list[tuple[str, str]]:
-        """(excluded path, the library folder it was removed from), by path (what `copy` carries over)."""
-        return self.exclusions.rows()
-
-    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
-        """Record exclusions as another library has them (`copy`), in one transaction."""
-        with self.conn:
-            for path, root in rows:
-                self.exclusions.add(path, root)
-
-    def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
-        """Include again (committed): the exclusions of exactly ``paths``, or (``under``) every one at or below
-        them. Returns what was lifted."""
-        with self.conn:
-            if not under:
-                lifted = self.exclusions.drop_exact(paths)
-            else:
-                lifted = [p for path in paths for p in self.exclusions.drop_under(path)]
-            if lifted:
-                self.meta.bump("catalog_version")  # the Library lists them: its listing changes
-        return lifted
-
-    def pending_removals(self) -> list[str]:
-        """Paths whose removal began and has not finished (quit or crash meanwhile: finished at the next start)."""
-        return pending_paths(self.meta.get(PENDING_REMOVAL))
-
-    def removal_slice(self, paths: Sequence[str], limit: int) -> list[int]:
-        """Up to ``limit`` document ids at or below ``paths`` (ranges of the path index, never a scan)."""
-        ids: list[int] = []
-        for path in paths:
-            if len(ids) >= limit:
-                break
-            doc = self.get_document(path)
-            if doc is not None:
-                ids.append(doc.id)
-            lo, hi = prefix_range(path)
-            ids += [as_int(r[0]) for r in self.conn.execute(
-                "select id from documents where path >= ? and path < ? limit ?", (lo, hi, limit - len(ids)))]
-        return ids[:limit]
-
-    def count_under(self, paths: Sequence[str]) -> int:
-        """Documents at or below ``paths``: the size of a removal, for its progress."""
-        docs = 0
-        for path in paths:
-            docs += scalar_int(self.conn, "select count(*) from documents where path = ?", (path,))
-            docs += scalar_int(self.conn, "select count(*) from documents where path >= ? and path < ?",
-                               prefix_range(path))
-        return docs
-
-    def end_removal(self, paths: Sequence[str]) -> None:
-        """These paths' documents are gone: they leave the pending removals."""
-        with self.conn:
-            left = [p for p in self.pending_removals() if p not in paths]
-            if left:
-                self.meta.set(PENDING_REMOVAL, json.dumps(left))
-            else:
-                self.conn.execute("delete from meta where key = ?", (PENDING_REMOVAL,))
-
     def list_documents(self) -> list[DocumentInfo]:
         rows = self.conn.execute(
             """select d.id, d.path, d.kind, d.status, d.error, d.size, d.mtime, d.indexed_at, d.n_chunks,
@@ -329,65 +191,12 @@ class Store:
         )
         return [DocumentInfo(*r) for r in rows]
 
-    def write_document(self, *, path: str, kind: str, language: str | None, title: str | None, size: int,
-                       mtime: float, content_hash: str, chunks: Sequence[ChunkDraft], dedupe_keys: Sequence[str],
-                       warning: str = "") -> WriteResult:
-        """Replace a document and its chunks atomically (see ``DocumentWrites.write_document``)."""
-        return self.writes.write_document(path=path, kind=kind, language=language, title=title, size=size,
-                                          mtime=mtime, content_hash=content_hash, chunks=chunks,
-                                          dedupe_keys=dedupe_keys, warning=warning)
+    def listing(self, query: LibraryQuery, pages: Mapping[str, int], eager_limit: int) -> LibraryListing:
+        """The Library's listing as indexed SQL (store/doc_listing.py), not grouped in memory."""
+        return doc_listing.listing(self.conn, query, pages, eager_limit)
 
-    def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
-        """Replace several documents in one transaction (see ``DocumentWrites.write_documents``)."""
-        return self.writes.write_documents(docs)
-
-    def record_outcome(self, *, path: str, status: str, error: str, kind: str = "", size: int = 0,
-                       mtime: float = 0.0) -> None:
-        """Record a skipped/failed file. A previously indexed version stays searchable (nothing is lost)."""
-        self.writes.record_outcome(path=path, status=status, error=error, kind=kind, size=size, mtime=mtime)
-
-    def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
-        """Same content, new mtime: remember it so the next run takes the stat fast path."""
-        self.writes.touch_document(doc_id, size, mtime)
-
-    def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        """Remove documents (see ``DocumentWrites.remove_documents``); returns how many."""
-        return self.writes.remove_documents(doc_ids)
-
-    # ---------- vectors (store/vector_rows.py) ----------
-    def model_info(self) -> tuple[str | None, int | None]:
-        return self.vectors.model_info()
-
-    def has_vector_table(self) -> bool:
-        return self.vectors.has_vector_table()
-
-    def ensure_model(self, model_id: str, dim: int) -> None:
-        self.vectors.ensure_model(model_id, dim)
-
-    def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
-        self.vectors.reset_vectors(model_id, dim)
-
-    def vector_state(self) -> tuple[int, int, int]:
-        return self.vectors.vector_state()
-
-    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        return self.vectors.load_bits(after_id, limit)
-
-    def code_count(self, after_id: int = 0) -> int:
-        return self.vectors.code_count(after_id)
-
-    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
-                     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return self.vectors.iter_vectors(block, ids)
-
-    def pending_count(self) -> int:
-        return self.vectors.pending_count()
-
-    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
-        return self.vectors.pending_chunks(limit, after_id)
-
-    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
-        return self.vectors.store_vectors(ids, vectors, texts)
+    def listing_page(self, query: LibraryQuery, key: str, offset: int, limit: int) -> list[DocumentInfo]:
+        return doc_listing.page(self.conn, query, key, offset, limit)
 
     # ---------- erasing and checks (store/erase.py, store/integrity.py) ----------
     def checkpoint(self) -> bool:
@@ -395,6 +204,10 @@ class Store:
 
     def checkpoint_erased(self) -> bool:
         return self.eraser.checkpoint_erased()
+
+    def merge_step(self, pages: int = MERGE_PAGES, always: bool = False) -> bool:
+        """One bounded step of FTS5's segment merging between a removal's slices (``Eraser.merge_step``)."""
+        return self.eraser.merge_step(pages, always)
 
     def compact(self, progress: Callable[[float], None] | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:

@@ -176,7 +176,12 @@ class SearchReads:
         return {cid: text for cid, text in rows if isinstance(cid, int) and isinstance(text, str)}
 
     def without_vectors(self, chunk_ids: Iterable[int]) -> set[int]:
-        """The ids among ``chunk_ids`` (canonical chunks, as the lanes return them) that have no vector yet."""
+        """The ids among ``chunk_ids`` (canonical chunks, as the lanes return them) that have no vector yet.
+
+        The search asks while an embedding is still running: the semantic lane cannot judge a passage the embedding
+        has not reached, so fusion and match strength judge it on its keyword evidence alone (retrieve/fusion.py,
+        retrieve/strength.py). ``chunks.embedded`` is set in the same transaction as the vector row, so it is the
+        vector's presence; one read by primary key, whatever the library's size."""
         ids = sorted({int(i) for i in chunk_ids})
         missing: set[int] = set()
         for start in range(0, len(ids), 500):  # ids per statement: well under SQLite's variable limit

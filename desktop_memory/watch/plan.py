@@ -48,7 +48,7 @@ def plan_changes(changes: Mapping[str, bool], roots: Sequence[str], settings: In
     (a folder: every file a walk of it yields); one that is gone is removed (a folder: everything under it). A
     root itself is never removed because of an event: a folder on an unplugged drive keeps its index.
     ``exclude``: exact paths never indexed (the library's own files); ``excluded``: what the person removed from
-    the library (store/exclusions.py), left out with everything below it.
+    the library (store/folders.py), left out with everything below it.
     """
     plan = Plan()
     queued: set[str] = set()

@@ -17,7 +17,6 @@ from desktop_memory.paths import is_inside
 from desktop_memory.retrieve.filters import MAX_QUERY_CHARS, clean_query
 from desktop_memory.retrieve.searcher import Searcher
 from desktop_memory.store import Store
-from desktop_memory.store.passages import read_passage
 
 
 def _write(store: Store, path: str, kind: str, *chunks: ChunkDraft) -> None:
@@ -75,7 +74,7 @@ def test_a_stored_slide_reads_back_as_a_slide_everywhere(tmp_path: Path) -> None
     loc = Location(heading_path=("Deck", "Results"), slide=4, char_start=0, char_end=20)
     _write(store, "/lib/deck.pptx", "slides", ChunkDraft("Deck › Results\nsales grew", loc))
     cid = store.reads.fts_match("chunks_fts", "sales", 5, None)[0][0]
-    passage = read_passage(store, cid)
+    passage = store.passage(cid)
     assert passage is not None and passage.passage.location == loc  # MCP get_passage
     assert store.reads.chunk_rows([cid])[cid].location() == loc  # search results
     assert HEADING_SEP.join(loc.heading_path) in loc.describe()

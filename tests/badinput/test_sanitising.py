@@ -19,8 +19,9 @@ from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import UserError
 from desktop_memory.models import SearchFilters
-from desktop_memory.retrieve.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clean_text, filter_sql
+from desktop_memory.retrieve.filters import MAX_GLOB_CHARS, clean_filters, clean_path_text, clean_text
 from desktop_memory.service import MemoryService
+from desktop_memory.store.filters import filter_sql
 from tests.conftest import MDDOCS
 
 # any code point, lone surrogates (what Python makes of undecodable argv bytes) and NUL included

@@ -10,7 +10,7 @@ keyword lane (``reads.fts_match``, keyword.py); retrieve/lanes.py asks for ``den
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,15 +19,17 @@ import numpy as np
 import psycopg
 
 from ...errors import Cancelled, StoreError, StoreReadOnly
-from ...models import ChunkDraft, DocumentInfo, SearchFilters
-from ..doc_writes import DocumentWrite
+from ...models import DocumentInfo, SearchFilters
+from ...paths import prefix_range
+from ..facade import LibraryFacade, closed_on_failure
+from ..folders import Folders
 from ..location import redacted
-from ..row_types import DocRow, WriteResult
+from ..row_types import DocRow
 from . import maintenance
 from .connection import connect, translate, write_tx
 from .dense import dense_candidates
 from .export import PgExportReads
-from .folders import PgFolders, _range
+from .folders import PgFolderRows
 from .meta import PgMeta
 from .models import PgModelSets
 from .reads import PgSearchReads
@@ -45,8 +47,14 @@ def _doc(row: Sequence[object]) -> DocRow:
                   str(status), str(error), int(str(n)))
 
 
-class PgStore:
-    """A connection to one PostgreSQL library, used by one thread at a time."""
+class PgStore(LibraryFacade):
+    """A connection to one PostgreSQL library, used by one thread at a time (the shared forwarding and folder
+    rules: store/facade.py)."""
+
+    meta: PgMeta
+    writes: PgWrites
+    vectors: PgVectors
+    reads: PgSearchReads
 
     def __init__(self, url: str, *, readonly: bool = False, password: str | None = None) -> None:
         self.url = url
@@ -59,7 +67,7 @@ class PgStore:
         # (id, readable name) of the machine using this connection: the library folders it adds are its own
         # (machine.py; library_open.py sets it on a shared library). ('', '') records none.
         self.machine: tuple[str, str] = ("", "")
-        try:
+        with closed_on_failure(self.conn.close, psycopg.Error, lambda exc: translate(exc, url)):
             check_version(self.conn, url)
             check_vector_extension(self.conn, url, create=not readonly)
             if not readonly and current_version(self.conn) < SCHEMA_VERSION:
@@ -71,26 +79,16 @@ class PgStore:
             elif current_version(self.conn) < SCHEMA_VERSION:  # read-only: it cannot be brought up to date here
                 raise StoreError(f"The library at {redacted(url)} was made by an older desktop-memory; open it once "
                                  "with the writer role to bring it up to date, then read-only works again.")
-        except psycopg.Error as exc:
-            self.conn.close()
-            error = translate(exc, url)
-            if error is None:
-                raise
-            raise error from exc
-        except BaseException:
-            self.conn.close()
-            raise
         self._password, self._readonly = password, readonly  # kept in memory only, to reconnect
         self._parts()
-        self.eraser = self  # merge_step: nothing to merge on a server (see maintenance.py)
 
     def _parts(self) -> None:
         self.meta = PgMeta(self.conn)
         self.vectors = PgVectors(self.conn, self.meta)
         self.reads = PgSearchReads(self.conn, self.vectors)
-        self.folders = PgFolders(self.conn, self.meta)
+        self.folders = Folders(PgFolderRows(self.conn), self.meta)  # store/folders.py: the rules of both stores
         self.writes = PgWrites(self.conn, self.meta, self.vectors)
-        self.models = PgModelSets(self.conn, self.meta, self.vectors, self._write)
+        self.models = PgModelSets(self.conn, self.meta, self.vectors, self._change)
         self.export = PgExportReads(self.conn, self.vectors)  # what `copy` reads (library_copy.py)
 
     def _reconnect_if_lost(self) -> None:
@@ -101,12 +99,18 @@ class PgStore:
             self.conn = connect(self.url, password=self._password, readonly=self._readonly)
             self._parts()
 
-    def _write(self) -> AbstractContextManager[None]:
+    def _change(self) -> AbstractContextManager[None]:
+        """Every write: the library's writer lock and one transaction (connection.py), on a live connection."""
+        self._writable()
+        return write_tx(self.conn, self.url)
+
+    def _writable(self) -> None:
         self._reconnect_if_lost()
         if self.mode:
             raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
                                 "writer role.")
-        return write_tx(self.conn, self.url)
+
+    _part_change = _change  # the parts' writes too: one transaction each, under the writer lock
 
     # ---------- connection ----------
     def close(self) -> None:
@@ -129,10 +133,8 @@ class PgStore:
 
     @contextmanager
     def immediate_writes(self) -> Iterator[PgStore]:
-        self._reconnect_if_lost()
-        if self.mode:
-            raise StoreReadOnly(f"The library at {self.location} is open read-only; indexing and changes need the "
-                                "writer role.")
+        """Only a check that the library may be written: every write takes the writer lock itself (``_change``)."""
+        self._writable()
         yield self
 
     @contextmanager
@@ -170,79 +172,15 @@ class PgStore:
             done.set()
             watcher.join()
 
-    # ---------- meta ----------
-    def get_meta(self, key: str) -> str | None:
-        return self.meta.get(key)
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._write():
-            self.meta.set(key, value)
-
-    def content_version(self) -> int:
-        return self.meta.content_version()
-
-    def change_stamp(self) -> tuple[int, ...]:
-        return self.meta.change_stamp()
-
-    # ---------- documents and folders ----------
+    # ---------- documents ----------
     def get_document(self, path: str) -> DocRow | None:
         row = self.conn.execute(f"select {_DOC_COLUMNS} from documents where path = %s", (path,)).fetchone()
         return _doc(row) if row else None
 
     def documents_under(self, folder: str) -> list[DocRow]:
-        lo, hi = _range(folder)
+        lo, hi = prefix_range(folder)
         return [_doc(r) for r in self.conn.execute(
             f"select {_DOC_COLUMNS} from documents where path >= %s and path < %s order by path", (lo, hi))]
-
-    def add_root(self, path: str, machine: tuple[str, str] | None = None) -> None:
-        """A folder (re)added as ``machine``'s (default :attr:`machine`); see ``Store.add_root``."""
-        with self._write():
-            self.folders.add_root(path, machine or self.machine)
-
-    def roots(self) -> list[str]:
-        return self.folders.roots()
-
-    def root_machines(self) -> list[tuple[str, str, str]]:
-        return self.folders.root_machines()
-
-    def remove_root(self, path: str) -> None:
-        with self._write():
-            self.folders.remove_root(path)
-
-    def begin_removal(self, paths: Sequence[str], exclude: Collection[str] = ()) -> list[str]:
-        with self._write():
-            return self.folders.begin_removal(paths, exclude)
-
-    def excluded(self) -> list[str]:
-        return self.folders.excluded()
-
-    def exclusion_rows(self) -> list[tuple[str, str]]:
-        return self.folders.exclusion_rows()
-
-    def add_exclusions(self, rows: Sequence[tuple[str, str]]) -> None:
-        with self._write():
-            self.folders.add_exclusions(rows)
-
-    def lift_exclusions(self, paths: Sequence[str], under: bool = False) -> list[str]:
-        with self._write():
-            lifted = (self.folders.drop_exact(paths) if not under
-                      else [p for path in paths for p in self.folders.drop_under(path)])
-            if lifted:
-                self.meta.bump("catalog_version")
-        return lifted
-
-    def pending_removals(self) -> list[str]:
-        return self.folders.pending_removals()
-
-    def removal_slice(self, paths: Sequence[str], limit: int) -> list[int]:
-        return self.folders.removal_slice(paths, limit)
-
-    def count_under(self, paths: Sequence[str]) -> int:
-        return self.folders.count_under(paths)
-
-    def end_removal(self, paths: Sequence[str]) -> None:
-        with self._write():
-            self.folders.end_removal(paths)
 
     def list_documents(self) -> list[DocumentInfo]:
         rows = self.conn.execute(
@@ -251,71 +189,6 @@ class PgStore:
             "and (c.embedded or coalesce(h.embedded, false))) from documents d order by d.path").fetchall()
         return [DocumentInfo(int(str(i)), str(p), str(k), str(s), str(e), int(str(sz)), float(str(mt)),
                              float(str(ia)), int(str(n)), int(str(v))) for i, p, k, s, e, sz, mt, ia, n, v in rows]
-
-    def write_document(self, *, path: str, kind: str, language: str | None, title: str | None, size: int,
-                       mtime: float, content_hash: str, chunks: Sequence[ChunkDraft], dedupe_keys: Sequence[str],
-                       warning: str = "") -> WriteResult:
-        return self.write_documents([DocumentWrite(path=path, kind=kind, language=language, title=title, size=size,
-                                                   mtime=mtime, content_hash=content_hash, chunks=chunks,
-                                                   dedupe_keys=dedupe_keys, warning=warning)])[0]
-
-    def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
-        """Replace several documents in ONE transaction: all of them commit, or none does."""
-        with self._write():
-            return self.writes.write_documents(docs)
-
-    def record_outcome(self, *, path: str, status: str, error: str, kind: str = "", size: int = 0,
-                       mtime: float = 0.0) -> None:
-        with self._write():
-            self.writes.record_outcome(path=path, status=status, error=error, kind=kind, size=size, mtime=mtime)
-
-    def touch_document(self, doc_id: int, size: int, mtime: float) -> None:
-        with self._write():
-            self.writes.touch_document(doc_id, size, mtime)
-
-    def remove_documents(self, doc_ids: Iterable[int]) -> int:
-        with self._write():
-            return self.writes.remove_documents(doc_ids)
-
-    # ---------- vectors ----------
-    def model_info(self) -> tuple[str | None, int | None]:
-        return self.vectors.model_info()
-
-    def has_vector_table(self) -> bool:
-        return self.vectors.has_vector_table()
-
-    def ensure_model(self, model_id: str, dim: int) -> None:
-        if self.vectors.model_info() == (model_id, dim):
-            return
-        with self._write():
-            self.vectors.ensure_model(model_id, dim)
-
-    def reset_vectors(self, model_id: str | None = None, dim: int | None = None) -> None:
-        with self._write():
-            self.vectors.reset_vectors(model_id, dim)
-
-    def vector_state(self) -> tuple[int, int, int]:
-        return self.vectors.vector_state()
-
-    def load_bits(self, after_id: int = 0, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        return self.vectors.load_bits(after_id, limit)
-
-    def code_count(self, after_id: int = 0) -> int:
-        return self.vectors.code_count(after_id)
-
-    def iter_vectors(self, block: int = 4096, ids: Sequence[int] | None = None
-                     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return self.vectors.iter_vectors(block, ids)
-
-    def pending_count(self) -> int:
-        return self.vectors.pending_count()
-
-    def pending_chunks(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
-        return self.vectors.pending_chunks(limit, after_id)
-
-    def store_vectors(self, ids: Sequence[int], vectors: np.ndarray, texts: Sequence[str] | None = None) -> int:
-        with self._write():
-            return self.vectors.store_vectors(ids, vectors, texts)
 
     # ---------- search on the server's engines (retrieve/lanes.py asks for these when a store has them) ----------
     def dense_candidates(self, query_vec: np.ndarray, limit: int,
@@ -336,11 +209,12 @@ class PgStore:
         return True
 
     def merge_step(self, pages: int = 0, always: bool = False) -> bool:
-        return False  # no FTS segments to merge: BM25 reads plain rows
+        """Nothing to merge: BM25 reads plain rows, no FTS segments (maintenance.py)."""
+        return False
 
     def compact(self, progress: Callable[[float], None] | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
-        with self._write():
+        with self._change():
             recount_totals(self.conn)
         return maintenance.compact(self.conn, self.vectors, progress, cancel)
 

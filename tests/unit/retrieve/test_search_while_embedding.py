@@ -20,7 +20,6 @@ from desktop_memory.retrieve.lanes import dense_lane, fts_lane
 from desktop_memory.retrieve.strength import STRONG, WEAK
 from desktop_memory.service import MemoryService
 from desktop_memory.store import Store
-from desktop_memory.store.coverage import without_vectors
 
 QUERY = "zephyr project kickoff budget"
 # every embedded page mentions some of the query's words, so old RRF put each of them, with its semantic rank,
@@ -146,7 +145,7 @@ def test_fully_embedded_library_fuses_exactly_as_before(tmp_path):
     pending = store.pending_chunks(100)
     store.store_vectors([c for c, _ in pending], emb.embed_documents([t for _, t in pending]))
     lanes = {"fts": fts_lane(store, QUERY, 200), "dense": dense_lane(store, emb.embed_query(QUERY), 200)}
-    assert without_vectors(store, [c for c, _ in lanes["fts"]]) == set()
+    assert store.reads.without_vectors([c for c, _ in lanes["fts"]]) == set()
     s = Searcher(SearchSettings())
     out = s.search(store, emb, QUERY, top_k=50)
     plain = {cid: score for cid, score, _ in rrf_fuse(lanes, s.lane_weights())}
@@ -227,5 +226,5 @@ def test_without_vectors_reads_the_flag_in_batches(tmp_path):
     half = [c for c, _ in pending][::2]
     store.store_vectors(half, np.asarray(emb.embed_documents(["x"] * len(half))))
     everything = [c for c, _ in pending]
-    assert without_vectors(store, everything) == set(everything) - set(half)
-    assert without_vectors(store, []) == set()
+    assert store.reads.without_vectors(everything) == set(everything) - set(half)
+    assert store.reads.without_vectors([]) == set()

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from desktop_memory.errors import EmbedderError, StoreError
-from desktop_memory.models import ChunkDraft, Location, SearchFilters
+from desktop_memory.models import ChunkDraft, LibraryQuery, Location, SearchFilters
 from desktop_memory.retrieve.lanes import dense_lane, dense_lane_exact, fts_lane
 from desktop_memory.store.location import is_server_url, redacted
 from desktop_memory.store.open import open_store
@@ -102,6 +102,36 @@ def test_removal_intent_and_exclusions(store):
     assert store.lift_exclusions(["/lib/drop"]) == ["/lib/drop"] and store.excluded() == []
     store.begin_removal(["/lib"], exclude=["/lib"])  # a library folder itself: no longer a folder, no exclusion
     assert store.roots() == [] and store.excluded() == []
+
+
+def test_adding_a_folder_again_calls_off_its_interrupted_removal(store):
+    """The rule both stores share (store/folders.py): a folder (re)added takes itself and what is inside it out of
+    the pending removals, so finishing an interrupted removal later cannot take what was just added again."""
+    store.add_root("/lib")
+    store.begin_removal(["/lib/a", "/lib/b/c", "/other"])
+    store.add_root("/lib/b")
+    assert store.pending_removals() == ["/lib/a", "/other"] and store.roots() == ["/lib", "/lib/b"]
+    store.remove_root("/lib/b")
+    assert store.roots() == ["/lib"]
+
+
+def test_the_listing_a_passage_and_a_merge_step_are_methods_of_the_store(store):
+    """What callers once reached through store module functions and the eraser part (issue 31 item 6)."""
+    write(store, "/lib/a.txt", "one", "two", "three")
+    write(store, "/lib/sub/b.txt", "bananas")
+    whole = store.listing(LibraryQuery(), {}, eager_limit=10)
+    assert whole.complete and whole.total_documents == 2
+    assert {k: [d.path for d in v] for k, v in whole.files.items()} == {"/lib/": ["/lib/a.txt"],
+                                                                        "/lib/sub/": ["/lib/sub/b.txt"]}
+    paged = store.listing(LibraryQuery(), {"/lib/": 1}, eager_limit=1)
+    assert not paged.complete and [d.path for d in paged.files["/lib/"]] == ["/lib/a.txt"]
+    assert [d.path for d in store.listing_page(LibraryQuery(), "/lib/sub/", 0, 5)] == ["/lib/sub/b.txt"]
+    middle = next(c for c, _ in fts_lane(store, "two", 5))
+    found = store.passage(middle, 1)
+    assert found is not None and found.passage.text == "two" and found.chunks_in_file == 3
+    assert [p.text for p in found.before] == ["one"] and [p.text for p in found.after] == ["three"]
+    assert store.passage(10**9) is None
+    assert store.merge_step() in (True, False)
 
 
 def test_vectors_are_queued_stored_and_kept_for_unchanged_text(store):
