@@ -284,7 +284,7 @@ class IndexSummary:
     embed_error: str = ""  # set when vectors could not be made (keyword search still works)
     outcomes: list[FileOutcome] = field(default_factory=list)
     # removal is final (issue 30): paths the person removed from inside a library folder that this run left out,
-    # and those it included again because the person named them explicitly (store/exclusions.py)
+    # and those it included again because the person named them explicitly (store/folders.py)
     excluded: list[str] = field(default_factory=list)
     included_again: list[str] = field(default_factory=list)
 

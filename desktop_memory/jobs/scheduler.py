@@ -26,7 +26,7 @@ Rules kept here and nowhere else:
   (service ``remove_paths``): between them it steps aside for a waiting watch batch (a saved edit) and goes on
   right after it; one the app quit in the middle of is recorded in the library and finished first thing when the
   next scheduler is created. The person's removal (not a watch batch's "file gone") excludes what lies inside a
-  library folder (store/exclusions.py); a person's read names paths explicitly and so includes them again.
+  library folder (store/folders.py); a person's read names paths explicitly and so includes them again.
 * **One summary per burst.** From the first job after idle to the next idle (or a cancel): reads and embedding in
   one :class:`IndexSummary` whose ``elapsed_s`` is the wall-clock time of the whole burst.
 

@@ -217,14 +217,18 @@ from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.service import MemoryService
 from desktop_memory.store import erase
 erase.COMPACT_HANDLER_STEPS, erase.PROGRESS_EVERY_S = 50, 0.0
+real = erase.Eraser.compact
+
+def compact(self, progress=None, cancel=None):
+    def inside(fraction):  # SQLite's progress handler, on the writer thread, in the middle of the VACUUM
+        if 0 < fraction < 1:
+            Path(sys.argv[2]).write_text("vacuuming")
+            time.sleep(60)  # killed here (the job's progress events reach the caller later, or coalesced)
+    return real(self, inside, cancel)
+
+erase.Eraser.compact = compact
 svc = MemoryService(Settings(embedder=EmbedderSettings(kind="hash")), db_path=sys.argv[1])
-
-def progress(p):
-    if p.phase == "compact" and 0 < p.files_done < 1000:
-        Path(sys.argv[2]).write_text("vacuuming")
-        time.sleep(60)  # killed here, in the middle of the VACUUM
-
-svc.compact(progress=progress)
+svc.compact()
 """
 
 
