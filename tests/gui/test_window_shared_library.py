@@ -110,3 +110,27 @@ def test_settings_shows_the_shared_library_and_never_its_password(qtbot, make_wi
     dlg.accept()
     saved = settings_path().read_text(encoding="utf-8")
     assert url in saved and "s3cret" not in saved
+
+
+def test_a_url_with_a_password_on_the_command_line_opens_and_the_password_stays_out_of_sight(
+        qtbot, make_window, shared, monkeypatch):
+    """``desktop-memory-gui --db postgresql://me:secret@…`` (docs/SHARED.md: a --db URL may carry a password). Old
+    app.py put the whole URL in the settings, whose rule refuses a password there: the window could not open the
+    library, and the Settings dialog would have shown the password."""
+    from desktop_memory.gui.app import with_db_argument
+
+    url, _laptop_notes = shared
+    monkeypatch.setenv("PGPASSWORD", "")  # (so the environment is restored as it was after the test)
+    monkeypatch.delenv("PGPASSWORD")
+    given = url.replace("postgres@", "postgres:s3cret@")  # the test server trusts local connections
+    settings = with_db_argument(Settings(machine_name="desktop"), given)
+    assert settings.db_url == url and os.environ["PGPASSWORD"] == "s3cret"
+    w = make_window(_factory, settings)
+    qtbot.waitUntil(lambda: w.stats is not None and w.stats.documents.get("indexed") == 1, timeout=15000)
+    assert "s3cret" not in w.stats.db_path and "s3cret" not in w.windowTitle()
+    dlg = w.show_settings()
+    assert dlg.editor("db_url").value() == url
+    dlg.reject()
+    w.close()  # the window keeps its state in the settings file as it closes
+    saved = settings_path().read_text(encoding="utf-8")
+    assert "s3cret" not in saved and "PGPASSWORD" not in saved
