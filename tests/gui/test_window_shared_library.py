@@ -72,6 +72,7 @@ def test_the_window_on_a_shared_library_names_the_other_machine(qtbot, make_wind
     # the preview shows the laptop's passage from the library (its file is not on this disk)
     w.results_view.setCurrentIndex(w.results_model.index(theirs))
     qtbot.waitUntil(lambda: "Tomatoes need sun" in w.preview.browser.toPlainText(), timeout=10000)
+    assert w.preview.title.text() == "laptop: plan.md"  # the preview names the machine too (it said "plan.md")
 
     # Open and Reveal on the laptop's file say why not, in one sentence, and launch nothing
     sentence = not_here(str(laptop_notes / "plan.md"), "laptop")
@@ -102,6 +103,8 @@ def test_settings_shows_the_shared_library_and_never_its_password(qtbot, make_wi
     field = dlg.editor("db_url")
     assert field.value() == url and field.spec.title == "Shared library (PostgreSQL)"
     assert dlg.editor("machine_name").value() == "desktop"
+    # the default database file is not the library open now (it said "Default (open now): …memory.db")
+    assert "open now" not in dlg.editor("db_path").edit.placeholderText()
     # a password typed into the field is refused at the field, and nothing is saved
     field.set_value(url.replace("postgres@", "postgres:s3cret@"))
     assert not dlg.check() and "s3cret" not in field.problem()

@@ -93,8 +93,14 @@ class SettingsDialog(QDialog):
         whether it is the library open now)."""
         db = self.editors.get("db_path")
         if isinstance(db, TextEditor):
-            now = " (open now)" if not settings.db_path else ""
+            try:  # (a shared library, or DESKTOP_MEMORY_DB, is the library instead of the default file)
+                now = " (open now)" if settings.resolved_db_location() == default_db_path() else ""
+            except ValueError:
+                now = ""
             db.edit.setPlaceholderText(f"Default{now}: {default_db_path()}")
+        url = self.editors.get("db_url")
+        if isinstance(url, TextEditor):
+            url.edit.setCursorPosition(0)  # a long URL shows its start: the scheme, user and server
 
     @property
     def restore_btn(self) -> QPushButton:
