@@ -172,6 +172,13 @@ def _pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
+def _rate(writer: dict[str, Any] | None) -> str:
+    """A writer's passages per second, or "-" (not run, or failed)."""
+    if not writer or "fatal" in writer or not writer["seconds"]:
+        return "-"
+    return f"{writer['passages'] / writer['seconds']:,.0f}"
+
+
 def render(report: dict[str, Any]) -> str:
     together, alone, check = report["together"], report.get("alone", {}), report["verify"]
     rows = []
@@ -179,16 +186,15 @@ def render(report: dict[str, Any]) -> str:
         w = together["writers"][name]
         m = check["machines"][name]
         if "fatal" in w:
-            rows.append([name, "-", "-", "-", "-", str(m["expected"]), str(m["found"]), w["fatal"][:60]])
+            rows.append([name, "-", "-", "-", "-", "-", str(m["expected"]), str(m["found"]), w["fatal"][:60]])
             continue
-        solo = alone.get(name)
-        rows.append([name, f"{w['passages']:,}", f"{w['seconds']:.1f}", f"{w['passages'] / w['seconds']:,.0f}",
-                     f"{solo['passages'] / solo['seconds']:,.0f}" if solo and "fatal" not in solo else "-",
+        rows.append([name, f"{w['passages']:,}", f"{w['seconds']:.1f}", _rate(w),
+                     _rate(report.get("pair", {}).get(name)), _rate(alone.get(name)),
                      str(m["expected"]), str(m["found"]),
                      str(w["failed"] + w["skipped"] + len(m["missing"]) + len(m["foreign"])
                          + (m["owner"] != name) + (m["search_named"] != [name]))])
-    table = render_table(["machine", "passages", "s", "passages/s together", "passages/s alone", "docs expected",
-                          "docs found", "errors"], rows)
+    table = render_table(["machine", "passages", "s", "passages/s with reader", "no reader", "alone",
+                          "docs expected", "docs found", "errors"], rows)
     r = together["reader"] or {}
     reader = render_table(
         ["reader", "searches", "with results", "p50 ms", "p95 ms", "errors"],
@@ -255,6 +261,18 @@ def run_alone(urls: dict[str, str], source: Path, docs: int, embedder: str) -> d
         shutil.rmtree(base, ignore_errors=True)
 
 
+def run_pair(url: str, source: Path, docs: int, embedder: str) -> dict[str, Any]:
+    """Both writers together into their own empty library WITHOUT the reader (the ``no reader`` column): what the
+    reader's searches cost the writers, apart from what the writers' taking turns costs them."""
+    base = Path(tempfile.mkdtemp(prefix="dm-shared-pair-"))
+    try:
+        folders = prepare(base, load_docs(source, docs))
+        found: dict[str, Any] = run_round(url, base, folders, [], embedder=embedder, reader=False)["writers"]
+        return found
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("url", help="an EMPTY PostgreSQL database with pgvector (the writer role)")
@@ -266,11 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", default="hybrid", help="the reader's search backend")
     ap.add_argument("--alone", nargs=2, metavar=("URL1", "URL2"),
                     help="two more empty databases: each writer alone in the same run, for the comparison column")
+    ap.add_argument("--pair", metavar="URL3",
+                    help="one more empty database: both writers together without the reader, in the same run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     report = run(args.url, args.source, args.docs, embedder=args.embedder, backend=args.backend)
     if args.alone:
         report["alone"] = run_alone(dict(zip(WRITERS, args.alone)), args.source, args.docs, args.embedder)
+    if args.pair:
+        report["pair"] = run_pair(args.pair, args.source, args.docs, args.embedder)
     problems = errors_of(report)
     if args.json:
         for part in (report["together"]["reader"] or {},):

@@ -54,7 +54,7 @@ def parse() -> argparse.Namespace:
 
 def corpus(tmp: Path, eval_dir: Path) -> tuple[Path, Path, Path]:
     """The desktop's two folders (its notes, Hugo docs) and the laptop's (FastAPI docs), as real files."""
-    home = tmp / "home" / "ana"
+    home = tmp / "ana"  # a short path, so the Library's folder rows show their own names
     notes, site, api = home / "notes", home / "site-docs", home / "work" / "fastapi-docs"
     notes.mkdir(parents=True)
     for name, text in NOTES.items():
@@ -73,7 +73,7 @@ def main() -> int:
     args = parse()
     if not args.onscreen:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    tmp = Path(tempfile.mkdtemp(prefix="dm-shared-shots-"))
+    tmp = Path(tempfile.mkdtemp(prefix="dm-"))
     os.environ["DESKTOP_MEMORY_DATA_DIR"] = str(tmp / "data")
     args.out.mkdir(parents=True, exist_ok=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s]
