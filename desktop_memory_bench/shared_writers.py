@@ -28,17 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from desktop_memory.config import Settings
-from desktop_memory.embed.hashing import HashEmbedder
-from desktop_memory.service import MemoryService
 from desktop_memory.store.location import redacted
 
 from .eval_data import SHARED_EVAL, missing_data
+from .shared_roles import make_service
 from .table import render_table
 
 WRITERS = ("desktop", "laptop")
 READER = "office"
 PROJECT = Path(__file__).resolve().parents[1]
+QUIET_SEARCHES = 100  # the reader's queries searched again once the writers are done
 
 
 def load_docs(source: Path, count: int) -> list[str]:
@@ -144,10 +143,12 @@ def run_round(url: str, base: Path, folders: dict[str, Path], queries: list[str]
             "load_after": os.getloadavg()}
 
 
-def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list[str]]) -> dict[str, Any]:
-    """A fourth machine's look at the library: expected vs found per machine, whose folder is whose, search."""
+def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list[str]], queries: list[str],
+           backend: str = "hybrid", embedder: str = "hash") -> dict[str, Any]:
+    """A fourth machine's look at the library: expected vs found per machine, whose folder is whose, search; and
+    the reader's queries once more with no writer (the search p50/p95 to compare the ones during the writes with)."""
     os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(base / "config-checker")
-    svc = MemoryService(Settings(machine_name="checker"), db_path=url, embedder=HashEmbedder(384))
+    svc = make_service(url, "checker", embedder)  # the writers' embedder: the reader's queries the same way
     try:
         owners = svc.other_machines()
         rows: dict[str, Any] = {}
@@ -160,10 +161,15 @@ def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list
             rows[name] = {"expected": len(expected), "found": len(found & expected),
                           "missing": sorted(expected - found)[:5], "foreign": sorted(found - expected)[:5],
                           "owner": owners.get(str(folder), ""), "search_named": named[:1]}
+        quiet: list[float] = []
+        for query in queries[:QUIET_SEARCHES]:
+            t0 = time.perf_counter()
+            svc.search(query, backend=backend, top_k=10)
+            quiet.append((time.perf_counter() - t0) * 1000)
         stats = svc.stats()
         return {"machines": rows, "check": svc.check(), "stats_documents": stats.documents,
                 "passages": stats.chunks, "vectors": stats.vectors, "pending_vectors": stats.pending_vectors,
-                "duplicates": stats.duplicates}
+                "duplicates": stats.duplicates, "quiet_p50_ms": _pct(quiet, 50), "quiet_p95_ms": _pct(quiet, 95)}
     finally:
         svc.close()
 
@@ -197,9 +203,10 @@ def render(report: dict[str, Any]) -> str:
                           "docs expected", "docs found", "errors"], rows)
     r = together["reader"] or {}
     reader = render_table(
-        ["reader", "searches", "with results", "p50 ms", "p95 ms", "errors"],
+        ["reader", "searches", "with results", "p50 ms", "p95 ms", "errors", "no writer: p50", "p95"],
         [[READER, str(r.get("searches", 0)), str(r.get("with_results", 0)), f"{r.get('p50_ms', float('nan')):.1f}",
-          f"{r.get('p95_ms', float('nan')):.1f}", str(r.get("error_count", r.get("fatal", "?")))]])
+          f"{r.get('p95_ms', float('nan')):.1f}", str(r.get("error_count", r.get("fatal", "?"))),
+          f"{check['quiet_p50_ms']:.1f}", f"{check['quiet_p95_ms']:.1f}"]])
     lb, la = together["load_before"], together["load_after"]
     return (f"{table}\n\n{reader}\n\nwall {together['wall_s']:.1f} s for both writers; library check: "
             f"{check['check'] or 'clean'}; documents by status {check['stats_documents']}; {check['passages']:,} "
@@ -243,7 +250,7 @@ def run(url: str, source: Path, docs: int, *, embedder: str = "hash", backend: s
         queries = [title_of(t) for t in texts[:2 * half:7]] or ["notes"]
         report: dict[str, Any] = {"url": redacted(url), "docs": 2 * half, "embedder": embedder, "backend": backend}
         report["together"] = run_round(url, base, folders, queries, embedder=embedder, backend=backend)
-        report["verify"] = verify(url, base, folders, by_machine)
+        report["verify"] = verify(url, base, folders, by_machine, queries, backend, embedder)
         return report
     finally:
         if keep is None:
