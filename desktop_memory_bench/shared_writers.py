@@ -87,15 +87,18 @@ def _env(base: Path, name: str) -> dict[str, str]:
     return env
 
 
-def _start(base: Path, args: list[str], name: str) -> subprocess.Popen[str]:
+def _start(base: Path, args: list[str], name: str, log: Path) -> subprocess.Popen[str]:
+    """One machine's process; its stderr goes to ``log`` (a pipe nobody reads until the end could fill and stall it)."""
     cmd = [sys.executable, "-m", "desktop_memory_bench.shared_roles", *args, "--name", name]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(base, name))
+    with log.open("w", encoding="utf-8") as err:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=_env(base, name))
 
 
-def _finish(proc: subprocess.Popen[str], timeout_s: float) -> dict[str, Any]:
-    out, err = proc.communicate(timeout=timeout_s)
+def _finish(proc: subprocess.Popen[str], timeout_s: float, log: Path) -> dict[str, Any]:
+    out, _ = proc.communicate(timeout=timeout_s)
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if not lines:
+        err = log.read_text(encoding="utf-8", errors="replace")
         return {"fatal": f"exit {proc.returncode} without figures: {err.strip()[-800:]}"}
     found: dict[str, Any] = json.loads(lines[-1])
     return found
@@ -116,21 +119,22 @@ def run_round(url: str, base: Path, folders: dict[str, Path], queries: list[str]
     qfile = round_dir / "queries.json"
     qfile.write_text(json.dumps(queries), encoding="utf-8")
     common = ["--go", str(go), "--embedder", embedder]
-    procs = {name: _start(base, ["writer", url, "--folder", str(folder), *common], name)
+    logs = {name: round_dir / f"{name}.log" for name in [*folders, READER]}
+    procs = {name: _start(base, ["writer", url, "--folder", str(folder), *common], name, logs[name])
              for name, folder in folders.items()}
     if reader:
         procs[READER] = _start(base, ["reader", url, "--queries", str(qfile), "--stop", str(stop),
-                                      "--backend", backend, *common], READER)
+                                      "--backend", backend, *common], READER, logs[READER])
     try:
         for proc in procs.values():
             _ready(proc)
         load_before = os.getloadavg()
         go.touch()
         t0 = time.perf_counter()
-        writers = {name: _finish(procs[name], timeout_s) for name in folders}
+        writers = {name: _finish(procs[name], timeout_s, logs[name]) for name in folders}
         wall = time.perf_counter() - t0
         stop.touch()
-        read = _finish(procs[READER], 120) if reader else None
+        read = _finish(procs[READER], 120, logs[READER]) if reader else None
         if read is not None and "fatal" not in read:
             lat = read["latencies_ms"]
             read["p50_ms"], read["p95_ms"] = _pct(lat, 50), _pct(lat, 95)
@@ -147,8 +151,15 @@ def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list
            backend: str = "hybrid", embedder: str = "hash") -> dict[str, Any]:
     """A fourth machine's look at the library: expected vs found per machine, whose folder is whose, search; and
     the reader's queries once more with no writer (the search p50/p95 to compare the ones during the writes with)."""
-    os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(base / "config-checker")
-    svc = make_service(url, "checker", embedder)  # the writers' embedder: the reader's queries the same way
+    before = os.environ.get("DESKTOP_MEMORY_CONFIG_DIR")
+    os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(base / "config-checker")  # a machine of its own
+    try:
+        svc = make_service(url, "checker", embedder)  # the writers' embedder: the reader's queries the same way
+    finally:  # (the machine id is read when the service opens)
+        if before is None:
+            os.environ.pop("DESKTOP_MEMORY_CONFIG_DIR", None)
+        else:
+            os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = before
     try:
         owners = svc.other_machines()
         rows: dict[str, Any] = {}
