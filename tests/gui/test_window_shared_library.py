@@ -137,3 +137,17 @@ def test_a_url_with_a_password_on_the_command_line_opens_and_the_password_stays_
     w.close()  # the window keeps its state in the settings file as it closes
     saved = settings_path().read_text(encoding="utf-8")
     assert "s3cret" not in saved and "PGPASSWORD" not in saved
+
+
+def test_re_index_all_on_a_machine_without_folders_leaves_the_others_alone(qtbot, make_window, shared):
+    """Library ▸ Re-index all on a machine that only searches the shared library: nothing of the laptop's is read
+    here (its files are not on this disk), and no error is shown."""
+    url, _laptop_notes = shared
+    w = make_window(_factory, Settings(db_url=url, machine_name="desktop"))
+    qtbot.waitUntil(lambda: w.library.model.document_count() == 1, timeout=15000)
+    w.reindex_all()
+    qtbot.wait(500)
+    wait_job(qtbot, w)
+    texts = [*w.banners.texts(), w.progress.current.full_text() if w.progress.isVisible() else ""]
+    assert not any("laptop" in t or "failed" in t or "no longer" in t for t in texts), texts
+    assert w.svc.stats().documents == {"indexed": 1}
