@@ -151,3 +151,21 @@ def test_re_index_all_on_a_machine_without_folders_leaves_the_others_alone(qtbot
     texts = [*w.banners.texts(), w.progress.current.full_text() if w.progress.isVisible() else ""]
     assert not any("laptop" in t or "failed" in t or "no longer" in t for t in texts), texts
     assert w.svc.stats().documents == {"indexed": 1}
+
+
+def test_a_library_named_by_the_environment_is_shown_in_settings_without_its_password(qtbot, make_window, shared,
+                                                                                     monkeypatch):
+    """DESKTOP_MEMORY_DB (an MCP client's or a script's way) may carry a password: the window opens that library,
+    and Settings ▸ Library says it is the one open — without the password, and without calling the default
+    database file open."""
+    url, _laptop_notes = shared
+    monkeypatch.setenv("DESKTOP_MEMORY_DB", url.replace("postgres@", "postgres:s3cret@"))
+    w = make_window(_factory, Settings(machine_name="desktop"))
+    qtbot.waitUntil(lambda: w.stats is not None and w.stats.documents.get("indexed") == 1, timeout=15000)
+    dlg = w.show_settings()
+    shown_url = dlg.editor("db_url").edit.placeholderText()
+    assert "DESKTOP_MEMORY_DB (open now)" in shown_url and "postgres:***@" in shown_url and "s3cret" not in shown_url
+    assert dlg.editor("db_url").value() == "" and "open now" not in dlg.editor("db_path").edit.placeholderText()
+    dlg.reject()
+    w.close()
+    assert "s3cret" not in (settings_path().read_text(encoding="utf-8") if settings_path().exists() else "")
