@@ -73,6 +73,10 @@ def test_the_window_on_a_shared_library_names_the_other_machine(qtbot, make_wind
     w.results_view.setCurrentIndex(w.results_model.index(theirs))
     qtbot.waitUntil(lambda: "Tomatoes need sun" in w.preview.browser.toPlainText(), timeout=10000)
     assert w.preview.title.text() == "laptop: plan.md"  # the preview names the machine too (it said "plan.md")
+    rows = w.context_panel.rows  # the prompt context's list of passages names it too (it said "plan.md")
+    qtbot.waitUntil(lambda: rows.rowCount() == 2, timeout=10000)
+    texts = [str(rows.index(i, 0).data()) for i in range(rows.rowCount())]
+    assert sum("laptop: plan.md" in t for t in texts) == 1 and sum("laptop" in t for t in texts) == 1, texts
 
     # Open and Reveal on the laptop's file say why not, in one sentence, and launch nothing
     sentence = not_here(str(laptop_notes / "plan.md"), "laptop")
