@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from .errors import UserError
 
@@ -52,6 +52,27 @@ def redacted(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return "(a postgresql:// URL that does not parse)"
+
+
+def split_password(url: str) -> tuple[str, str | None]:
+    """(``url`` without its password, the password or None): for a URL given on the command line, whose password
+    goes to this process's PGPASSWORD while the rest may be shown and kept like any library address."""
+    if not has_password(url):
+        return url, None
+    parts = urlsplit(url)
+    password = unquote(parts.password) if parts.password is not None else None
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    kept = []
+    for pair in parts.query.split("&") if parts.query else []:
+        key, _, value = pair.partition("=")
+        if unquote(key).lower() == "password":
+            password = unquote(value.replace("+", " "))
+        else:
+            kept.append(pair)
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment)), password or None
 
 
 def has_password(url: str) -> bool:

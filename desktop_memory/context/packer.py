@@ -121,6 +121,8 @@ def build_context(results: Sequence[SearchResult], budget: int, roots: Iterable[
     for r in results:
         # a source already shown the caller's way (not absolute, e.g. the MCP server's) is kept as it is
         shown = display_path(r.source, roots, path_style) if _absolute(r.source) else r.source
+        if r.remote and r.machine:  # a shared library: another machine's file is named with it (docs/SHARED.md)
+            shown = f"{r.machine}: {shown}"
         body = passage_body(r.text, r.location)
         merged = _merge_into(blocks, r.source, r.location, body)
         if merged is not None:

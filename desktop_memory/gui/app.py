@@ -21,7 +21,7 @@ from .. import APP_NAME, __version__
 from ..app_dirs import GUI_LOG, log_dir
 from ..config import Settings, settings_path
 from ..errors import SettingsError
-from ..library_location import ENV_DB, is_server_url
+from ..library_location import ENV_DB, is_server_url, split_password
 from ..paths import normalise
 from ..private_files import PrivateRotatingFileHandler, make_private_dirs
 from ..settings_file import load_settings
@@ -98,6 +98,20 @@ def present(window: MainWindow, shell: DesktopShell, *, quick: bool) -> None:
     QTimer.singleShot(0, shell.show_quick)
 
 
+def with_db_argument(settings: Settings, db: str) -> Settings:
+    """The settings with the library ``--db`` names. It wins over DESKTOP_MEMORY_DB, as in the CLI (the settings
+    rank after the environment). A shared library's password may be in the URL (docs/SHARED.md, section 3): it goes
+    to this process's PGPASSWORD, never into the settings, where the Settings dialog would show it and the settings
+    file would refuse it (the window could not open the library at all)."""
+    os.environ.pop(ENV_DB, None)
+    if is_server_url(db):
+        url, password = split_password(db.strip())
+        if password is not None:
+            os.environ["PGPASSWORD"] = password
+        return dataclasses.replace(settings, db_url=url)
+    return dataclasses.replace(settings, db_path=str(Path(db).expanduser().resolve()))
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="desktop-memory-gui",
                                 description="Desktop Memory: your files as searchable memory.")
@@ -161,12 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         if loaded is None:
             return 1
     settings = loaded
-    if args.db:  # --db wins over DESKTOP_MEMORY_DB, as in the CLI (the settings below rank after the environment)
-        os.environ.pop(ENV_DB, None)
-    if args.db and is_server_url(args.db):  # a shared library (docs/SHARED.md)
-        settings = dataclasses.replace(settings, db_url=args.db.strip())
-    elif args.db:
-        settings = dataclasses.replace(settings, db_path=str(Path(args.db).expanduser().resolve()))
+    if args.db:
+        settings = with_db_argument(settings, args.db)
     from .single_instance import hand_off  # no Qt: a running app gets the request in milliseconds
 
     paths = [normalise(p) for p in args.paths]  # links kept: the app checks them (paths_guard), not us

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from ..models import WEAK, ContextReport, SearchResult
 from ..settings_schema import field as schema_field
 from .context_controller import budget_to_fit, fits_nothing_text
+from .machine_labels import result_name
 from .results_model import is_checked
 from .style import monospace_font
 
@@ -286,5 +287,5 @@ class ContextPanel(QWidget):
             bits.append(state.upper() if state == "did not fit" else state)
         if r.strength == WEAK:
             bits.append("weak")
-        bits.append(os.path.basename(r.source) + (f" · {loc}" if loc else ""))
+        bits.append(result_name(r) + (f" · {loc}" if loc else ""))  # another machine's: "desktop: plan.md"
         return "  ".join(bits[:1]) + "  " + " · ".join(bits[1:])

@@ -35,6 +35,7 @@ from .index_jobs import IndexJobController
 from .job_feedback import JobFeedback, show_context_feedback
 from .library_controller import LibraryController
 from .library_view import LibraryView
+from .machine_labels import machine_of
 from .messages import error_text
 from .pause_banner import install_pause_banner
 from .progress_panel import ProgressPanel
@@ -256,7 +257,9 @@ class MainWindow(FileDropTarget, QMainWindow):
 
     def reindex_all(self, force: bool = False) -> None:
         """Re-index every folder: only what changed (``force``: read every file again, its own action)."""
-        self.index_jobs.reindex_all(sorted({os.path.dirname(d.path) for d in self.library.model.documents()}), force)
+        theirs = self.library.model.machines()  # a shared library: other machines' files are theirs to read
+        folders = {os.path.dirname(d.path) for d in self.library.model.documents()}
+        self.index_jobs.reindex_all(sorted(f for f in folders if machine_of(f, theirs) is None), force)
 
     def remove_paths(self, paths: list[str]) -> None:
         if self.svc is not None and paths:

@@ -8,7 +8,6 @@ block and "Copy passage" keep the stored text exactly.
 
 from __future__ import annotations
 
-import os
 import re
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayou
 
 from ..models import WEAK, SearchResult
 from .formatting import MARK_END, MARK_START, human_date, mark_terms
+from .machine_labels import result_name
 from .progress_panel import ElidedLabel
 from .style import colors, monospace_font
 
@@ -150,7 +150,7 @@ class PreviewPanel(QWidget):
             self.browser.setHtml(f'<p style="color:{muted}">Select a result to read the whole passage.</p>')
             self.highlights = 0
             return
-        self.title.setText(os.path.basename(r.source))
+        self.title.setText(result_name(r))  # another machine's file is named with it ("desktop: plan.md")
         loc = r.location.describe()
         self.source.setText(" · ".join(x for x in (loc, r.source) if x))
         self.source.setToolTip(f"{r.source}\n{loc}" if loc else r.source)

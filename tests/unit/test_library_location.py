@@ -171,3 +171,14 @@ def test_an_empty_password_is_not_shown_as_one_and_the_store_shows_urls_alike():
     assert redacted("postgresql://postgres:@/bench?host=/tmp/x") == "postgresql://postgres@/bench?host=/tmp/x"
     url = "postgresql://me:s3cret@server/memory?password=s3cret&sslmode=require"
     assert location.redacted(url) == redacted(url) and "s3cret" not in redacted(url)
+
+
+def test_a_command_line_urls_password_is_split_off_for_pgpassword():
+    from desktop_memory.library_location import split_password
+
+    assert split_password("postgresql://me:s%40cret@db.example/memory?sslmode=verify-full") == (
+        "postgresql://me@db.example/memory?sslmode=verify-full", "s@cret")
+    assert split_password("postgresql://me@db/memory?password=p%26w&sslmode=require") == (
+        "postgresql://me@db/memory?sslmode=require", "p&w")
+    assert split_password("postgresql://postgres:@/x?host=/tmp/s") == ("postgresql://postgres@/x?host=/tmp/s", None)
+    assert split_password("postgresql://me@db/memory") == ("postgresql://me@db/memory", None)

@@ -175,3 +175,12 @@ def test_a_machine_renamed_in_settings_is_named_so_from_its_next_folder(two_mach
     lap.index_paths([lap_dir])
     assert desk.other_machines() == {str(lap_dir): "travel laptop"}
     assert desk.roots() == [str(desk_dir)]
+
+
+def test_a_context_names_the_machine_of_another_machines_passage(two_machines):
+    """The prompt block a person pastes (window, `context`, MCP get_context) says whose file a passage is, as the
+    result list does: "[Source: laptop: notes/plan.md …]" (it said "[Source: notes/plan.md …]", which reads like a
+    file of this machine's)."""
+    desk, _lap, _desk_dir, _lap_dir = two_machines
+    assert desk.context("tomatoes sun water", backend="keyword").text.startswith("[Source: laptop: notes/plan.md")
+    assert desk.context("harbour bridge spring", backend="keyword").text.startswith("[Source: notes/plan.md")

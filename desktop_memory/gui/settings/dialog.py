@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ...config import EmbedderSettings, Settings, default_db_path
 from ...errors import SettingsError
+from ...library_location import ENV_DB, env_location, shown
 from ...model_servers import ModelServers
 from ...settings_file import settings_problems, validate_settings
 from ...settings_schema import pages
@@ -93,8 +94,20 @@ class SettingsDialog(QDialog):
         whether it is the library open now)."""
         db = self.editors.get("db_path")
         if isinstance(db, TextEditor):
-            now = " (open now)" if not settings.db_path else ""
+            try:  # (a shared library, or DESKTOP_MEMORY_DB, is the library instead of the default file)
+                now = " (open now)" if settings.resolved_db_location() == default_db_path() else ""
+            except ValueError:
+                now = ""
             db.edit.setPlaceholderText(f"Default{now}: {default_db_path()}")
+        url = self.editors.get("db_url")
+        if isinstance(url, TextEditor):
+            url.edit.setCursorPosition(0)  # a long URL shows its start: the scheme, user and server
+            try:
+                env = env_location()
+            except ValueError:
+                env = None
+            if isinstance(env, str):  # the environment names the shared library open now (without its password)
+                url.edit.setPlaceholderText(f"{ENV_DB} (open now): {shown(env)}")
 
     @property
     def restore_btn(self) -> QPushButton:
