@@ -78,7 +78,7 @@ def run_reader(url: str, queries: list[str], name: str, embedder: str, backend: 
             i += 1
             t0 = time.perf_counter()
             try:
-                hits += bool(svc.search(query, backend=backend, top_k=10))
+                hits += bool(svc.search_outcome(query, backend=backend, top_k=10).results)
             except Exception as exc:  # the benchmark counts every failure instead of stopping at the first
                 errors.append(f"{type(exc).__name__}: {exc}")
                 continue

@@ -167,7 +167,7 @@ def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list
             expected = {str(p) for p in folder.glob("*.md")}
             found = set(svc.indexed_under(str(folder)))
             probe = title_of(texts[name][len(texts[name]) // 2])
-            hits = svc.search(probe, backend="keyword", top_k=10)
+            hits = svc.search_outcome(probe, backend="keyword", top_k=10).results
             named = [h.machine for h in hits if h.source.startswith(str(folder) + os.sep)]
             rows[name] = {"expected": len(expected), "found": len(found & expected),
                           "missing": sorted(expected - found)[:5], "foreign": sorted(found - expected)[:5],
@@ -175,7 +175,7 @@ def verify(url: str, base: Path, folders: dict[str, Path], texts: dict[str, list
         quiet: list[float] = []
         for query in queries[:QUIET_SEARCHES]:
             t0 = time.perf_counter()
-            svc.search(query, backend=backend, top_k=10)
+            svc.search_outcome(query, backend=backend, top_k=10)
             quiet.append((time.perf_counter() - t0) * 1000)
         stats = svc.stats()
         return {"machines": rows, "check": svc.check(), "stats_documents": stats.documents,

@@ -32,10 +32,10 @@ def main() -> int:
     for backend in args.backends.split(","):
         hits1 = hits5 = 0
         rr, lat = [], []
-        svc.search("warm up", backend=backend)
+        svc.search_outcome("warm up", backend=backend)
         for row in rows:
             t = time.perf_counter()
-            results = svc.search(row["question"], backend=backend, top_k=10)
+            results = svc.search_outcome(row["question"], backend=backend, top_k=10).results
             lat.append((time.perf_counter() - t) * 1000)
             files: list[str] = []
             for r in results:  # rank files, not chunks

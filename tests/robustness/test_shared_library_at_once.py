@@ -85,8 +85,8 @@ def test_two_machines_removing_the_same_folder_at_once_leave_one_clear_outcome(p
             assert svc.indexed_under(str(folder)) == {}
             assert svc.pending_removals() == [] and svc.check() == []
             assert svc.library_folders() == [str(other)]
-            assert not svc.search("harbour bridge log", backend="keyword")
-            assert svc.search("tomatoes sun", backend="keyword")[0].source == str(other / "keep.md")
+            assert not svc.search_outcome("harbour bridge log", backend="keyword").results
+            assert svc.search_outcome("tomatoes sun", backend="keyword").results[0].source == str(other / "keep.md")
         assert desk.roots() == [] and lap.roots() == [str(other)]
         assert desk.stats().documents == {"indexed": 1}
     finally:
