@@ -56,9 +56,9 @@ def problem_texts(panel) -> list[str]:
 class WeakFake(FakeService):
     """Every result of a query starting with "zz" is weak (what retrieval's calibration says of nonsense)."""
 
-    def search(self, query, backend=None, top_k=None, filters=None):
-        out = super().search(query.removeprefix("zz"), backend, top_k, filters)
+    def search_outcome(self, query, backend=None, top_k=None, filters=None, *, marks=False):
+        out = super().search_outcome(query.removeprefix("zz"), backend, top_k, filters, marks=marks)
         if query.startswith("zz"):
-            for r in out:
+            for r in out.results:
                 r.strength = "weak"
         return out

@@ -182,5 +182,7 @@ def test_a_context_names_the_machine_of_another_machines_passage(two_machines):
     result list does: "[Source: laptop: notes/plan.md …]" (it said "[Source: notes/plan.md …]", which reads like a
     file of this machine's)."""
     desk, _lap, _desk_dir, _lap_dir = two_machines
-    assert desk.context("tomatoes sun water", backend="keyword").text.startswith("[Source: laptop: notes/plan.md")
-    assert desk.context("harbour bridge spring", backend="keyword").text.startswith("[Source: notes/plan.md")
+    theirs, _ = desk.context_outcome("tomatoes sun water", backend="keyword")
+    ours, _ = desk.context_outcome("harbour bridge spring", backend="keyword")
+    assert theirs.text.startswith("[Source: laptop: notes/plan.md")
+    assert ours.text.startswith("[Source: notes/plan.md")
