@@ -111,8 +111,8 @@ class PgVectors:
         that the dense lane scans exactly (dense.py), and building the graph in one go afterwards is far cheaper
         than inserting into it vector by vector while a library is first embedded. A bulk load (bulk.py) defers
         it to its end. The count stops at ``INDEX_FROM`` rows: a large table is not counted at every write."""
-        if self.defer_index or self.conn.execute(
-                "select 1 from pg_indexes where tablename = %s and indexname = %s", (table, f"{table}_hnsw")).fetchone():
+        if self.defer_index or self.conn.execute("select 1 from pg_indexes where tablename = %s and indexname = %s",
+                                                 (table, f"{table}_hnsw")).fetchone():
             return
         got = self.conn.execute(f"select count(*) from (select 1 from {table} limit %s) s", (INDEX_FROM,)).fetchone()
         if got is not None and int(str(got[0])) >= INDEX_FROM:
