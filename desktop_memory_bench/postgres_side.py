@@ -173,6 +173,7 @@ def scale_step(sqlite_db: Path, url: str, queries: list[str], qvecs: Any, settin
 
     from desktop_memory.service import MemoryService
     from desktop_memory.store.open import open_store
+    from desktop_memory.store.postgres.store import PgStore
 
     from .latency import collect, percentile, summarise
     from .scale import exact_topk
@@ -193,6 +194,7 @@ def scale_step(sqlite_db: Path, url: str, queries: list[str], qvecs: Any, settin
     finally:
         svc.close()
     store = open_store(url, readonly=True)
+    assert isinstance(store, PgStore)
     try:
         fast = [[cid for cid, _ in store.dense_candidates(q, 10)] for q in qvecs]
         truth = exact_topk(store, qvecs, 10)

@@ -40,6 +40,7 @@ from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_buil
 
 if TYPE_CHECKING:
     from desktop_memory.store import Store
+    from desktop_memory.store.protocol import LibraryStore
 
 CHUNKS_PER_DOC = 10
 VECTOR_WINDOW = 256  # the pipeline's EMBED_WINDOW
@@ -73,7 +74,7 @@ class Synthesiser:
         return texts, vec.astype(np.float32)
 
 
-def exact_topk(store: Store, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
+def exact_topk(store: LibraryStore, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
     """Brute-force cosine top-k over every stored vector (streamed, so memory stays flat)."""
     best_ids = np.full((len(queries), 0), -1, dtype=np.int64)
     best_sc = np.full((len(queries), 0), -np.inf, dtype=np.float32)
