@@ -113,19 +113,22 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     summary.exclusions = len(excluded)
     removing = src.pending_removals()  # an interrupted removal in the source: its documents are not copied
     total = sum(src.counts()["by_status"].values())
+    # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
+    fresh = not sum(dst.counts()["by_status"].values())
     done, after = 0, 0
-    while True:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
-        docs = src.export.documents(after, slice_size)
-        if not docs:
-            break
-        after = docs[-1].id
-        wanted = [d for d in docs if not any(is_inside(d.path, p) for p in removing)]
-        _copy_slice(src, dst, wanted, sets, dst_model, summary)
-        done += len(docs)
-        if progress is not None:
-            progress(done, total)
+    with dst.bulk_load():  # a server library builds its indexes once, at the end
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
+            docs = src.export.documents(after, slice_size)
+            if not docs:
+                break
+            after = docs[-1].id
+            wanted = [d for d in docs if not any(is_inside(d.path, p) for p in removing)]
+            _copy_slice(src, dst, wanted, sets, dst_model, summary, fresh)
+            done += len(docs)
+            if progress is not None:
+                progress(done, total)
     return summary
 
 
@@ -149,10 +152,12 @@ def _prepare_models(dst: LibraryStore, target: Location, src_model: str | None, 
 
 
 def _copy_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
-                sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary) -> None:
+                sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary,
+                fresh: bool = False) -> None:
     indexed = [d for d in docs if d.status == STATUS_INDEXED]
     chunks = src.export.chunks([d.id for d in indexed])
     writes: list[DocumentWrite] = []
+    written: dict[str, int] = {}  # path → the target's document id, for those written here
     for doc in docs:
         if doc.status != STATUS_INDEXED:  # skipped or failed: recorded as it was (its reason kept)
             dst.record_outcome(path=doc.path, status=doc.status, error=doc.error, kind=doc.kind, size=doc.size,
@@ -160,7 +165,7 @@ def _copy_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocum
             summary.outcomes += 1
             continue
         own = chunks.get(doc.id, [])
-        there = dst.get_document(doc.path)
+        there = None if fresh else dst.get_document(doc.path)
         if there is not None and there.content_hash == doc.content_hash and there.n_chunks == len(own) \
                 and there.status == STATUS_INDEXED:
             summary.unchanged += 1
@@ -171,24 +176,32 @@ def _copy_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocum
                                     dedupe_keys=[chunk_key(d) for d in drafts], warning=doc.error))
         summary.chunks += len(drafts)
     if writes:
-        dst.write_documents(writes)
+        results = dst.write_documents(writes)
+        written = {w.path: r.doc_id for w, r in zip(writes, results)}
         summary.documents += len(writes)
-    _copy_vectors(src, dst, indexed, chunks, sets, dst_model, summary)
+    _copy_vectors(src, dst, indexed, chunks, sets, dst_model, summary, written)
 
 
 def _copy_vectors(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
                   chunks: dict[int, list[ExportChunk]], sets: Sequence[tuple[str, int, str | None]],
-                  dst_model: str | None, summary: CopySummary) -> None:
+                  dst_model: str | None, summary: CopySummary, written: dict[str, int]) -> None:
     """Each target passage still without a vector gets the source's vector of the same passage (a duplicate's is
-    its canonical passage's), for every model the source holds."""
+    its canonical passage's), for every model the source holds. ``written``: the target ids of the documents this
+    slice wrote (the others are looked up)."""
     pairs: list[tuple[ExportChunk, int]] = []  # (target chunk, the source chunk whose vector it takes)
-    targets = {d.id: dst.get_document(d.path) for d in docs}
-    dst_chunks = dst.export.chunks([t.id for t in targets.values() if t is not None])
+    targets: dict[int, int | None] = {}
+    for d in docs:
+        there = written.get(d.path)
+        if there is None:
+            row = dst.get_document(d.path)
+            there = None if row is None else row.id
+        targets[d.id] = there
+    dst_chunks = dst.export.chunks([t for t in targets.values() if t is not None])
     for doc in docs:
         there = targets[doc.id]
         if there is None:
             continue
-        for theirs, mine in zip(chunks.get(doc.id, []), dst_chunks.get(there.id, []), strict=False):
+        for theirs, mine in zip(chunks.get(doc.id, []), dst_chunks.get(there, []), strict=False):
             if mine.dup_of is None:
                 pairs.append((mine, theirs.dup_of if theirs.dup_of is not None else theirs.id))
     if not pairs:

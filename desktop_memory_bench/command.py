@@ -95,6 +95,10 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
     srv.add_argument("--rerank-depth", type=int, default=None, help="passages reranked per query (default 30)")
     srv.add_argument("--rerank-timeout", type=float, default=None, help="seconds (default the app's 2)")
     p.add_argument("--per-query", type=Path, default=None, help="write per-query metrics (JSON) to this file")
+    p.add_argument("--postgres", default=None, metavar="URL",
+                   help="also run it on a PostgreSQL library: the SQLite library is copied (without re-embedding) "
+                   "into the database at this postgresql:// URL (with pgvector; reused when it already holds it) "
+                   "and both stores' tables are printed (with --scale: each step on both)")
     tune = p.add_argument_group("search/chunk overrides (default: the app's defaults)")
     tune.add_argument("--fusion", choices=("zscore", "rrf"), default=None, help="how the two lanes are fused")
     tune.add_argument("--keyword-term-budget", type=int, default=None,
@@ -113,7 +117,10 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[_P]) -> _P:
                     "texts and vectors (recombined, perturbed)")
     sc.add_argument("--scale-queries", type=int, default=200, help="queries timed per scale step (default 200)")
     sc.add_argument("--scale-db", type=Path, default=None,
-                    help="where to build the synthetic index (default: a temporary file, deleted afterwards)")
+                    help="where to build the synthetic index (default: a temporary file, deleted afterwards); an "
+                    "existing one that an earlier --scale run built is grown from where it is")
+    sc.add_argument("--no-app-probe", dest="app_probe", action="store_false",
+                    help="skip the fresh app process that indexes 200 documents into each step's library")
     p.set_defaults(func=run_bench)
     return p
 
@@ -184,10 +191,16 @@ def run_bench(args: argparse.Namespace, settings: Settings | None = None) -> int
 
         raise UserError(missing_data(args.dataset, "a BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv"))
     opts = _options(args)
+    postgres = getattr(args, "postgres", None)
+    if postgres is not None:  # a wrong URL is said before the long work, in one sentence
+        from .postgres_side import check_postgres
+
+        check_postgres(postgres)
     if args.scale:
         from .scale import run_scale
 
-        report = run_scale(opts, args.scale, n_queries=args.scale_queries, scale_db=args.scale_db)
+        report = run_scale(opts, args.scale, n_queries=args.scale_queries, scale_db=args.scale_db,
+                           postgres=postgres, app_probe=getattr(args, "app_probe", True))
         text = format_scale(report)
     else:
         from .runner import run_dataset
@@ -197,6 +210,16 @@ def run_bench(args: argparse.Namespace, settings: Settings | None = None) -> int
         if args.per_query and per_query is not None:
             args.per_query.write_text(json.dumps(per_query, indent=1))
         text = format_report(report)
+        if postgres is not None:
+            from .postgres_side import format_side, run_side
+
+            ratio = report["index"].get("chunks_per_doc") or 1.0
+            overfetch = report["settings"]["search"]["overfetch"]
+            depth = min(4096 // max(1, overfetch), max(opts.depth, math.ceil(opts.depth * ratio * 2)))
+            top_k = int(opts.top_k or report["settings"]["search"]["top_k"])
+            report["postgres"] = run_side(opts, Path(report["db"]), postgres, chunk_depth=depth, top_k=top_k,
+                                          log=opts.log or (lambda m: print(m, file=sys.stderr, flush=True)))
+            text += "\n\n" + format_side(report["backends"], report["postgres"])
     report = _clean(report)
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))

@@ -1,11 +1,13 @@
-"""SciFact (or any BEIR folder) on a PostgreSQL library beside the SQLite one, without re-embedding.
+"""The same benchmark on a PostgreSQL library beside the SQLite one, in one run, without re-embedding:
+``desktop-memory bench DATASET --postgres URL`` (and ``--scale N --postgres URL``).
 
-    python -m desktop_memory_bench.postgres_side ../shared/eval/scifact --sqlite CACHED.db --postgres URL
+The SQLite library the bench built (or reused) is copied into the database at URL by ``desktop-memory copy``'s own
+code (library_copy.py: COPY on the server, the HNSW index and the word statistics' key built after the rows; the
+insertion rate is reported), then every query runs through the real service on the PostgreSQL library too, and both
+stores' tables are printed together. A database that already holds that copy (same documents and passages) is
+reused as it is. Standalone, on an index ``bench --db`` built:
 
-``CACHED.db`` is the index ``desktop-memory bench DATASET --db CACHED.db`` built (same settings): its documents,
-chunks and vectors are copied into the (empty) PostgreSQL database at URL through the stores' own methods (COPY on
-the server side: the insertion rate is reported), then every query runs through the real service on BOTH
-libraries, one after the other in this process, and the quality and latency tables are printed side by side.
+    python -m desktop_memory_bench.postgres_side DATASET --sqlite CACHED.db --postgres URL
 """
 
 from __future__ import annotations
@@ -13,89 +15,119 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
-from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from desktop_memory.errors import UserError
+from desktop_memory.store.location import is_server_url, redacted
 
-from desktop_memory.chunking.dedupe import chunk_key
-from desktop_memory.embed import make_embedder
-from desktop_memory.models import ChunkDraft
-from desktop_memory.store.doc_writes import DocumentWrite
-from desktop_memory.store.location import redacted
-from desktop_memory.store.open import open_store
-from desktop_memory.store.protocol import LibraryStore
-
-from .dataset import load_beir
-from .runner import BenchOptions, bench_settings, run_backend
-
-BLOCK = 2000  # chunk ids read per request
+from .runner import BenchOptions
+from .table import render_table
 
 
-def copy_library(src: LibraryStore, dst: LibraryStore, log: Any) -> dict[str, float]:
-    """Every document, chunk and vector of ``src`` into the empty ``dst`` (the vectors of the active model)."""
+def check_postgres(url: str) -> None:
+    """Before any long work: the URL must name a reachable PostgreSQL database with pgvector that this role may
+    write; otherwise one sentence (a UserError: exit code 1)."""
+    from desktop_memory.store.open import open_store, server_error
+
+    if not is_server_url(url):
+        raise UserError(f"--postgres needs a postgresql:// URL of a database with pgvector, not {url!r}.")
+    try:
+        store = open_store(url)
+    except UserError:
+        raise
+    except Exception as exc:  # the driver's own error, said in one sentence by the store's translation
+        found = server_error(exc, url)
+        if found is None:
+            raise
+        raise found from exc
+    store.close()
+
+
+def copy_into(sqlite_db: Path, url: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """The SQLite library into the database at ``url`` (resumed, or skipped when it is already there whole), with
+    the time spent and the load average."""
+    from desktop_memory.library_copy import copy_library
+    from desktop_memory.store.open import open_store
+
+    src, dst = open_store(sqlite_db, readonly=True), open_store(url, readonly=True)
+    try:
+        mine, theirs = src.counts(), dst.counts()
+    finally:
+        src.close()
+        dst.close()
+    # (vectors are not compared: the copy collapses passages of identical text, which a synthetic --scale library
+    # keeps apart, into copies that share one vector)
+    if mine["chunks"] == theirs["chunks"] and mine["by_status"] == theirs["by_status"] \
+            and theirs["vectors"] + theirs["duplicates"] >= mine["vectors"]:
+        log(f"{redacted(url)} already holds this library ({theirs['chunks']:,} passages): reused")
+        return {"passages": 0, "reused": True}
+    log(f"copying {mine['chunks']:,} passages into {redacted(url)} …")
+    load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    lo, hi = src.reads.chunk_id_span()
-    by_doc: dict[str, list[ChunkDraft]] = defaultdict(list)
-    kinds: dict[str, str] = {}
-    for start in range(lo, hi + 1, BLOCK):
-        rows = src.reads.chunk_rows(list(range(start, min(hi, start + BLOCK - 1) + 1)))
-        for cid in sorted(rows):
-            row = rows[cid]
-            by_doc[row.path].append(ChunkDraft(row.text, row.location()))
-            kinds[row.path] = row.kind
-    read_s = time.perf_counter() - t0
-    docs: list[DocumentWrite] = []
-    for path, chunks in by_doc.items():
-        info = src.get_document(path)
-        assert info is not None
-        docs.append(DocumentWrite(path=path, kind=kinds[path], language=None, title=None, size=info.size,
-                                  mtime=info.mtime, content_hash=info.content_hash, chunks=chunks,
-                                  dedupe_keys=[chunk_key(c) for c in chunks]))
-    t1 = time.perf_counter()
-    for start in range(0, len(docs), 200):
-        dst.write_documents(docs[start:start + 200])
-    write_s = time.perf_counter() - t1
-    passages = sum(len(d.chunks) for d in docs)
-    log(f"copied {len(docs)} documents, {passages} passages in {write_s:.1f} s ({passages / write_s:,.0f}/s)")
-    model, dim = src.model_info()
-    vec_s = 0.0
-    vectors = 0
-    if model is not None and dim is not None:
-        dst.ensure_model(model, dim)
-        where: dict[tuple[str, str], int] = {}
-        after = 0
-        while True:
-            pending = dst.pending_chunks(BLOCK, after)
-            if not pending:
-                break
-            after = pending[-1][0]
-            rows = dst.reads.chunk_rows([cid for cid, _ in pending])
-            where.update({(rows[cid].path, text): cid for cid, text in pending})
-        t2 = time.perf_counter()
-        for ids, block in src.iter_vectors():
-            rows = src.reads.chunk_rows([int(i) for i in ids])
-            keep = [(where[(rows[int(i)].path, rows[int(i)].text)], v, rows[int(i)].text)
-                    for i, v in zip(ids, block) if (rows[int(i)].path, rows[int(i)].text) in where]
-            if keep:
-                vectors += dst.store_vectors([k[0] for k in keep], np.stack([k[1] for k in keep]),
-                                             [k[2] for k in keep])
-        vec_s = time.perf_counter() - t2
-        log(f"copied {vectors} vectors in {vec_s:.1f} s ({vectors / max(vec_s, 1e-9):,.0f}/s)")
-    return {"read_s": read_s, "passages": passages, "passage_write_s": write_s, "passages_per_s": passages / write_s,
-            "vectors": vectors, "vector_write_s": vec_s, "vectors_per_s": vectors / max(vec_s, 1e-9)}
+    summary = copy_library(sqlite_db, url, machine=("bench", "bench"))
+    took = time.perf_counter() - t0
+    rate = summary.chunks / took if took else 0.0
+    log(f"copied {summary.chunks:,} passages and {sum(summary.vectors.values()):,} vectors in {took:.1f} s "
+        f"({rate:,.0f} passages/s, indexes included)")
+    return {"passages": summary.chunks, "vectors": sum(summary.vectors.values()), "seconds": took,
+            "passages_per_s": rate, "load_avg": (load0 + os.getloadavg()[0]) / 2, "reused": False}
+
+
+def run_side(opts: BenchOptions, sqlite_db: Path, url: str, *, chunk_depth: int, top_k: int,
+             log: Callable[[str], None]) -> dict[str, Any]:
+    """Copy (or reuse), then every query of the dataset on each backend through the real service on ``url``."""
+    from desktop_memory.embed import make_embedder
+    from desktop_memory.service import MemoryService
+
+    from .dataset import load_beir
+    from .runner import bench_settings, run_backend
+
+    ds = load_beir(opts.dataset, opts.split)
+    ds.limit_queries(opts.limit_queries)
+    report: dict[str, Any] = {"url": redacted(url), "copy": copy_into(sqlite_db, url, log), "backends": {}}
+    settings = bench_settings(opts)
+    svc = MemoryService(settings, db_path=url, embedder=make_embedder(settings.embedder))
+    try:
+        for backend in opts.backends:
+            log(f"postgres: {len(ds.queries)} queries with {backend} …")
+            res = run_backend(svc, ds, backend, opts, chunk_depth, top_k, log)
+            res.pop("_per_query", None)
+            report["backends"][backend] = res
+    finally:
+        svc.close()
+    return report
+
+
+def format_side(sqlite_backends: dict[str, Any], side: dict[str, Any]) -> str:
+    """Both stores' quality and latency, one row per store and backend."""
+    headers = ["store", "backend", "nDCG@10", "R@100", "MRR@10", "p50 ms", "p95 ms"]
+    rows = []
+    for backend, pg in side["backends"].items():
+        for name, r in (("SQLite", sqlite_backends.get(backend)), ("PostgreSQL", pg)):
+            if r is not None:
+                rows.append([name, backend, f"{r['ndcg@10']:.4f}", f"{r['recall@100']:.4f}", f"{r['mrr@10']:.4f}",
+                             f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}"])
+    copy = side["copy"]
+    note = (f"PostgreSQL {side['url']}: reused as it was" if copy.get("reused") else
+            f"PostgreSQL {side['url']}: {copy['passages']:,} passages copied in {copy['seconds']:.1f} s "
+            f"({copy['passages_per_s']:,.0f}/s with the vectors and indexes; load {copy['load_avg']:.1f})")
+    return "SQLite beside PostgreSQL (the same library, the same queries, one run)\n" + render_table(headers, rows) \
+        + "\n" + note
 
 
 def main(argv: list[str] | None = None) -> int:
-    from desktop_memory.service import MemoryService
+    from .dataset import load_beir
+    from .runner import bench_settings
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dataset", type=Path)
     ap.add_argument("--sqlite", type=Path, required=True, help="the index `desktop-memory bench --db` built")
-    ap.add_argument("--postgres", required=True, help="postgresql:// URL of an empty database with pgvector")
+    ap.add_argument("--postgres", required=True, help="postgresql:// URL of a database with pgvector")
     ap.add_argument("--backends", default="hybrid,keyword")
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
@@ -104,41 +136,77 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    opts = BenchOptions(dataset=args.dataset, backends=args.backends.split(","), nonsense=0, log=log)
+    check_postgres(args.postgres)
+    opts = BenchOptions(dataset=args.dataset, backends=args.backends.split(","), nonsense=0, log=log,
+                        limit_queries=args.limit_queries)
     settings = bench_settings(opts)
-    embedder = make_embedder(settings.embedder)
+    from desktop_memory.embed import make_embedder
+    from desktop_memory.service import MemoryService
+
+    from .runner import run_backend
+
     ds = load_beir(args.dataset, "test")
     ds.limit_queries(args.limit_queries)
-    report: dict[str, Any] = {"dataset": ds.name, "postgres_url": redacted(args.postgres)}
-    src, dst = open_store(args.sqlite, readonly=True), open_store(args.postgres)
+    depth = min(4096 // max(1, settings.search.overfetch), max(opts.depth, math.ceil(opts.depth * 2.8 * 2)))
+    svc = MemoryService(settings, db_path=args.sqlite, embedder=make_embedder(settings.embedder))
     try:
-        if dst.counts()["chunks"] == 0:
-            report["copy"] = copy_library(src, dst, log)
-        chunks = src.counts()["chunks"]
+        mine = {b: run_backend(svc, ds, b, opts, depth, settings.search.top_k, log) for b in opts.backends}
     finally:
-        src.close()
-        dst.close()
-    ratio = chunks / max(1, len(ds.corpus))
-    chunk_depth = min(4096 // max(1, settings.search.overfetch), max(opts.depth, math.ceil(opts.depth * ratio * 2)))
-    for name, location in (("sqlite", str(args.sqlite)), ("postgres", args.postgres)):
-        svc = MemoryService(settings, db_path=location, embedder=embedder)
-        try:
-            for backend in opts.backends:
-                log(f"{name}: {len(ds.queries)} queries with {backend} …")
-                res = run_backend(svc, ds, backend, opts, chunk_depth, settings.search.top_k, log)
-                res.pop("_per_query", None)
-                report.setdefault(name, {})[backend] = res
-        finally:
-            svc.close()
-    print("store     backend  nDCG@10   R@100  MRR@10  p50 ms  p95 ms")
-    for name in ("sqlite", "postgres"):
-        for backend, r in report[name].items():
-            print(f"{name:9} {backend:8} {r['ndcg@10']:7.4f}  {r['recall@100']:6.4f}  {r['mrr@10']:6.4f}  "
-                  f"{r['p50_ms']:6.1f}  {r['p95_ms']:6.1f}")
+        svc.close()
+    side = run_side(opts, args.sqlite, args.postgres, chunk_depth=depth, top_k=settings.search.top_k, log=log)
+    print(format_side(mine, side))
     if args.out:
-        args.out.write_text(json.dumps(report, indent=2, default=str))
+        for r in mine.values():
+            r.pop("_per_query", None)
+        args.out.write_text(json.dumps({"sqlite": mine, "postgres": side}, indent=2, default=str))
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def scale_step(sqlite_db: Path, url: str, queries: list[str], qvecs: Any, settings: Any, embedder: Any,
+               backends: tuple[str, ...], log: Callable[[str], None]) -> dict[str, Any]:
+    """One ``--scale`` step on PostgreSQL: the step's SQLite library copied in (only what is new since the last
+    step), then the same queries on each backend through the real service, and the dense lane's top-10 (HNSW
+    once the table has its index) against an exact top-10 over every stored vector."""
+    import numpy as np
+
+    from desktop_memory.service import MemoryService
+    from desktop_memory.store.open import open_store
+    from desktop_memory.store.postgres.store import PgStore
+
+    from .latency import collect, percentile, summarise
+    from .scale import exact_topk
+
+    out: dict[str, Any] = {"copy": copy_into(sqlite_db, url, log), "latency": {}}
+    svc = MemoryService(settings, db_path=url, embedder=embedder)
+    try:
+        for backend in backends:
+            svc.search_outcome(queries[0], backend=backend)  # warm
+            walls, parts = [], []
+            for q in queries:
+                t0 = time.perf_counter()
+                got = svc.search_outcome(q, backend=backend)
+                walls.append((time.perf_counter() - t0) * 1000)
+                parts.append(got.timings_ms)
+            out["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
+                                       "timings_ms": summarise(collect(parts))}
+    finally:
+        svc.close()
+    store = open_store(url, readonly=True)
+    assert isinstance(store, PgStore)
+    try:
+        fast = [[cid for cid, _ in store.dense_candidates(q, 10)] for q in qvecs]
+        truth = exact_topk(store, qvecs, 10)
+        out["chunks"] = store.counts()["chunks"]
+        out["db_mb"] = store.db_bytes() / 1048576
+    finally:
+        store.close()
+    out["dense_recall@10"] = float(np.mean([len(set(f) & set(t)) / max(1, len(t)) for f, t in zip(fast, truth)]))
+    out["load_avg"] = os.getloadavg()[0]
+    lat = out["latency"]
+    log(f"  postgres {out['chunks']:,} chunks: " + ", ".join(f"{b} p50 {lat[b]['p50_ms']:.1f} ms" for b in lat)
+        + f", recall@10 {out['dense_recall@10']:.4f}")
+    return out

@@ -40,6 +40,7 @@ from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_buil
 
 if TYPE_CHECKING:
     from desktop_memory.store import Store
+    from desktop_memory.store.protocol import LibraryStore
 
 CHUNKS_PER_DOC = 10
 VECTOR_WINDOW = 256  # the pipeline's EMBED_WINDOW
@@ -73,7 +74,7 @@ class Synthesiser:
         return texts, vec.astype(np.float32)
 
 
-def exact_topk(store: Store, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
+def exact_topk(store: LibraryStore, queries: np.ndarray, k: int, block: int = 20000) -> list[list[int]]:
     """Brute-force cosine top-k over every stored vector (streamed, so memory stays flat)."""
     best_ids = np.full((len(queries), 0), -1, dtype=np.int64)
     best_sc = np.full((len(queries), 0), -np.inf, dtype=np.float32)
@@ -213,7 +214,9 @@ class SynthesisBase:
 
 
 def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
-              scale_db: Path | None = None) -> dict[str, Any]:
+              scale_db: Path | None = None, postgres: str | None = None, app_probe: bool = True) -> dict[str, Any]:
+    """Each size on the SQLite library (and, with ``postgres``, the same library copied into that database,
+    measured with the same queries: postgres_side.scale_step)."""
     from desktop_memory.retrieve.lanes import dense_lane, dense_lane_exact
     from desktop_memory.service import MemoryService
 
@@ -232,9 +235,7 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
         tmp = tempfile.TemporaryDirectory(prefix="dm-scale-")
         db = Path(tmp.name) / "scale.db"
     else:
-        db = scale_db.expanduser()
-        if db.exists():
-            raise UserError(f"{db} already exists; --scale-db must name a new file.")
+        db = scale_db.expanduser()  # an existing one (an earlier --scale run's) is grown from where it is
     report: dict[str, Any] = {
         "mode": "scale",
         "base": {"name": ds.name, "chunks": len(synth.words), "db": str(base_db), "model": model_id},
@@ -301,7 +302,12 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
                 step["peak_rss_mb"] = rss.peak / MB
                 step["load_avg"] = load_average()
                 step["app"] = app_probe_step(db, ds, queries, settings, offset=len(report["steps"]) * PROBE_DOCS,
-                                             log=log)
+                                             log=log) if app_probe else None
+                if postgres is not None:
+                    from .postgres_side import scale_step
+
+                    step["postgres"] = scale_step(db, postgres, queries, qvecs, settings, embedder, SCALE_BACKENDS,
+                                                  log)
                 lat = step["latency"]
                 log(f"  {step['chunks']:,} chunks: hybrid p50 {lat['hybrid']['p50_ms']:.1f} ms, keyword p50 "
                     f"{lat['keyword']['p50_ms']:.1f} ms, dense p50 {lat['dense']['p50_ms']:.1f} ms, recall@10 "

@@ -114,9 +114,28 @@ def format_scale(report: dict[str, Any]) -> str:
             _fmt(step["peak_rss_mb"], ".0f"),
             _fmt((step.get("app") or {}).get("peak_rss_mb"), ".0f"),
         ])
+    pg_rows = []
+    for step in report["steps"]:
+        pg = step.get("postgres")
+        if pg is None:
+            continue
+        lat, copy = pg["latency"], pg["copy"]
+        pg_rows.append([
+            f"{pg['chunks']:,}",
+            "reused" if copy.get("reused") else _fmt(copy.get("passages_per_s"), ".0f"),
+            _fmt(pg["db_mb"], ".0f"),
+            *(_fmt(lat.get(b, {}).get(k)) for b in ("hybrid", "keyword", "dense") for k in ("p50_ms", "p95_ms")),
+            _fmt(pg.get("dense_recall@10"), ".4f"),
+            _fmt((lat.get("hybrid", {}).get("p50_ms") or 0) / max(1e-9, step["latency"]["hybrid"]["p50_ms"]), ".2f"),
+            _fmt(pg.get("load_avg"), ".1f"),
+        ])
+    pg_text = "" if not pg_rows else (
+        "\nthe same library on PostgreSQL (--postgres; copied in by `copy`, insert/s = its passages/s with vectors "
+        "and indexes)\n" + render_table(["chunks", "insert/s", "db MB", "hybrid p50", "p95", "keyword p50", "p95",
+                                          "dense p50", "p95", "dense R@10", "hybrid p50 / SQLite's", "load"], pg_rows))
     head = (f"desktop-memory bench --scale · base {report['base']['name']} ({report['base']['chunks']} real chunks) · "
             f"{report['queries']} queries · {report['machine']['cpus']} CPUs")
     foot = ("RSS MB: the benchmark process (base corpus, synthesiser and exact reference included); app RSS MB: a "
             "fresh app process that indexes 200 new documents into that library and runs every query on hybrid, "
             "keyword and dense (bench/app_probe.py)")
-    return head + "\n" + render_table(headers, rows) + "\n" + foot
+    return head + "\n" + render_table(headers, rows) + "\n" + foot + pg_text

@@ -219,6 +219,11 @@ class Store(LibraryFacade):
         return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
 
     @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """A bulk load (``copy`` into this library) needs nothing special: sqlite-vec keeps no graph to rebuild."""
+        yield
+
+    @contextmanager
     def cancellable(self, cancel: threading.Event | None) -> Iterator[Store]:
         """While the block runs, a set ``cancel`` interrupts this connection's running statement and the block ends in
         Cancelled: a long read (a million vectors' codes for the dense lane) stops within one page of rows."""

@@ -96,3 +96,53 @@ def test_an_interrupted_copy_to_a_server_goes_on_where_it_stopped(source, pg_ser
     whole = fresh_database(pg_server)
     copy_library(source, whole, machine=machine)  # the same copy, uninterrupted
     assert _answers(pg_url, "hybrid") == _answers(whole, "hybrid")
+
+
+def _indexes(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return {str(r[0]) for r in conn.execute("select indexname from pg_indexes where schemaname = 'public'")}
+
+
+def test_a_copy_builds_the_indexes_after_the_rows_and_an_interrupted_one_is_repaired(
+        source, pg_server, pg_url, monkeypatch):  # noqa: F811
+    """Into an empty server library the word statistics go in without their primary key and the vectors without
+    their HNSW index, both built once at the end (store/postgres/bulk.py); an interrupted copy leaves them out,
+    `check` says so, and the copy run again (or `compact`) builds them, with the same answers as a copy that
+    never stopped."""
+    from desktop_memory.store.postgres import vectors
+
+    monkeypatch.setattr(vectors, "INDEX_FROM", 5)  # the test library is small: an HNSW index from 5 vectors
+    machine = this_machine(Settings())
+    cancel = threading.Event()
+    with pytest.raises(Cancelled):
+        copy_library(source, pg_url, machine=machine, cancel=cancel, slice_size=5,
+                     progress=lambda done, total: cancel.set())
+    table = open_store(pg_url, readonly=True)
+    try:
+        assert table.vectors.count() >= 5  # type: ignore[attr-defined]
+        assert "chunk_terms_pkey" not in _indexes(pg_url) and "vectors_1_hnsw" not in _indexes(pg_url)
+        assert any("keyword statistics have no index" in p for p in table.check_integrity())
+    finally:
+        table.close()
+    copy_library(source, pg_url, machine=machine, slice_size=5)
+    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(pg_url)
+    whole = fresh_database(pg_server)
+    copy_library(source, whole, machine=machine)
+    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(whole)
+    assert _state(pg_url) == _state(whole) == _state(source)
+    assert _answers(pg_url, "hybrid") == _answers(whole, "hybrid")
+    # interrupted again into another empty library, then repaired by compact instead
+    third = fresh_database(pg_server)
+    cancel.clear()
+    with pytest.raises(Cancelled):
+        copy_library(source, third, machine=machine, cancel=cancel, slice_size=5,
+                     progress=lambda done, total: cancel.set())
+    store = open_store(third)
+    try:
+        store.compact()
+        assert store.check_integrity() == []
+    finally:
+        store.close()
+    assert "chunk_terms_pkey" in _indexes(third)

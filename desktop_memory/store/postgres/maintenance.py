@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 
 from ...errors import Cancelled
+from .bulk import has_term_key, restore_term_key
 from .schema import Conn
 from .terms import TOTALS
 from .vectors import PgVectors
@@ -36,6 +37,7 @@ def compact(conn: Conn, vectors: PgVectors, progress: Callable[[float], None] | 
         conn.execute(f"vacuum (full, analyze) {table}")
         if progress is not None:
             progress(min(0.95, (i + 1) / len(tables)))
+    restore_term_key(conn)  # an interrupted bulk load's (bulk.py)
     return before, db_bytes(conn)
 
 
@@ -43,6 +45,8 @@ def check(conn: Conn, vectors: PgVectors, progress: CheckProgress | None,
           cancel: threading.Event | None) -> list[str]:
     """The invariants of the SQLite store's ``check``, on the server's tables: problems, or [] when sound."""
     problems: list[str] = []
+    if not has_term_key(conn):
+        problems.append("the keyword statistics have no index (an interrupted copy): run compact, or the copy again")
     steps: list[tuple[str, str, str]] = [
         ("keyword statistics", "select count(*) from chunks c where c.dup_of is null and c.tsv is null",
          "{} passages have no keyword statistics"),

@@ -13,7 +13,7 @@ from ...models import SearchFilters
 from ..row_types import ChunkRow
 from ..search_reads import PASSAGE_COLUMNS, FtsTable
 from .filters import allowed_ids_sql, filter_sql
-from .keyword import bm25_match, lexemes, match_ids_sql, phrases
+from .keyword import bm25_match, lexemes, match_ids_sql, phrases, weighted
 from .schema import Conn
 from .terms import GRAMS, WORDS
 from .vectors import PgVectors, vector_text
@@ -156,6 +156,9 @@ class PgSearchReads:
 
     # ---------- document frequencies and the index's tokens ----------
     def window_doc_freq(self, match: str, first: int, last: int, cap: int) -> tuple[int, int]:
+        one = _one_term_window(self.conn, match, first, last, cap)
+        if one is not None:
+            return one
         found = match_ids_sql(self.conn, match)
         if found is None:
             return 0, int(first) - 1
@@ -207,3 +210,28 @@ class PgSearchReads:
 def _option(mark: str) -> str:
     """A ts_headline option value: double-quoted, its own double quotes doubled."""
     return '"' + mark.replace('"', '""') + '"'
+
+
+def _one_term_window(conn: Conn, match: str, first: int, last: int, cap: int) -> tuple[int, int] | None:
+    """(matches, last id seen) of an expression of one word or one phrase (what the term planner samples) by
+    walking its postings in id order from ``first`` and stopping at ``cap`` matches: the primary key of
+    ``chunk_terms`` is in (term, chunk) order, so no match set is built first (at 1M passages the general path's
+    DISTINCT over a common word's postings took seconds: docs/BENCHMARKS.md, "1M passages on both stores").
+    None for any other expression."""
+    single, multi, anchors = weighted(conn, match, WORDS)
+    if len(single) + len(multi) != 1:
+        return None
+    if single:
+        sql = ("select count(*), max(chunk_id) from (select chunk_id from chunk_terms where lane = 0 and term = %s "
+               "and chunk_id between %s and %s order by chunk_id limit %s) w")
+        params: list[object] = [next(iter(single)), int(first), int(last), int(cap)]
+    else:
+        phrase = next(iter(multi))
+        sql = ("select count(*), max(chunk_id) from (select a.chunk_id from chunk_terms a join chunks c on "
+               "c.id = a.chunk_id where a.lane = 0 and a.term = %s and a.chunk_id between %s and %s and "
+               "c.tsv @@ phraseto_tsquery('dm_text', %s) order by a.chunk_id limit %s) w")
+        params = [anchors[phrase], int(first), int(last), phrase, int(cap)]
+    row = conn.execute(sql, params).fetchone()
+    if not row or not row[0]:
+        return 0, int(first) - 1
+    return _int(row[0]), _int(row[1])

@@ -53,24 +53,28 @@ _STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigin
 
 def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
     """New chunk rows (``CHUNK_COLUMNS``, inside the caller's transaction) COPYed into a staging table, then moved
-    into ``chunks`` in one INSERT that computes each canonical chunk's tsvector and length on the way (no second
-    write of the row), then their word rows, bigram rows and the totals."""
+    into ``chunks`` by one statement that tokenizes each canonical chunk once (its tsvector and length computed on
+    the way in) and writes its word rows from what it inserted (no second read of ``chunks``), sorted by term so
+    the primary key of ``chunk_terms`` is filled in its own order; then bigram rows and the totals."""
     if not rows:
         return
     conn.execute(_STAGE)
     with conn.cursor() as cur, cur.copy(f"copy dm_chunks_in({CHUNK_COLUMNS}) from stdin") as copy:
         for row in rows:
             copy.write_row(row)
+    if any(r[11] is not None for r in rows):  # copies: no statistics of their own
+        conn.execute(f"insert into chunks({CHUNK_COLUMNS}) select {CHUNK_COLUMNS} from dm_chunks_in "
+                     "where dup_of is not null")
     conn.execute(
-        f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select {', '.join('s.' + c for c in _NAMES)}, t.v, "
+        f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) "
+        f"select {', '.join('s.' + c for c in _NAMES)}, t.v, "
         "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
-        "from dm_chunks_in s cross join lateral (select case when s.dup_of is null "
-        "then to_tsvector('dm_text', s.text) end as v) t")
-    conn.execute(
-        "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, c.id, "
-        "coalesce(array_length(x.positions, 1), 1), c.n_words from dm_chunks_in s join chunks c on c.id = s.id "
-        "cross join unnest(c.tsv) x where s.dup_of is null")
-    conn.execute("truncate dm_chunks_in")
+        "from dm_chunks_in s cross join lateral (select to_tsvector('dm_text', s.text) as v) t "
+        "where s.dup_of is null returning id, tsv, n_words) "
+        "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, new.id, "
+        "coalesce(array_length(x.positions, 1), 1), new.n_words from new cross join unnest(new.tsv) x "
+        "order by x.lexeme, new.id")
+    conn.execute("delete from dm_chunks_in")  # (cheaper than truncate for a temp table)
     canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
     _add_grams(conn, canonical)
     _add_totals(conn, [cid for cid, _ in canonical], 1)

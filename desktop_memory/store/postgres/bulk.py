@@ -1,0 +1,63 @@
+"""Bulk loads into a PostgreSQL library (``desktop-memory copy`` into one): indexes built once after the rows
+instead of kept up row by row.
+
+* The vectors go in without the HNSW index, which is built once after the last slice: pgvector inserting vectors
+  into an existing graph one at a time is several times slower than building the graph from all of them (with
+  the server's parallel maintenance workers and ``maintenance_work_mem``: docs/SHARED.md).
+* Into an empty library, the word statistics (``chunk_terms``, ~65 rows a passage) go in without their primary key,
+  which is then built by one sort: inserting each row into a btree of tens of millions of rows is what slows a
+  large first load down as it grows (docs/BENCHMARKS.md, "PostgreSQL bulk writes").
+
+Each slice stays its own transaction. An interrupted load leaves the indexes missing — searches give the same
+results, slower — until the load is run again (it goes on where it stopped and builds them at its end), or
+``compact`` builds them; ``check`` names a missing one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from .connection import write_tx
+from .schema import Conn
+
+if TYPE_CHECKING:
+    from .store import PgStore
+
+TERM_KEY = "chunk_terms_pkey"
+
+
+def has_term_key(conn: Conn) -> bool:
+    return conn.execute("select 1 from pg_indexes where tablename = 'chunk_terms' and indexname = %s",
+                        (TERM_KEY,)).fetchone() is not None
+
+
+def restore_term_key(conn: Conn) -> None:
+    """The primary key of the word statistics, if a bulk load left it out (inside the caller's transaction)."""
+    if not has_term_key(conn):
+        conn.execute(f"alter table chunk_terms add constraint {TERM_KEY} primary key (lane, term, chunk_id) "
+                     "include (tf, dl)")
+
+
+@contextmanager
+def index_after_load(store: PgStore) -> Iterator[None]:
+    """Inside the block, vectors are written without the HNSW index and, when the library starts empty, word
+    statistics without their primary key; both are built after it (when it ends without an error)."""
+    if not store.mode:
+        with write_tx(store.conn, store.url):
+            if store.conn.execute("select not exists (select 1 from chunks)").fetchone() == (True,) \
+                    and has_term_key(store.conn):
+                store.conn.execute(f"alter table chunk_terms drop constraint {TERM_KEY}")
+    store.vectors.defer_index = True
+    try:
+        yield
+    finally:
+        store.vectors.defer_index = False  # (a reconnect made new parts: theirs was never set)
+    if not store.mode:
+        with write_tx(store.conn, store.url):
+            restore_term_key(store.conn)
+        table = store.vectors.table()
+        if table is not None:
+            with write_tx(store.conn, store.url):
+                store.vectors.ensure_index(table)

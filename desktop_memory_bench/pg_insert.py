@@ -1,0 +1,74 @@
+"""Insertion into a PostgreSQL library: a SQLite library copied into an empty database by ``desktop-memory copy``'s
+own code (library_copy.py), with the time of each step of the target store.
+
+    python -m desktop_memory_bench.pg_insert LIBRARY.db URL [URL ...]
+
+Each URL must name an empty database with pgvector (one run per URL, so back-to-back repeats share the machine's
+load). Prints one table: passages/s of the document writes (rows, tokenizing, term statistics), vectors/s of the
+vector writes (binary COPY), the HNSW build at the end, and the whole copy; with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from desktop_memory.library_copy import copy_library
+from desktop_memory.store.location import redacted
+
+
+def timed_copy(source: Path, url: str) -> dict[str, Any]:
+    """One copy, with the seconds spent in the target's ``write_documents``, ``store_vectors`` and index build."""
+    from desktop_memory.store.postgres.store import PgStore
+
+    spent: dict[str, float] = defaultdict(float)
+    originals = {name: getattr(PgStore, name) for name in ("write_documents", "store_vectors")}
+
+    def wrap(name: str, fn: Any) -> Any:
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return inner
+
+    for name, fn in originals.items():
+        setattr(PgStore, name, wrap(name, fn))
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    try:
+        summary = copy_library(source, url, machine=("bench", "bench"))
+    finally:
+        for name, fn in originals.items():
+            setattr(PgStore, name, fn)
+    total = time.perf_counter() - t0
+    vectors = sum(summary.vectors.values())
+    return {"url": redacted(url), "documents": summary.documents, "passages": summary.chunks, "vectors": vectors,
+            "write_s": spent["write_documents"], "vector_s": spent["store_vectors"], "total_s": total,
+            "other_s": total - spent["write_documents"] - spent["store_vectors"],
+            "load": (load0 + os.getloadavg()[0]) / 2}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("library", type=Path, help="a SQLite library with vectors (e.g. the one `bench --db` built)")
+    ap.add_argument("urls", nargs="+", help="postgresql:// URLs of empty databases with pgvector")
+    args = ap.parse_args(argv)
+    print("| run | passages | passages/s (writes) | vectors/s (COPY) | copy total s | passages/s (whole copy) "
+          "| of which reading, index, rest s | load |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, url in enumerate(args.urls, 1):
+        r = timed_copy(args.library, url)
+        print(f"| {n} | {r['passages']:,} | {r['passages'] / max(r['write_s'], 1e-9):,.0f} | "
+              f"{r['vectors'] / max(r['vector_s'], 1e-9):,.0f} | {r['total_s']:.1f} | "
+              f"{r['passages'] / r['total_s']:,.0f} | {r['other_s']:.1f} | {r['load']:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

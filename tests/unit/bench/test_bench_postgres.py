@@ -1,0 +1,77 @@
+"""`desktop-memory bench … --postgres URL` (issue 32 item 9): one run prints both stores' tables, the SQLite library
+copied into a real PostgreSQL + pgvector (tests/support/postgres.py) without re-embedding; a bad URL is said in
+one sentence with exit code 1 before any indexing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_memory.cli import main
+from tests.support.beir import make_beir
+from tests.support.postgres import pg_server, pg_url  # noqa: F401
+
+
+@pytest.fixture()
+def beir(tmp_path) -> Path:
+    return make_beir(tmp_path / "tinybeir")
+
+
+def _bench(beir: Path, db: Path, *extra: str) -> list[str]:
+    return ["bench", str(beir), "--embedder", "hash", "--db", str(db), "--no-baseline", "--nonsense", "0", *extra]
+
+
+def test_one_run_prints_both_stores_and_reuses_the_copy(beir, tmp_path, capsys, pg_url):  # noqa: F811
+    db = tmp_path / "base.db"
+    assert main(_bench(beir, db, "--backends", "hybrid,keyword", "--postgres", pg_url)) == 0
+    out = capsys.readouterr().out
+    assert "SQLite beside PostgreSQL" in out
+    rows = [line for line in out.splitlines() if line.lstrip("| ").startswith(("SQLite", "PostgreSQL"))]
+    assert {(r.split()[0].strip("|"), r.split()[1].strip("|")) for r in rows} >= {
+        ("SQLite", "hybrid"), ("PostgreSQL", "hybrid"), ("SQLite", "keyword"), ("PostgreSQL", "keyword")}
+    assert "passages copied" in out
+    assert main(_bench(beir, db, "--backends", "hybrid,dense", "--postgres", pg_url, "--json")) == 0
+    report = json.loads(capsys.readouterr().out)
+    side = report["postgres"]
+    assert side["copy"]["reused"] is True  # the database already holds this library
+    for backend in ("hybrid", "dense"):
+        assert side["backends"][backend]["queries"] == report["backends"][backend]["queries"] > 0
+    # the same vectors, exact search on both (a tiny library): the dense lane ranks alike
+    assert side["backends"]["dense"]["ndcg@10"] == pytest.approx(report["backends"]["dense"]["ndcg@10"], abs=1e-6)
+
+
+@pytest.mark.parametrize("url, said", [
+    ("mysql://me@host/db", "--postgres needs a postgresql:// URL"),
+    ("/tmp/library.db", "--postgres needs a postgresql:// URL"),
+])
+def test_a_url_that_is_no_postgresql_url_is_one_sentence(beir, tmp_path, capsys, url, said):
+    db = tmp_path / "base.db"
+    assert main(_bench(beir, db, "--postgres", url)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and said in err[0]
+    assert not db.exists()  # said before any indexing
+
+
+def test_a_database_the_server_does_not_have_is_one_sentence(beir, tmp_path, capsys, pg_server):  # noqa: F811
+    url = str(pg_server.get_uri()).replace("/postgres?", "/no_such_library?")
+    db = tmp_path / "base.db"
+    assert main(_bench(beir, db, "--postgres", url)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "no_such_library" in err[0]
+    assert "Traceback" not in err[0] and not db.exists()
+
+
+def test_scale_steps_on_both_stores(beir, tmp_path, capsys, pg_url):  # noqa: F811
+    db = tmp_path / "base.db"
+    assert main(_bench(beir, db, "--scale", "300,600", "--scale-queries", "3", "--no-app-probe",
+                       "--postgres", pg_url, "--json")) == 0
+    report = json.loads(capsys.readouterr().out)
+    for step in report["steps"]:
+        pg = step["postgres"]
+        assert pg["chunks"] == step["chunks"] and step["app"] is None
+        assert pg["dense_recall@10"] == pytest.approx(1.0)  # exact below the HNSW threshold
+        for backend in ("hybrid", "keyword", "dense"):
+            assert pg["latency"][backend]["p50_ms"] > 0
+    assert report["steps"][1]["postgres"]["copy"]["passages"] == 300  # only what the step added
