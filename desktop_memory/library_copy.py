@@ -69,25 +69,26 @@ def _plain(location: Location) -> Iterator[None]:
         raise found from exc
 
 
-def copy_library(source: Location, target: Location, *, machine: tuple[str, str],
-                 allow_other_model: bool = False, progress: CopyProgress | None = None,
-                 cancel: threading.Event | None = None, slice_size: int = SLICE) -> CopySummary:
-    """Copy ``source`` into ``target`` (created when missing); see the module doc. ``machine``: the copying
-    machine, whose folders are the source's unrecorded ones ('' id) when the target records machines."""
+def check_locations(source: Location, target: Location) -> None:
+    """Refuse a copy onto itself, or from a file that is not there, before anything is opened or created."""
     if _same(source, target):
         raise UserError(f"--from and --to name the same library ({shown(source)}): nothing to copy.")
     if isinstance(source, Path) and not source.is_file():
         raise UserError(f"no library at {source}: --from names the library to copy.")
+
+
+def copy_into(source: Location, dst: LibraryStore, target: Location, *, machine: tuple[str, str],
+              allow_other_model: bool = False, progress: CopyProgress | None = None,
+              cancel: threading.Event | None = None, slice_size: int = SLICE) -> CopySummary:
+    """Copy ``source`` into the open library ``dst`` (at ``target``); see the module doc. ``machine``: the copying
+    machine, whose folders are the source's unrecorded ones ('' id) when the target records machines. Run by the
+    target's scheduler as a job (library_copy_job.py), holding its writer: each slice is its own transaction."""
+    check_locations(source, target)
     with _plain(source):
         src = open_library(source, readonly=True)
     try:
         with _plain(target):
-            dst = open_library(target, machine=machine)
-        try:
-            with _plain(target):
-                return _copy(src, dst, source, target, machine, allow_other_model, progress, cancel, slice_size)
-        finally:
-            dst.close()
+            return _copy(src, dst, source, target, machine, allow_other_model, progress, cancel, slice_size)
     finally:
         src.close()
 

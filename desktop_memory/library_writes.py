@@ -6,8 +6,9 @@ submits a job for every write and the job calls these. Each loop takes the write
 (``writing()``), so a saved edit or a removal commits between two slices of another job. The two one-row settings
 writes (the embedding pause, the model target of ``set_embedder_settings``) are jobs too, of the top priority: a
 running read steps aside for them at its next slice (jobs/queue.py ``SETTINGS``). Nothing else in the app takes the
-writer: ``check --full`` is a job (:meth:`check_full`), and a benchmark's synthetic bulk write is the one named
-operation that holds it throughout (:meth:`hold_writer`, jobs/operations.py ``BulkWrite``).
+writer: ``check --full`` is a job (:meth:`check_full`); two named operations hold it throughout, ``copy`` into this
+library (:meth:`copy_from`, each slice its own transaction) and a benchmark's synthetic bulk write
+(:meth:`hold_writer`, jobs/operations.py ``BulkWrite``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from .ingest.model_build import ModelView, build_beside
 from .ingest.pipeline import ProgressFn, embed_queue, index_paths
 from .ingest.walk import printable_path
 from .jobs.operations import LibraryWrites as WritesProtocol
+from .library_copy import CopySummary, copy_into
+from .library_location import Location
 from .machines_view import refuse_others
 from .models import IndexProgress, IndexSummary
 from .paths import normalise
@@ -49,6 +52,9 @@ class Leases(Protocol):
 
     @property
     def machine(self) -> tuple[str, str]: ...
+
+    @property
+    def db_path(self) -> Location: ...
 
     def writing(self) -> AbstractContextManager[LibraryStore]: ...
 
@@ -170,6 +176,15 @@ class LibraryWrites:
         """``work(store)`` holding the writer throughout: a benchmark's synthetic bulk write only (BulkWrite)."""
         with self._lib.writing() as store:
             return work(store)
+
+    def copy_from(self, source: Location, machine: tuple[str, str], allow_other_model: bool,
+                  progress: Callable[[int, int], None], cancel: threading.Event | None,
+                  slice_size: int) -> CopySummary:
+        """Another library copied into this one (library_copy.py), holding the writer throughout: its slices are
+        transactions of their own, so another process's writer takes turns between them."""
+        with self._lib.writing() as store:
+            return copy_into(source, store, self._lib.db_path, machine=machine, allow_other_model=allow_other_model,
+                             progress=progress, cancel=cancel, slice_size=slice_size)
 
     def remember_model(self) -> None:
         """Record the configured embedder's settings with the library's active set when they made it, so the

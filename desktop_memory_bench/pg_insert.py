@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from desktop_memory.library_copy import copy_library
+from desktop_memory.library_copy_job import copy_library
 from desktop_memory.store.location import redacted
 
 

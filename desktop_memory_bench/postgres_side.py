@@ -51,7 +51,7 @@ def check_postgres(url: str) -> None:
 def copy_into(sqlite_db: Path, url: str, log: Callable[[str], None]) -> dict[str, Any]:
     """The SQLite library into the database at ``url`` (resumed, or skipped when it is already there whole), with
     the time spent and the load average."""
-    from desktop_memory.library_copy import copy_library
+    from desktop_memory.library_copy_job import copy_library
     from desktop_memory.store.open import open_store
 
     src, dst = open_store(sqlite_db, readonly=True), open_store(url, readonly=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import Cancelled
-from ..library_copy import copy_library
+from ..library_copy_job import copy_library
 from ..library_location import parse_location, shown
 from ..machine import this_machine
 from ..models import IndexProgress
@@ -46,7 +46,7 @@ def copy_command(args: argparse.Namespace, settings: Settings) -> int:
 
     cancel = threading.Event()
     try:
-        summary = copy_library(source, target, machine=this_machine(settings),
+        summary = copy_library(source, target, machine=this_machine(settings), settings=settings,
                                allow_other_model=args.allow_other_model, progress=progress, cancel=cancel)
     except Cancelled as exc:
         print(f"error: {exc}", file=sys.stderr)

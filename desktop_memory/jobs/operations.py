@@ -60,6 +60,9 @@ class LibraryWrites(Protocol):
 
     def hold_writer(self, work: Callable[[Any], Any]) -> Any: ...
 
+    def copy_from(self, source: Any, machine: tuple[str, str], allow_other_model: bool,
+                  progress: Callable[[int, int], None], cancel: threading.Event | None, slice_size: int) -> Any: ...
+
     # -- what the scheduler plans with (and, as settings jobs, writes) --
     def embedding_paused(self) -> bool: ...
 
@@ -265,6 +268,28 @@ class BulkWrite:
         return False
 
 
+@dataclass(frozen=True)
+class CopyLibrary:
+    """``desktop-memory copy --from SOURCE --to`` this library: the source's documents, passages, vectors, folders
+    and exclusions, slice by slice (library_copy.py). ``source`` is a file's Path or a server's URL. Progress counts
+    documents (``files_done`` of ``files_total``); returns the CopySummary."""
+
+    source: Any
+    machine: tuple[str, str]
+    allow_other_model: bool = False
+    slice_size: int = 200
+
+    def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
+            burst: Burst) -> Any:
+        def copied(done: int, total: int) -> None:
+            progress(IndexProgress(phase="copy", files_done=done, files_total=total))
+
+        return writes.copy_from(self.source, self.machine, self.allow_other_model, copied, cancel, self.slice_size)
+
+    def embed_after(self, result: Any) -> bool:
+        return False
+
+
 @dataclass(frozen=True, eq=False)
 class RunWatchBatch:
     """A watch batch: planned when it runs, against the library as it is then (see watch/watcher.py)."""
@@ -281,6 +306,6 @@ class RunWatchBatch:
         return isinstance(result, IndexSummary) and result.chunks_added > 0
 
 
-__all__ = ["BulkWrite", "CheckFull", "ChooseConfiguredModel", "Compact", "DropModelVectors", "EmbedPending",
-           "IncludeAgain", "LibraryWrites", "Operation", "ReadPaths", "Reembed", "RemovePaths", "RunWatchBatch",
-           "SetEmbeddingPaused"]
+__all__ = ["BulkWrite", "CheckFull", "ChooseConfiguredModel", "Compact", "CopyLibrary", "DropModelVectors",
+           "EmbedPending", "IncludeAgain", "LibraryWrites", "Operation", "ReadPaths", "Reembed", "RemovePaths",
+           "RunWatchBatch", "SetEmbeddingPaused"]

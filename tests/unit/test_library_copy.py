@@ -20,7 +20,7 @@ from desktop_memory import library_copy
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import Cancelled, UserError
-from desktop_memory.library_copy import copy_library
+from desktop_memory.library_copy_job import copy_library
 from desktop_memory.service import MemoryService
 from tests.conftest import MDDOCS
 
@@ -88,6 +88,24 @@ def test_a_copy_searches_like_its_source_without_re_embedding(source, tmp_path, 
     assert _state(target) == _state(source)
     for backend in ("keyword", "dense", "hybrid"):
         assert _answers(target, backend) == _answers(source, backend), backend
+
+
+def test_a_copy_is_a_job_of_the_target_librarys_scheduler(source, tmp_path, monkeypatch):
+    """The one write route (issue 31): the target is written by its own service's writer lane, as every other write
+    to a library, not by the command's thread holding a store of its own."""
+    from desktop_memory.library_writes import LibraryWrites
+
+    ran_on: list[str] = []
+    copy_from = LibraryWrites.copy_from
+
+    def watched(self, *args, **kwargs):
+        ran_on.append(threading.current_thread().name)
+        return copy_from(self, *args, **kwargs)
+
+    monkeypatch.setattr(LibraryWrites, "copy_from", watched)
+    summary = copy_library(source, tmp_path / "copy.db", machine=MACHINE)
+    assert ran_on == ["desktop-memory-writer"] and summary.documents > 0
+    assert threading.current_thread().name != "desktop-memory-writer"
 
 
 def test_an_interrupted_copy_goes_on_where_it_stopped(source, tmp_path):

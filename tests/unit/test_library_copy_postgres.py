@@ -14,7 +14,7 @@ import pytest
 from desktop_memory.config import Settings
 from desktop_memory.embed.hashing import HashEmbedder
 from desktop_memory.errors import Cancelled
-from desktop_memory.library_copy import copy_library
+from desktop_memory.library_copy_job import copy_library
 from desktop_memory.machine import this_machine
 from desktop_memory.service import MemoryService
 from desktop_memory.store.open import open_store
