@@ -28,8 +28,9 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from qt_driving import Shooter, spin, wait  # the sibling module (scripts/ is this script's sys.path[0])
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -77,7 +78,6 @@ def main() -> int:
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s]
     themes = [t for t in args.themes.split(",") if t]
 
-    from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop_memory.config import Settings
@@ -87,20 +87,6 @@ def main() -> int:
 
     app = create_app([sys.argv[0]])  # kept alive for the whole run
     assert app is not None
-
-    def spin(ms: int) -> None:
-        loop = QEventLoop()
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait(cond, timeout_s: float = 120.0) -> bool:
-        end = time.time() + timeout_s
-        while time.time() < end:
-            if cond():
-                return True
-            spin(30)
-        print("  (timed out waiting)", file=sys.stderr)
-        return False
 
     def factory_for(file_delay: float = 0.0):
         if args.fake:
@@ -116,16 +102,8 @@ def main() -> int:
 
         return lambda s: MemoryService(s, embedder=HashEmbedder(64))
 
-    saved: list[Path] = []
-
-    def shot(widget, name: str, size: tuple[int, int], theme: str) -> None:
-        spin(200)
-        path = args.out / f"{name}-{size[0]}x{size[1]}-{theme}.png"
-        widget.grab().save(str(path))
-        if args.small:
-            compress(path)
-        saved.append(path)
-        print(f"saved {path} ({path.stat().st_size // 1024} KB)")
+    shot = Shooter(args.out, compress if args.small else None)
+    saved = shot.saved
 
     # a corpus: FastAPI docs in two folders (a tree in the Library) + PDFs incl. a broken one
     corpus = tmp / "corpus"

@@ -20,8 +20,9 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from qt_driving import Shooter, spin, wait  # the sibling module (scripts/ is this script's sys.path[0])
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -105,7 +106,6 @@ def main() -> int:
     desktop.close()
     os.environ["DESKTOP_MEMORY_CONFIG_DIR"] = str(tmp / "config-laptop")  # this window's machine
 
-    from PySide6.QtCore import QEventLoop, QTimer
 
     from desktop_memory.gui.app import create_app
     from desktop_memory.gui.main_window import MainWindow
@@ -114,34 +114,11 @@ def main() -> int:
     app = create_app([sys.argv[0]])
     assert app is not None
 
-    def spin(ms: int) -> None:
-        loop = QEventLoop()
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
+    from screenshots import compress  # type: ignore[import-not-found]  # the sibling script's
 
-    def wait(cond, timeout_s: float = 120.0) -> bool:
-        end = time.time() + timeout_s
-        while time.time() < end:
-            if cond():
-                return True
-            spin(30)
-        print("  (timed out waiting)", file=sys.stderr)
-        return False
+    shot = Shooter(args.out, compress if args.small else None, settle_ms=300)
+    saved = shot.saved
 
-    saved: list[Path] = []
-
-    def shot(widget, name: str, size: tuple[int, int], theme: str) -> None:
-        spin(300)
-        path = args.out / f"{name}-{size[0]}x{size[1]}-{theme}.png"
-        widget.grab().save(str(path))
-        if args.small:
-            from screenshots import compress  # type: ignore[import-not-found]  # the sibling script's
-
-            compress(path)
-        saved.append(path)
-        print(f"saved {path} ({path.stat().st_size // 1024} KB)")
-
-    sys.path.insert(0, str(ROOT / "scripts"))
     indexed = False
     for theme in themes:
         apply_theme(app, theme)
