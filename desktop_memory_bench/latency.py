@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +35,19 @@ def collect(timings: Iterable[Mapping[str, float]]) -> dict[str, list[float]]:
         for part, ms in t.items():
             samples.setdefault(part, []).append(float(ms))
     return samples
+
+
+def time_searches(svc: Any, queries: Sequence[str], backend: str) -> dict[str, Any]:
+    """p50/p95 wall time of ``svc.search_outcome`` over ``queries`` (after one warm call) and the searcher's own
+    split of each part (``SearchOutcome.timings_ms``), summarised: what the scale tables print per backend."""
+    svc.search_outcome(queries[0], backend=backend)  # warm
+    walls, parts = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        out = svc.search_outcome(q, backend=backend)
+        walls.append((time.perf_counter() - t0) * 1000)
+        parts.append(out.timings_ms)
+    return {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95), "timings_ms": summarise(collect(parts))}
 
 
 def rss_bytes() -> int:

@@ -177,22 +177,14 @@ def scale_step(sqlite_db: Path, url: str, queries: list[str], qvecs: Any, settin
     from desktop_memory.store.open import open_store
     from desktop_memory.store.postgres.store import PgStore
 
-    from .latency import collect, percentile, summarise
+    from .latency import time_searches
     from .scale import exact_topk
 
     out: dict[str, Any] = {"copy": copy_into(sqlite_db, url, log), "latency": {}}
     svc = MemoryService(settings, db_path=url, embedder=embedder)
     try:
         for backend in backends:
-            svc.search_outcome(queries[0], backend=backend)  # warm
-            walls, parts = [], []
-            for q in queries:
-                t0 = time.perf_counter()
-                got = svc.search_outcome(q, backend=backend)
-                walls.append((time.perf_counter() - t0) * 1000)
-                parts.append(got.timings_ms)
-            out["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
-                                       "timings_ms": summarise(collect(parts))}
+            out["latency"][backend] = time_searches(svc, queries, backend)
     finally:
         svc.close()
     store = open_store(url, readonly=True)

@@ -35,7 +35,7 @@ from desktop_memory.store.sql_values import as_int, as_str, scalar_int
 
 from .bulk import bulk_write
 from .dataset import load_beir
-from .latency import RssSampler, collect, load_average, percentile, process_peak_rss, summarise
+from .latency import RssSampler, load_average, percentile, process_peak_rss, time_searches
 from .runner import MB, BenchOptions, bench_settings, machine_info, open_or_build
 
 if TYPE_CHECKING:
@@ -277,15 +277,7 @@ def run_scale(opts: BenchOptions, sizes: list[int], *, n_queries: int = 200,
                     log(f"  timing {len(queries)} queries per backend …")
                     step["latency"] = {}
                     for backend in SCALE_BACKENDS:
-                        svc.search_outcome(queries[0], backend=backend)  # warm
-                        walls, parts = [], []
-                        for q in queries:
-                            t0 = time.perf_counter()
-                            out = svc.search_outcome(q, backend=backend)
-                            walls.append((time.perf_counter() - t0) * 1000)
-                            parts.append(out.timings_ms)
-                        step["latency"][backend] = {"p50_ms": percentile(walls, 50), "p95_ms": percentile(walls, 95),
-                                                    "timings_ms": summarise(collect(parts))}
+                        step["latency"][backend] = time_searches(svc, queries, backend)
                     # The dense plan against exact search, on the same query vectors.
                     fast = [[cid for cid, _ in dense_lane(store, q, 10, codes=svc.search_state.codes)]
                             for q in qvecs]
