@@ -19,7 +19,7 @@ from typing import Any
 
 from desktop_memory.config import EmbedderSettings, Settings
 from desktop_memory.context import build_context as pack
-from desktop_memory.errors import EmbedderError, StoreError
+from desktop_memory.errors import EmbedderError, StoreError, UserError
 from desktop_memory.jobs import Scheduler
 from desktop_memory.library_listing import listing_from_documents
 from desktop_memory.model_servers import ModelServers
@@ -334,6 +334,10 @@ class FakeWrites:
 
     def hold_writer(self, work: Callable[[Any], Any]) -> Any:
         return work(self.fake)  # (the fake has no writer to hold)
+
+    def copy_from(self, source: Any, machine: tuple[str, str], allow_other_model: bool,
+                  progress: Callable[[int, int], None], cancel: threading.Event | None, slice_size: int) -> Any:
+        raise UserError("the fake library holds no rows a copy could take: copy is tested on real stores")
 
     def embedding_paused(self) -> bool:
         return self.fake.embedding_paused()
