@@ -70,11 +70,14 @@ def _plain(location: Location) -> Iterator[None]:
 
 
 def check_locations(source: Location, target: Location) -> None:
-    """Refuse a copy onto itself, or from a file that is not there, before anything is opened or created."""
+    """Refuse a copy onto itself, or from something that is not a library it can read, before the target is
+    opened or created (the source is opened and closed once more for it: milliseconds)."""
     if _same(source, target):
         raise UserError(f"--from and --to name the same library ({shown(source)}): nothing to copy.")
     if isinstance(source, Path) and not source.is_file():
         raise UserError(f"no library at {source}: --from names the library to copy.")
+    with _plain(source):
+        open_library(source, readonly=True).close()  # not a library, a newer one, a server refusing: said here
 
 
 def copy_into(source: Location, dst: LibraryStore, target: Location, *, machine: tuple[str, str],

@@ -163,6 +163,11 @@ def test_bad_pairs_get_one_sentence(source, tmp_path):
         copy_library(source, source, machine=MACHINE)
     with pytest.raises(UserError, match="no library at"):
         copy_library(tmp_path / "missing.db", tmp_path / "x.db", machine=MACHINE)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a library\n" * 500, encoding="utf-8")
+    with pytest.raises(UserError, match="not a desktop-memory database"):
+        copy_library(notes, tmp_path / "x.db", machine=MACHINE)
+    assert notes.read_text(encoding="utf-8") == "not a library\n" * 500  # a file that is not ours is untouched
     assert not (tmp_path / "x.db").exists()
 
 
