@@ -315,7 +315,7 @@ def preflight(conn: apsw.Connection, db_path: Path) -> None:
             f"understands up to {SCHEMA_VERSION}). Update desktop-memory, or choose another database file."
         )
     if version == 0:
-        if _has_tables(conn):
+        if has_tables(conn):
             raise NotOurDatabase(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
         return
     problems = schema_problems(conn)
@@ -327,7 +327,7 @@ def current_version(conn: apsw.Connection) -> int:
     return scalar_int(conn, "pragma user_version")
 
 
-def _has_tables(conn: apsw.Connection) -> bool:
+def has_tables(conn: apsw.Connection) -> bool:
     return scalar_int(conn, "select count(*) from sqlite_master where type='table'") > 0
 
 
@@ -359,7 +359,7 @@ def migrate(conn: apsw.Connection, db_path: Path) -> int:
         return version
     if version < 0:
         raise DatabaseDamaged(Path(db_path), schema_problems(conn))
-    if version > 0 or _has_tables(conn):
+    if version > 0 or has_tables(conn):
         if version == 0:
             raise NotOurDatabase(f"{db_path} is an SQLite file but not a desktop-memory database; choose another file.")
         backup_before_migrating(conn, db_path, version)

@@ -22,7 +22,7 @@ from typing import Any
 
 import apsw
 
-from ..errors import Cancelled, StoreError, StoreFull, StoreReadOnly
+from ..errors import Cancelled, NotOurDatabase, StoreError, StoreFull, StoreReadOnly
 from ..models import HEADING_SEP, DocumentInfo, LibraryListing, LibraryQuery
 from ..paths import prefix_range
 from . import doc_listing
@@ -73,6 +73,14 @@ class Store(LibraryFacade):
             raise StoreReadOnly(f"The database {self.path} was written by an older desktop-memory and must be "
                                 "upgraded, which needs write access: open it once where it can be written (and with "
                                 "free space).")
+        if readonly and current_version(self.conn) < _migrations.SCHEMA_VERSION:  # a reader never migrates
+            empty = not _migrations.has_tables(self.conn)
+            self.conn.close()
+            if empty:
+                raise NotOurDatabase(f"{self.path} holds no library (it is empty): nothing to read.")
+            raise StoreReadOnly(f"The database {self.path} was written by an older desktop-memory and is opened "
+                                "read-only here: open it once with this version to upgrade it (for example "
+                                f"`desktop-memory --db {self.path} stats`; a backup is kept), then try again.")
         if not readonly and not self.mode:
             with closed_on_failure(self.conn.close, apsw.Error, lambda exc: translate_error(exc, self.path)):
                 self._migrate()

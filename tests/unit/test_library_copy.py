@@ -171,6 +171,29 @@ def test_bad_pairs_get_one_sentence(source, tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
+def test_a_library_of_an_older_version_is_not_read_half_way(source, tmp_path):
+    """Copy opens its source read-only and never migrates it: a library an older version wrote is refused in one
+    sentence that says how to upgrade it (it failed with "no such table: vector_models"), the file unchanged and no
+    target made."""
+    import hashlib
+
+    import apsw
+
+    from desktop_memory.errors import StoreReadOnly
+    from desktop_memory.store.migrations import SCHEMA_VERSION
+
+    old = tmp_path / "old.db"
+    shutil.copy(source, old)
+    conn = apsw.Connection(str(old))
+    conn.execute(f"pragma user_version = {SCHEMA_VERSION - 1}")
+    conn.close()
+    before = hashlib.sha256(old.read_bytes()).hexdigest()
+    with pytest.raises(StoreReadOnly, match=r"older desktop-memory.*upgrade it .*desktop-memory --db .* stats"):
+        copy_library(old, tmp_path / "copy.db", machine=MACHINE)
+    assert hashlib.sha256(old.read_bytes()).hexdigest() == before
+    assert not (tmp_path / "copy.db").exists()
+
+
 def test_the_command_line(source, tmp_path):
     target = tmp_path / "cli.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
