@@ -146,3 +146,39 @@ def test_a_copy_builds_the_indexes_after_the_rows_and_an_interrupted_one_is_repa
     finally:
         store.close()
     assert "chunk_terms_pkey" in _indexes(third)
+
+
+def test_a_bulk_load_writes_the_word_rows_unsorted_only_while_their_key_is_left_out(source, pg_url):  # noqa: F811
+    """Sorting the word rows is what fills chunk_terms' key in order; with the key left out (a copy into an empty
+    library) the sort is skipped, and every passage's length and word rows still agree with its own tokens."""
+    import psycopg
+
+    from desktop_memory.store.postgres.store import PgStore
+
+    seen: list[bool] = []
+    original = PgStore.write_documents
+
+    def watched(self, docs):
+        seen.append(self.writes.sort_terms)
+        return original(self, docs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PgStore, "write_documents", watched)
+        copy_library(source, pg_url, machine=this_machine(Settings()), slice_size=7)
+        assert seen and not any(seen)  # an empty library: its key is built at the end
+    store = open_store(pg_url)
+    try:
+        with store.bulk_load():  # a library that holds passages keeps its key: rows go in sorted
+            assert store.writes.sort_terms  # type: ignore[attr-defined]
+        assert store.writes.sort_terms  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    with psycopg.connect(pg_url) as conn:
+        wrong_length = conn.execute(
+            "select count(*) from chunks where dup_of is null and n_words <> coalesce((select "
+            "sum(coalesce(array_length(x.positions, 1), 1)) from unnest(tsv) x), 0)").fetchone()
+        rows, lexemes = conn.execute(
+            "select (select count(*) from chunk_terms where lane = 0), "
+            "(select coalesce(sum(length(tsv)), 0) from chunks where dup_of is null)").fetchone()
+    assert wrong_length == (0,) and rows == lexemes > 0
+    assert "chunk_terms_pkey" in _indexes(pg_url)

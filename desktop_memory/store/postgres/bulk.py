@@ -44,16 +44,20 @@ def restore_term_key(conn: Conn) -> None:
 def index_after_load(store: PgStore) -> Iterator[None]:
     """Inside the block, vectors are written without the HNSW index and, when the library starts empty, word
     statistics without their primary key; both are built after it (when it ends without an error)."""
+    keyless = False
     if not store.mode:
         with write_tx(store.conn, store.url):
             if store.conn.execute("select not exists (select 1 from chunks)").fetchone() == (True,) \
                     and has_term_key(store.conn):
                 store.conn.execute(f"alter table chunk_terms drop constraint {TERM_KEY}")
+                keyless = True
     store.vectors.defer_index = True
+    store.writes.sort_terms = not keyless  # no key to fill in order: its build at the end sorts once
     try:
         yield
     finally:
         store.vectors.defer_index = False  # (a reconnect made new parts: theirs was never set)
+        store.writes.sort_terms = True
     if not store.mode:
         with write_tx(store.conn, store.url):
             restore_term_key(store.conn)

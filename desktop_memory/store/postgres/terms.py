@@ -51,11 +51,16 @@ _STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigin
           "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea) on commit drop")
 
 
-def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
+def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], *, sort_terms: bool = True) -> None:
     """New chunk rows (``CHUNK_COLUMNS``, inside the caller's transaction) COPYed into a staging table, then moved
     into ``chunks`` by one statement that tokenizes each canonical chunk once (its tsvector and length computed on
     the way in) and writes its word rows from what it inserted (no second read of ``chunks``), sorted by term so
-    the primary key of ``chunk_terms`` is filled in its own order; then bigram rows and the totals."""
+    the primary key of ``chunk_terms`` is filled in its own order (``sort_terms``; a bulk load whose key is built
+    afterwards skips the sort: a third of the statement); then bigram rows and the totals.
+
+    ``offset 0`` keeps the tokenizer's result a value of its own: without it the planner inlines the lateral
+    subquery and calls ``to_tsvector`` twice per passage (for the stored tsvector and for its length), a fifth of
+    the statement's time (docs/BENCHMARKS.md, "PostgreSQL bulk writes")."""
     if not rows:
         return
     conn.execute(_STAGE)
@@ -69,11 +74,11 @@ def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
         f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) "
         f"select {', '.join('s.' + c for c in _NAMES)}, t.v, "
         "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
-        "from dm_chunks_in s cross join lateral (select to_tsvector('dm_text', s.text) as v) t "
+        "from dm_chunks_in s cross join lateral (select to_tsvector('dm_text', s.text) as v offset 0) t "
         "where s.dup_of is null returning id, tsv, n_words) "
         "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, new.id, "
-        "coalesce(array_length(x.positions, 1), 1), new.n_words from new cross join unnest(new.tsv) x "
-        "order by x.lexeme, new.id")
+        "coalesce(array_length(x.positions, 1), 1), new.n_words from new cross join unnest(new.tsv) x"
+        + (" order by x.lexeme, new.id" if sort_terms else ""))
     conn.execute("delete from dm_chunks_in")  # (cheaper than truncate for a temp table)
     canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
     _add_grams(conn, canonical)
@@ -101,7 +106,7 @@ def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     ids = [cid for cid, _ in rows]
     conn.execute("update chunks c set tsv = t.v, n_words = coalesce((select sum(coalesce(array_length(x.positions, "
                  "1), 1)) from unnest(t.v) x), 0) from (select id, to_tsvector('dm_text', text) as v from chunks "
-                 "where id = any(%s)) t where c.id = t.id", (ids,))
+                 "where id = any(%s) offset 0) t where c.id = t.id", (ids,))  # (offset 0: tokenized once)
     conn.execute(
         "insert into chunk_terms(lane, term, chunk_id, tf, dl) "
         "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1), c.n_words "

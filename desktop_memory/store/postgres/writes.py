@@ -29,6 +29,7 @@ class PgWrites:
         self.conn = conn
         self.meta = meta
         self.vectors = vectors
+        self.sort_terms = True  # off during a bulk load that builds chunk_terms' key afterwards (bulk.py)
 
     def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
         """Each document as if written alone, in order."""
@@ -80,7 +81,7 @@ class PgWrites:
             for key, cid in mine.items():  # held for the documents after this one
                 held.setdefault(key, cid)
             results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
-        copy_chunks(self.conn, rows)
+        copy_chunks(self.conn, rows, sort_terms=self.sort_terms)
         self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "
                           "%s::int[], %s::int[]) u(id, n, dups) where d.id = u.id",
                           ([r.doc_id for r in results], [r.chunks for r in results],
@@ -139,7 +140,7 @@ class PgWrites:
                 canonical.append((cid, chunk.text, digest))
             rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
                          loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest))
-        copy_chunks(self.conn, rows)
+        copy_chunks(self.conn, rows, sort_terms=self.sort_terms)
         dups = len(rows) - len(canonical)
         return dups, canonical
 
