@@ -85,8 +85,8 @@ def copy_into(source: Location, dst: LibraryStore, target: Location, *, machine:
               cancel: threading.Event | None = None, slice_size: int = SLICE) -> CopySummary:
     """Copy ``source`` into the open library ``dst`` (at ``target``); see the module doc. ``machine``: the copying
     machine, whose folders are the source's unrecorded ones ('' id) when the target records machines. Run by the
-    target's scheduler as a job (library_copy_job.py), holding its writer: each slice is its own transaction."""
-    check_locations(source, target)
+    target's scheduler as a job (library_copy_job.py), holding its writer: each slice is its own transaction.
+    The locations were checked (``check_locations``) before the target was opened."""
     with _plain(source):
         src = open_library(source, readonly=True)
     try:
