@@ -276,8 +276,8 @@ class CopyLibrary:
 
     source: Any
     machine: tuple[str, str]
-    allow_other_model: bool = False
-    slice_size: int = 200
+    allow_other_model: bool
+    slice_size: int  # documents per transaction (library_copy.SLICE unless a test asks for smaller)
 
     def run(self, writes: LibraryWrites, job: Job, cancel: threading.Event | None, progress: ProgressFn,
             burst: Burst) -> Any:
