@@ -30,6 +30,7 @@ ENV_DATA_DIR = "DESKTOP_MEMORY_DATA_DIR"
 
 Backend = Literal["hybrid", "keyword", "bm25", "dense"]
 BACKENDS: tuple[Backend, ...] = ("hybrid", "keyword", "bm25", "dense")
+SEMANTIC_BACKENDS: tuple[Backend, ...] = ("hybrid", "dense")  # the backends with a semantic (dense) lane
 EMBEDDERS = ("local", "ollama", "openai")
 Theme = Literal["system", "light", "dark"]
 THEMES: tuple[Theme, ...] = ("system", "light", "dark")

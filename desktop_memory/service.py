@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, cast
 
-from .config import EmbedderSettings, Settings
+from .config import SEMANTIC_BACKENDS, EmbedderSettings, Settings
 from .connections import Connections
 from .context import build_context as _pack
 from .embed.base import Embedder
@@ -240,7 +240,7 @@ class MemoryService(LibraryReads):
         # filters made valid for SQLite here (UserError if one cannot be used); the searcher cleans query and top_k
         filters = clean_filters(filters)
         backend = backend or self.settings.search.backend
-        semantic = backend in ("hybrid", "dense")
+        semantic = backend in SEMANTIC_BACKENDS
         searcher = self.searcher
         # a hybrid search may also lease a free reader for its keyword lane; one read snapshot, so a model switch
         # committed meanwhile never pairs the old model's query with the new model's vectors
@@ -268,7 +268,7 @@ class MemoryService(LibraryReads):
     def prepare_query(self, query: str, backend: str | None = None) -> bool:
         """Embed ``query`` for the search that follows (the window, as it is typed: retrieve/query_vectors.py);
         returns once made. False without a semantic lane, or when it failed (the search says why)."""
-        if (backend or self.settings.search.backend) not in ("hybrid", "dense"):
+        if (backend or self.settings.search.backend) not in SEMANTIC_BACKENDS:
             return False
         with self.reading() as store:
             pending = self.searcher.prepare(store, self.model_view(store).search_embedder or self.embedder, query)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..config import SEMANTIC_BACKENDS
 from ..models import WEAK, SearchResult, Stats
 from .formatting import counted
 
@@ -26,7 +27,7 @@ def results_header(results: list[SearchResult], weak: bool, backend: str, ms: fl
 
 def semantic_note(stats: Stats | None, job_running: bool, backend: str) -> str:
     """What the results header says about vectors, from the same Stats the status bar shows."""
-    if stats is None or not stats.pending_vectors or backend not in ("hybrid", "dense") or not stats.chunks:
+    if stats is None or not stats.pending_vectors or backend not in SEMANTIC_BACKENDS or not stats.chunks:
         return ""
     # the very figures of the status bar's "semantic: x/y chunks embedded"
     if job_running:

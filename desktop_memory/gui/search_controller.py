@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..config import SEMANTIC_BACKENDS
 from ..models import WEAK, SearchFilters, SearchResult
 from ..service_api import MemoryApi
 from .tasks import TaskRunner
@@ -90,7 +91,7 @@ class SearchController(QObject):
         """The box's text as it is typed: have its query vector made now (``MemoryApi.prepare_query``), so the
         Enter that follows finds it made or on its way. One at a time, the latest text only: a slow embedder never
         queues a vector per key, and at most one worker thread is taken."""
-        if not query.strip() or self.semantic_loading or backend not in ("hybrid", "dense"):
+        if not query.strip() or self.semantic_loading or backend not in SEMANTIC_BACKENDS:
             return
         self._typed = (query, backend)
         if not self._preparing:

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from ..config import Settings
+from ..config import SEMANTIC_BACKENDS, Settings
 from ..context.paths import display_path
 from ..errors import LibraryMissing, OutsideLibrary, UserError
 from ..library_location import Location, parse_location
@@ -84,7 +84,7 @@ class Library:
         def warm(svc: MemoryService) -> None:
             with svc.reading() as store:
                 model_id, _ = store.model_info()
-            if model_id and self.settings.search.backend in ("hybrid", "dense"):
+            if model_id and self.settings.search.backend in SEMANTIC_BACKENDS:
                 svc.load_embedder()
 
         def run() -> None:
