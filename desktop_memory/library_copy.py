@@ -116,11 +116,13 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     dst.add_exclusions(excluded)
     summary.exclusions = len(excluded)
     removing = src.pending_removals()  # an interrupted removal in the source: its documents are not copied
-    total = sum(src.counts()["by_status"].values())
+    in_source = src.counts()
+    total = sum(in_source["by_status"].values())
     # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
     fresh = not sum(dst.counts()["by_status"].values())
     done, after = 0, 0
-    with dst.bulk_load():  # a server library builds its indexes once, at the end
+    # a server library builds its indexes once, at the end (all of them when the copy is large for it)
+    with dst.bulk_load(incoming=in_source["chunks"]):
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")

@@ -227,7 +227,7 @@ class Store(LibraryFacade):
         return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
 
     @contextmanager
-    def bulk_load(self) -> Iterator[None]:
+    def bulk_load(self, incoming: int = 0) -> Iterator[None]:
         """A bulk load (``copy`` into this library) needs nothing special: sqlite-vec keeps no graph to rebuild."""
         yield
 

@@ -182,3 +182,73 @@ def test_a_bulk_load_writes_the_word_rows_unsorted_only_while_their_key_is_left_
             "(select coalesce(sum(length(tsv)), 0) from chunks where dup_of is null)").fetchone()
     assert wrong_length == (0,) and rows == lexemes > 0
     assert "chunk_terms_pkey" in _indexes(pg_url)
+
+
+def _small_library(tmp_path: Path, name: str) -> Path:
+    """A SQLite library of a few passages (a folder of its own), with the source fixture's model."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for i in range(8):  # a passage each
+        (folder / f"note{i}.md").write_text(f"# Note {i}\n\n" + "\n\n".join(
+            f"Paragraph {j} of {name} note {i} about tides and {name} {i * 10 + j}." for j in range(4)),
+            encoding="utf-8")
+    db = tmp_path / f"{name}.db"
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([folder])
+    finally:
+        svc.close()
+    return db
+
+
+def _indexes_while_writing(monkeypatch: pytest.MonkeyPatch, url: str) -> list[set[str]]:
+    """The library's indexes as each slice of the next copy into it is written."""
+    from desktop_memory.store.postgres.store import PgStore
+
+    seen: list[set[str]] = []
+    original = PgStore.write_documents
+
+    def watched(self, docs):
+        seen.append(_indexes(url))
+        return original(self, docs)
+
+    monkeypatch.setattr(PgStore, "write_documents", watched)
+    return seen
+
+
+def test_a_copy_larger_than_the_library_rebuilds_its_indexes_and_a_small_one_keeps_them(
+        source, tmp_path, pg_url, monkeypatch):  # noqa: F811
+    """A copy bringing more passages than the server library holds writes without the word statistics' key and
+    without the HNSW index the library already had (inserting into an existing graph vector by vector is what
+    made a 900,000-passage copy crawl), then builds both; a copy of fewer passages than the library holds keeps
+    them, as a rebuild would cost more than its rows. Either way the library ends whole: `check` finds nothing
+    and every passage of both sources is found."""
+    from desktop_memory.store.postgres import vectors
+
+    monkeypatch.setattr(vectors, "INDEX_FROM", 5)
+    machine = this_machine(Settings())
+    small, tiny = _small_library(tmp_path, "harbour"), _small_library(tmp_path, "lighthouse")
+    copy_library(small, pg_url, machine=machine)  # into an empty library: indexes built at the end
+    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(pg_url)
+    seen = _indexes_while_writing(monkeypatch, pg_url)
+    copy_library(source, pg_url, machine=machine, slice_size=7)  # larger than the 8 passages it holds
+    assert seen and all(not ({"chunk_terms_pkey", "vectors_1_hnsw", "vectors_2_hnsw"} & s) for s in seen)
+    after = _indexes(pg_url)
+    assert {"chunk_terms_pkey", "vectors_1_hnsw", "vectors_2_hnsw"} <= after  # the side set's index too
+    seen.clear()
+    copy_library(tiny, pg_url, machine=machine)  # 8 passages into a library of hundreds: kept
+    assert seen and all(after <= s for s in seen)
+    assert _indexes(pg_url) == after
+    store = open_store(pg_url)
+    try:
+        assert store.check_integrity() == []
+    finally:
+        store.close()
+    svc = MemoryService(Settings(), db_path=pg_url, embedder=HashEmbedder(32))
+    try:
+        for words, folder in (("harbour tides", "harbour"), ("lighthouse tides", "lighthouse"),
+                              ("dependency injection", "docs")):
+            results = svc.search_outcome(words, backend="hybrid", top_k=20).results
+            assert any(f"/{folder}/" in r.source for r in results), words
+    finally:
+        svc.close()

@@ -149,10 +149,11 @@ class PgStore(LibraryFacade):
             self.conn.execute("set transaction isolation level repeatable read")
             yield self
 
-    def bulk_load(self) -> AbstractContextManager[None]:
-        """Vectors without the HNSW index, and into an empty library word statistics without their key, both
-        built once at the end (bulk.py): a copy into the server is several times faster."""
-        return index_after_load(self)
+    def bulk_load(self, incoming: int = 0) -> AbstractContextManager[None]:
+        """Vectors without the HNSW index and, when ``incoming`` passages are many for this library, word
+        statistics without their key, both built once at the end (bulk.py): a copy into the server is several times
+        faster."""
+        return index_after_load(self, incoming)
 
     @contextmanager
     def cancellable(self, cancel: threading.Event | None) -> Iterator[PgStore]:
