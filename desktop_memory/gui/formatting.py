@@ -148,15 +148,6 @@ def unmark(text: str) -> str:
     return text.translate({ord(MARK_START): None, ord(MARK_END): None})
 
 
-def marked_html(text: str, style: str = "font-weight:600;") -> str:
-    """HTML-escape ``text`` and turn its highlight marks into ``<span style=...>``."""
-    out = html.escape(text)
-    out = out.replace(MARK_START, f'<span style="{style}">').replace(MARK_END, "</span>")
-    if out.count("<span") > out.count("</span>"):  # a window cut between a start and its end mark
-        out += "</span>"
-    return out
-
-
 def _term_regex(terms: list[str]) -> re.Pattern[str] | None:
     if not terms:
         return None

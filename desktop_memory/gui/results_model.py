@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPointF,
     QRect,
     QRectF,
     QSize,
@@ -27,7 +28,6 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import (
-    QAbstractTextDocumentLayout,
     QColor,
     QFont,
     QFontMetrics,
@@ -35,7 +35,6 @@ from PySide6.QtGui import (
     QKeySequence,
     QPainter,
     QPalette,
-    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -48,9 +47,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..models import WEAK, SearchResult
-from .formatting import human_date, mark_terms, marked_html, short_path, snippet, strip_markup
+from .formatting import human_date, mark_terms, short_path, snippet, strip_markup
 from .machine_labels import result_name
 from .scores import ordering_score, score_texts
+from .snippet_paint import SnippetStyle, draw_snippet
 from .style import colors
 
 ResultRole = Qt.ItemDataRole.UserRole + 1
@@ -209,17 +209,14 @@ class _Fonts:
 
 
 class ResultDelegate(QStyledItemDelegate):
-    """Paints a result card; the snippet is rich text with highlighted query terms."""
+    """Paints a result card; the snippet shows the keyword lane's matches highlighted (snippet_paint.py)."""
 
     PAD = 8
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._doc = QTextDocument()
-        self._doc.setDocumentMargin(0)
         self._colors: tuple[int, dict[str, QColor]] | None = None  # (palette cache key, its colours)
         self._font_set: tuple[str, _Fonts] | None = None  # (the view font's key, its derived fonts and metrics)
-        self._doc_font = ""  # the key of the snippet document's default font (set again only when it changes)
 
     def _palette_colors(self, pal: QPalette) -> dict[str, QColor]:
         """style.colors for this palette, computed once per palette, not blended again for every card."""
@@ -331,32 +328,22 @@ class ResultDelegate(QStyledItemDelegate):
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         y += fm_s.height() + 6
 
-        # snippet (rich text, clipped to SNIPPET_LINES)
+        # snippet (its marked runs highlighted, clipped to SNIPPET_LINES): one text layout, no rich text
         snip = index.data(SnippetRole) or ""
-        hl = (f"background-color:{cols['term_bg'].name()}; font-weight:600;" if not selected
-              else "font-weight:700; text-decoration: underline;")
-        if self._doc_font != fonts.key:
-            self._doc.setDefaultFont(base)
-            self._doc_font = fonts.key
-        snip_col = (muted if greyed else text_col).name()
-        self._doc.setHtml(f'<span style="color:{snip_col}">{marked_html(snip, hl)}</span>')
         text_w = rect.width() - rank_w - 4
-        self._doc.setTextWidth(text_w)
+        look = SnippetStyle(base, muted if greyed else text_col, None if selected else cols["term_bg"],
+                            QFont.Weight.Bold if selected else QFont.Weight.DemiBold)
         clip_h = fonts.base_m.lineSpacing() * SNIPPET_LINES
-        painter.translate(rect.left() + rank_w + 4, y)
-        ctx = QAbstractTextDocumentLayout.PaintContext()
-        ctx.clip = QRectF(0, 0, text_w, clip_h)
-        painter.setClipRect(ctx.clip)
-        self._doc.documentLayout().draw(painter, ctx)
-        if self._doc.size().height() > clip_h + 1:  # cut: say so with an ellipsis on the last visible line
+        if draw_snippet(painter, snip, look, QPointF(rect.left() + rank_w + 4, y), text_w, SNIPPET_LINES):
+            # cut: say so with an ellipsis on the last visible line
             fm = fonts.base_m
             ell_w = fm.horizontalAdvance(" …") + 2
-            last = QRectF(text_w - ell_w, clip_h - fm.lineSpacing(), ell_w, fm.lineSpacing())
+            last = QRectF(rect.left() + rank_w + 4 + text_w - ell_w, y + clip_h - fm.lineSpacing(), ell_w,
+                          fm.lineSpacing())
             alternate = bool(opt.features & QStyleOptionViewItem.ViewItemFeature.Alternate)
             role = (QPalette.ColorRole.Highlight if selected
                     else QPalette.ColorRole.AlternateBase if alternate else QPalette.ColorRole.Base)
-            bg = pal.color(role)
-            painter.fillRect(last, bg)
+            painter.fillRect(last, pal.color(role))
             painter.setPen(muted if greyed else text_col)
             painter.setFont(base)
             painter.drawText(last, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop, "…")

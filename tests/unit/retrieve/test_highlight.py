@@ -4,7 +4,7 @@ but keep those marks."""
 from __future__ import annotations
 
 from desktop_memory.models import ChunkDraft, Location
-from desktop_memory.retrieve.highlight import MARK_START, marked_texts, spans
+from desktop_memory.retrieve.highlight import MARK_END, MARK_START, marked_texts, spans
 from desktop_memory.store import Store
 
 MD = """Concurrency › In a hurry?
@@ -46,7 +46,8 @@ def test_highlights_are_what_fts5_matched_stems_yes_stop_words_no(tmp_path):
 
 
 def test_snippets_strip_markup_but_keep_marks():
-    from desktop_memory.gui.formatting import mark_terms, marked_html, query_terms, snippet, strip_markup
+    from desktop_memory.gui.formatting import mark_terms, query_terms, snippet, strip_markup
+    from desktop_memory.gui.snippet_paint import marked_ranges
 
     terms = query_terms("do the async tasks")
     assert sorted(terms) == ["async", "tasks"]  # stop words are not highlight terms either
@@ -56,6 +57,8 @@ def test_snippets_strip_markup_but_keep_marks():
     assert "TL;DR:" in text and "Tip: Read more" in text and "the docs" in text
     snip = snippet(text, terms, 120)
     assert "…" in snip and MARK_START in snip and len(snip) < len(text)
-    html = marked_html(snip, "font-weight:600;")
-    assert html.count("<span") == html.count("</span>") >= 1
+    plain, runs = marked_ranges(snip)
+    assert MARK_START not in plain and MARK_END not in plain and runs
+    assert {plain[a:a + n].lower() for a, n in runs} <= {"async", "tasks"}  # each run is a marked term, whole
+    assert marked_ranges("a \ue000cut") == ("a cut", [(2, 3)])  # a mark left open at a cut end runs to the end
     assert strip_markup("def f(*args): return `x`", "code") == "def f(*args): return `x`"  # code is content
