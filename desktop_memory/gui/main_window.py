@@ -170,7 +170,7 @@ class MainWindow(FileDropTarget, QMainWindow):
         sb.navigate.connect(self.search_tab.navigate)
         self.results_view.open_requested.connect(lambda _row: sb.remember(sb.query()))
         sb.box.textEdited.connect(lambda _t: self.tabs.setCurrentIndex(0))
-        sb.box.textEdited.connect(lambda t: self.searcher.prepare(t, sb.current_backend()))  # its vector, typed
+        sb.box.textEdited.connect(lambda _t: self.query_flow.typed())  # searched ahead as it is typed
         self.empty_state.add_files.connect(self.choose_files)
         self.empty_state.add_folder.connect(self.choose_folder)
         self.preview.open_requested.connect(lambda _p: a.open_row(a.current_row()))  # at the passage's place

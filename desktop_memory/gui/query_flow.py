@@ -30,6 +30,16 @@ class QueryFlow(QObject):
         searcher.failed.connect(self._failed)
         searcher.cleared.connect(self._cleared)
 
+    def request(self, keep_chunk: int | None = None) -> SearchRequest:
+        """The bar's query, backend and filters with the configured count, as a request."""
+        return SearchRequest(self._bar.query(), self._bar.current_backend(), self._top_k(), self._bar.filters(),
+                             keep_chunk)
+
+    def typed(self) -> None:
+        """The bar's text changed by typing: searched ahead, for the Enter that follows (SearchController.ahead)."""
+        if self._bar.query():
+            self._searcher.ahead(self.request())
+
     def run(self, keep_selection: bool = False) -> None:
         """Search for the bar's query now (``keep_selection``: the same passage stays selected if it is found)."""
         q = self._bar.query()
@@ -43,8 +53,7 @@ class QueryFlow(QObject):
         cur = model.result(self._tab.current_row()) if keep_selection else None
         if model.rowCount() == 0:
             self._tab.results_info.setText("Searching…")
-        self._searcher.search(SearchRequest(q, self._bar.current_backend(), self._top_k(), self._bar.filters(),
-                                            cur.chunk_id if cur else None))
+        self._searcher.search(self.request(cur.chunk_id if cur else None))
 
     def show_state(self) -> None:
         """The results area for the library as it is now: the list, a hint, or the drop target."""

@@ -158,7 +158,7 @@ class QuickPopup(QFrame):
         if req is None:
             self.searcher.clear()
         else:
-            self.searcher.prepare(req.query, req.backend)  # its vector made while the debounce waits
+            self.searcher.ahead(req)  # searched while the debounce waits: the debounce's search takes it over
             self.searcher.schedule(req)
 
     def run_search(self) -> None:
