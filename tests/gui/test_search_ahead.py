@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from PySide6.QtCore import Qt
 
 from desktop_memory.config import Settings
 from desktop_memory.gui.search_controller import AHEAD_PAUSE_MS, SearchController, SearchRequest
@@ -116,3 +117,25 @@ def test_with_a_reranker_only_the_vector_is_made_ahead(qtbot, runner, fake):
     qtbot.waitUntil(lambda: "async" in getattr(fake, "prepared", []), timeout=5000)
     qtbot.wait(AHEAD_PAUSE_MS * 3)  # deliberate: a search ahead would have started by now; none may
     assert fake.search_calls == []
+
+
+def test_in_the_window_a_paused_query_is_shown_at_enter_without_searching_again(qtbot, make_window, docs_dir):
+    """The real window: typed, a pause, Enter: the answer searched in the pause is what Enter shows."""
+    fakes: list[FakeService] = []
+
+    def factory(settings):
+        fakes.append(FakeService(settings))
+        return fakes[-1]
+
+    w = make_window(factory)
+    fakes[0].index_paths([docs_dir])
+    box = w.search_bar.box
+    w.search_bar._timer.setInterval(60_000)  # the bar's search-as-you-type debounce kept out of this race
+    box.setFocus()
+    qtbot.keyClicks(box, "benchmarks")  # typed key by key (the keys' own events), then the person pauses
+    qtbot.waitUntil(lambda: "benchmarks" in fakes[0].search_calls, timeout=5000)
+    calls = fakes[0].search_calls.count("benchmarks")
+    with qtbot.waitSignal(w.search_finished, timeout=5000, check_params_cb=lambda q: q == "benchmarks"):
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert w.results_model.rowCount() > 0
+    assert fakes[0].search_calls.count("benchmarks") == calls  # Enter took the answer over
