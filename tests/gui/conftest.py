@@ -117,3 +117,15 @@ def make_window(qtbot):
     for w in windows:
         if not w._closing:
             w.close()
+
+
+@pytest.fixture
+def runner(qtbot):
+    """A TaskRunner of three workers for a controller tested on its own; waited for and deleted after the test."""
+    from desktop_memory.gui.tasks import TaskRunner
+
+    r = TaskRunner(max_threads=3)
+    yield r
+    r.wait(10000)
+    r.deleteLater()
+    qtbot.wait(10)  # one pass of the event loop so the deleteLater above runs (nothing to wait for)

@@ -26,15 +26,6 @@ from .fake_service import FakeService
 
 
 @pytest.fixture
-def runner(qtbot):
-    r = TaskRunner(max_threads=3)
-    yield r
-    r.wait(10000)
-    r.deleteLater()
-    qtbot.wait(10)  # one pass of the event loop so the deleteLater above runs (nothing to wait for)
-
-
-@pytest.fixture
 def fake(docs_dir):
     svc = FakeService(Settings(), slow_queries={"benchmarks": 1.0})
     svc.index_paths([docs_dir])

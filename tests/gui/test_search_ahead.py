@@ -13,19 +13,9 @@ from PySide6.QtCore import Qt
 
 from desktop_memory.config import Settings
 from desktop_memory.gui.search_controller import AHEAD_PAUSE_MS, SearchController, SearchRequest
-from desktop_memory.gui.tasks import TaskRunner
 from desktop_memory.models import SearchFilters
 
 from .fake_service import FakeService
-
-
-@pytest.fixture
-def runner(qtbot):
-    r = TaskRunner(max_threads=3)
-    yield r
-    r.wait(10000)
-    r.deleteLater()
-    qtbot.wait(10)  # one pass of the event loop so the deleteLater above runs
 
 
 @pytest.fixture
