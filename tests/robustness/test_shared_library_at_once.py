@@ -25,8 +25,10 @@ def test_two_machines_write_while_a_third_searches_no_error_no_lost_document(pg_
     assert shared_writers.errors_of(report) == []
     for name in shared_writers.WRITERS:
         writer, found = report["together"]["writers"][name], report["verify"]["machines"][name]
-        assert writer["indexed"] == 20 and writer["passages"] > 30 and writer["vectors"] > 0
+        assert writer["indexed"] == 20 and writer["passages"] > 30
         assert (found["expected"], found["found"], found["owner"]) == (20, 20, name)
+    # the embedding queue is the library's: one writer may embed the other's passages too, leaving it none to embed
+    assert sum(report["together"]["writers"][n]["vectors"] for n in shared_writers.WRITERS) > 0
     reader = report["together"]["reader"]
     assert reader["error_count"] == 0 and reader["searches"] > 0
     check = report["verify"]
