@@ -20,6 +20,7 @@ _WORD = re.compile(r"\w[\w\-']*", re.UNICODE)
 MARK_START = "\ue000"  # == retrieve.highlight.MARK_START (the GUI does not import the core for two constants)
 MARK_END = "\ue001"
 _MARKS = MARK_START + MARK_END
+_MARK_SPLIT = re.compile(f"([{_MARKS}])")
 # the query's words a person does not expect to see lit up (FTS5 ignores them too: retrieve/query_text.py)
 _STOP_TEXT = (
     "a about above after again against all am an and any are as at be because been before being below between "
@@ -146,6 +147,27 @@ def mark_terms(text: str, terms: list[str]) -> str:
 
 def unmark(text: str) -> str:
     return text.translate({ord(MARK_START): None, ord(MARK_END): None})
+
+
+def marked_ranges(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """(text without marks, [(start, length) of each marked run]); a mark left open at a cut end runs to the end."""
+    out: list[str] = []
+    ranges: list[tuple[int, int]] = []
+    start = -1
+    pos = 0
+    for piece in _MARK_SPLIT.split(marked):
+        if piece == MARK_START:
+            start = pos
+        elif piece == MARK_END:
+            if 0 <= start < pos:
+                ranges.append((start, pos - start))
+            start = -1
+        elif piece:
+            out.append(piece)
+            pos += len(piece)
+    if 0 <= start < pos:
+        ranges.append((start, pos - start))
+    return "".join(out), ranges
 
 
 def _term_regex(terms: list[str]) -> re.Pattern[str] | None:

@@ -37,8 +37,7 @@ class QueryFlow(QObject):
 
     def typed(self) -> None:
         """The bar's text changed by typing: searched ahead, for the Enter that follows (SearchController.ahead)."""
-        if self._bar.query():
-            self._searcher.ahead(self.request())
+        self._searcher.ahead(self.request())
 
     def run(self, keep_selection: bool = False) -> None:
         """Search for the bar's query now (``keep_selection``: the same passage stays selected if it is found)."""

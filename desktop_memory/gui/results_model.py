@@ -331,9 +331,10 @@ class ResultDelegate(QStyledItemDelegate):
         # snippet (its marked runs highlighted, clipped to SNIPPET_LINES): one text layout, no rich text
         snip = index.data(SnippetRole) or ""
         text_w = rect.width() - rank_w - 4
-        look = SnippetStyle(base, muted if greyed else text_col, None if selected else cols["term_bg"],
+        spacing = fonts.base_m.lineSpacing()
+        look = SnippetStyle(base, spacing, muted if greyed else text_col, None if selected else cols["term_bg"],
                             QFont.Weight.Bold if selected else QFont.Weight.DemiBold)
-        clip_h = fonts.base_m.lineSpacing() * SNIPPET_LINES
+        clip_h = spacing * SNIPPET_LINES
         if draw_snippet(painter, snip, look, QPointF(rect.left() + rank_w + 4, y), text_w, SNIPPET_LINES):
             # cut: say so with an ellipsis on the last visible line
             fm = fonts.base_m

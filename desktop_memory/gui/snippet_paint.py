@@ -8,36 +8,12 @@ format ranges, lines are laid out only up to the last one shown, and the glyphs 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QTextCharFormat, QTextLayout, QTextOption
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextCharFormat, QTextLayout, QTextOption
 
-from .formatting import MARK_END, MARK_START
-
-_MARKS = re.compile(f"([{MARK_START}{MARK_END}])")
-
-
-def marked_ranges(marked: str) -> tuple[str, list[tuple[int, int]]]:
-    """(text without marks, [(start, length) of each marked run]); a mark left open at a cut end runs to the end."""
-    out: list[str] = []
-    ranges: list[tuple[int, int]] = []
-    start = -1
-    pos = 0
-    for piece in _MARKS.split(marked):
-        if piece == MARK_START:
-            start = pos
-        elif piece == MARK_END:
-            if 0 <= start < pos:
-                ranges.append((start, pos - start))
-            start = -1
-        elif piece:
-            out.append(piece)
-            pos += len(piece)
-    if 0 <= start < pos:
-        ranges.append((start, pos - start))
-    return "".join(out), ranges
+from .formatting import marked_ranges
 
 
 @dataclass(frozen=True)
@@ -45,6 +21,7 @@ class SnippetStyle:
     """How the snippet looks on this card: its font, text colour and the look of a marked run."""
 
     font: QFont
+    line_spacing: int  # the font's (the card keeps its metrics: not measured again for every card)
     color: QColor
     mark_background: QColor | None  # None: a selected card marks by weight and underline instead
     mark_weight: QFont.Weight
@@ -63,7 +40,7 @@ def _mark_format(style: SnippetStyle) -> QTextCharFormat:
 def draw_snippet(painter: QPainter, marked: str, style: SnippetStyle, top_left: QPointF, width: float,
                  max_lines: int) -> bool:
     """Draw ``marked`` wrapped to ``width`` in at most ``max_lines`` lines from ``top_left``; True when it was cut
-    (more text than lines), so the caller can show an ellipsis. Lines are spaced as the font's line spacing."""
+    (more text than lines), so the caller can show an ellipsis. Lines are ``style.line_spacing`` apart."""
     text, ranges = marked_ranges(marked)
     layout = QTextLayout(text, style.font)
     option = QTextOption()
@@ -77,18 +54,12 @@ def draw_snippet(painter: QPainter, marked: str, style: SnippetStyle, top_left: 
             span.start, span.length, span.format = start, length, fmt
             spans.append(span)
         layout.setFormats(spans)
-    spacing = QFontMetrics(style.font).lineSpacing()
+    spacing = style.line_spacing
     layout.beginLayout()
     lines = 0
-    cut = False
-    while True:
+    while lines <= max_lines:  # one line more than shown: there, the text goes on (cut)
         line = layout.createLine()
         if not line.isValid():
-            break
-        if lines == max_lines:
-            cut = True  # one line more than shown: the text goes on
-            line.setLineWidth(width)
-            line.setPosition(QPointF(0, lines * spacing))
             break
         line.setLineWidth(width)
         line.setPosition(QPointF(0, lines * spacing))
@@ -99,7 +70,7 @@ def draw_snippet(painter: QPainter, marked: str, style: SnippetStyle, top_left: 
     painter.setClipRect(QRectF(top_left.x(), top_left.y(), width, max_lines * spacing), Qt.ClipOperation.IntersectClip)
     layout.draw(painter, top_left)
     painter.restore()
-    return cut
+    return lines > max_lines
 
 
-__all__ = ["SnippetStyle", "draw_snippet", "marked_ranges"]
+__all__ = ["SnippetStyle", "draw_snippet"]

@@ -17,7 +17,8 @@ def _paint(qapp, text: str, lines: int = 3) -> tuple[QImage, bool]:
     image.fill(Qt.GlobalColor.white)
     painter = QPainter(image)
     try:
-        cut = draw_snippet(painter, text, SnippetStyle(QFont(), QColor("black"), MARK, QFont.Weight.DemiBold),
+        style = SnippetStyle(QFont(), QFontMetrics(QFont()).lineSpacing(), QColor("black"), MARK, QFont.Weight.DemiBold)
+        cut = draw_snippet(painter, text, style,
                            QPointF(0, 0), 300, lines)
     finally:
         painter.end()

@@ -46,8 +46,7 @@ def test_highlights_are_what_fts5_matched_stems_yes_stop_words_no(tmp_path):
 
 
 def test_snippets_strip_markup_but_keep_marks():
-    from desktop_memory.gui.formatting import mark_terms, query_terms, snippet, strip_markup
-    from desktop_memory.gui.snippet_paint import marked_ranges
+    from desktop_memory.gui.formatting import mark_terms, marked_ranges, query_terms, snippet, strip_markup
 
     terms = query_terms("do the async tasks")
     assert sorted(terms) == ["async", "tasks"]  # stop words are not highlight terms either
