@@ -121,20 +121,27 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
     fresh = not sum(dst.counts()["by_status"].values())
     done, after = 0, 0
+    pending: _Slice | None = None
     # a server library builds its indexes once, at the end (all of them when the copy is large for it)
     with dst.bulk_load(incoming=in_source["chunks"]):
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
             docs = src.export.documents(after, slice_size)
-            if not docs:
+            ahead = None
+            if docs:  # read and planned while the slice before it is written: the target may start on it
+                after = docs[-1].id
+                ahead = _plan_slice(src, dst, [d for d in docs if not any(is_inside(d.path, p) for p in removing)],
+                                    len(docs), fresh)
+                dst.prepare_writes(ahead.writes)
+            if pending is not None:
+                _write_slice(src, dst, pending, sets, dst_model, summary)
+                done += pending.read
+                if progress is not None:
+                    progress(done, total)
+            if ahead is None:
                 break
-            after = docs[-1].id
-            wanted = [d for d in docs if not any(is_inside(d.path, p) for p in removing)]
-            _copy_slice(src, dst, wanted, sets, dst_model, summary, fresh)
-            done += len(docs)
-            if progress is not None:
-                progress(done, total)
+            pending = ahead
     return summary
 
 
@@ -157,35 +164,52 @@ def _prepare_models(dst: LibraryStore, target: Location, src_model: str | None, 
             dst.models.ensure_side(model_id, dim, settings)
 
 
-def _copy_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
-                sets: Sequence[tuple[str, int, str | None]], dst_model: str | None, summary: CopySummary,
-                fresh: bool = False) -> None:
+@dataclass
+class _Slice:
+    """One slice of the source, read and planned: what it writes, and what it only records."""
+
+    read: int  # source documents in the slice (progress)
+    indexed: list[ExportDocument]
+    chunks: dict[int, list[ExportChunk]]
+    outcomes: list[ExportDocument]  # skipped or failed files: recorded as they were (their reason kept)
+    writes: list[DocumentWrite]
+    unchanged: int
+
+
+def _plan_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument], read: int,
+                fresh: bool = False) -> _Slice:
     indexed = [d for d in docs if d.status == STATUS_INDEXED]
     chunks = src.export.chunks([d.id for d in indexed])
-    writes: list[DocumentWrite] = []
-    written: dict[str, int] = {}  # path → the target's document id, for those written here
-    for doc in docs:
-        if doc.status != STATUS_INDEXED:  # skipped or failed: recorded as it was (its reason kept)
-            dst.record_outcome(path=doc.path, status=doc.status, error=doc.error, kind=doc.kind, size=doc.size,
-                               mtime=doc.mtime)
-            summary.outcomes += 1
-            continue
+    plan = _Slice(read, indexed, chunks, [d for d in docs if d.status != STATUS_INDEXED], [], 0)
+    for doc in indexed:
         own = chunks.get(doc.id, [])
         there = None if fresh else dst.get_document(doc.path)
         if there is not None and there.content_hash == doc.content_hash and there.n_chunks == len(own) \
                 and there.status == STATUS_INDEXED:
-            summary.unchanged += 1
+            plan.unchanged += 1
             continue
         drafts = [ChunkDraft(c.text, c.location) for c in own]
-        writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
-                                    size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash, chunks=drafts,
-                                    dedupe_keys=[chunk_key(d) for d in drafts], warning=doc.error))
-        summary.chunks += len(drafts)
-    if writes:
-        results = dst.write_documents(writes)
-        written = {w.path: r.doc_id for w, r in zip(writes, results)}
-        summary.documents += len(writes)
-    _copy_vectors(src, dst, indexed, chunks, sets, dst_model, summary, written)
+        plan.writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
+                                         size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash,
+                                         chunks=drafts, dedupe_keys=[chunk_key(d) for d in drafts],
+                                         warning=doc.error))
+    return plan
+
+
+def _write_slice(src: LibraryStore, dst: LibraryStore, plan: _Slice, sets: Sequence[tuple[str, int, str | None]],
+                 dst_model: str | None, summary: CopySummary) -> None:
+    for doc in plan.outcomes:
+        dst.record_outcome(path=doc.path, status=doc.status, error=doc.error, kind=doc.kind, size=doc.size,
+                           mtime=doc.mtime)
+    summary.outcomes += len(plan.outcomes)
+    summary.unchanged += plan.unchanged
+    written: dict[str, int] = {}  # path → the target's document id, for those written here
+    if plan.writes:
+        results = dst.write_documents(plan.writes)
+        written = {w.path: r.doc_id for w, r in zip(plan.writes, results, strict=True)}
+        summary.documents += len(plan.writes)
+        summary.chunks += sum(len(w.chunks) for w in plan.writes)
+    _copy_vectors(src, dst, plan.indexed, plan.chunks, sets, dst_model, summary, written)
 
 
 def _copy_vectors(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],

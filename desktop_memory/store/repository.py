@@ -15,7 +15,7 @@ Invariants kept by every write (and checked by tests after kill -9):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -225,6 +225,11 @@ class Store(LibraryFacade):
                         full: bool = True) -> list[str]:
         problems = IntegrityChecks(self.conn, self.mode, self.vectors, progress, cancel).check_integrity(full)
         return problems + side_problems(self.conn)  # other models' vectors kept beside (store/model_sets.py)
+
+    def prepare_writes(self, docs: Sequence[DocumentWrite]) -> None:
+        """A hint that ``docs`` are written next: the server store tokenizes them meanwhile on a second connection
+        (store/postgres/tokens_ahead.py); SQLite's FTS5 tokenizes inside the write, one core either way."""
+        del docs
 
     @contextmanager
     def bulk_load(self, incoming: int = 0) -> Iterator[None]:

@@ -65,3 +65,14 @@ def fresh_database(server: Any, *, vector: bool = True) -> str:
 def pg_url(pg_server: Any) -> str:
     """The URL of a fresh database with pgvector, for this test only."""
     return fresh_database(pg_server)
+
+
+def statistics_as_rows(conn: Any) -> None:
+    """Turn a library's word statistics back into schema 2's form, a row per word and passage (``chunk_terms``),
+    so a test can stand up a library as an older desktop-memory left it (the migration to segments then runs; the
+    tokenizing stage it also makes goes too)."""
+    conn.execute("create table chunk_terms (lane smallint not null, term text not null, chunk_id bigint not null, "
+                 "tf integer not null, dl integer not null, primary key (lane, term, chunk_id) include (tf, dl))")
+    conn.execute("insert into chunk_terms select t.lane, t.term, p >> 25, (p >> 16) & 511, p & 65535 "
+                 "from term_postings t cross join unnest(t.postings) p")
+    conn.execute("drop table term_postings, token_stage")

@@ -107,10 +107,9 @@ def _indexes(url: str) -> set[str]:
 
 def test_a_copy_builds_the_indexes_after_the_rows_and_an_interrupted_one_is_repaired(
         source, pg_server, pg_url, monkeypatch):  # noqa: F811
-    """Into an empty server library the word statistics go in without their primary key and the vectors without
-    their HNSW index, both built once at the end (store/postgres/bulk.py); an interrupted copy leaves them out,
-    `check` says so, and the copy run again (or `compact`) builds them, with the same answers as a copy that
-    never stopped."""
+    """Into an empty server library the vectors go in without their HNSW index, built once at the end
+    (store/postgres/bulk.py); an interrupted copy leaves it out, `check` says so, and the copy run again (or
+    `compact`) builds it, with the same answers as a copy that never stopped."""
     from desktop_memory.store.postgres import vectors
 
     monkeypatch.setattr(vectors, "INDEX_FROM", 5)  # the test library is small: an HNSW index from 5 vectors
@@ -122,15 +121,15 @@ def test_a_copy_builds_the_indexes_after_the_rows_and_an_interrupted_one_is_repa
     table = open_store(pg_url, readonly=True)
     try:
         assert table.vectors.count() >= 5  # type: ignore[attr-defined]
-        assert "chunk_terms_pkey" not in _indexes(pg_url) and "vectors_1_hnsw" not in _indexes(pg_url)
-        assert any("keyword statistics have no index" in p for p in table.check_integrity())
+        assert "vectors_1_hnsw" not in _indexes(pg_url)
+        assert any("vectors_1 have no HNSW index" in p for p in table.check_integrity())
     finally:
         table.close()
     copy_library(source, pg_url, machine=machine, slice_size=5)
-    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(pg_url)
+    assert "vectors_1_hnsw" in _indexes(pg_url)
     whole = fresh_database(pg_server)
     copy_library(source, whole, machine=machine)
-    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(whole)
+    assert "vectors_1_hnsw" in _indexes(whole)
     assert _state(pg_url) == _state(whole) == _state(source)
     assert _answers(pg_url, "hybrid") == _answers(whole, "hybrid")
     # interrupted again into another empty library, then repaired by compact instead
@@ -141,47 +140,53 @@ def test_a_copy_builds_the_indexes_after_the_rows_and_an_interrupted_one_is_repa
                      progress=lambda done, total: cancel.set())
     store = open_store(third)
     try:
+        assert store.check_integrity() != []
         store.compact()
         assert store.check_integrity() == []
     finally:
         store.close()
-    assert "chunk_terms_pkey" in _indexes(third)
+    assert "vectors_1_hnsw" in _indexes(third)
 
 
-def test_a_bulk_load_writes_the_word_rows_unsorted_only_while_their_key_is_left_out(source, pg_url):  # noqa: F811
-    """Sorting the word rows is what fills chunk_terms' key in order; with the key left out (a copy into an empty
-    library) the sort is skipped, and every passage's length and word rows still agree with its own tokens."""
+def test_word_segments_hold_each_passages_own_tokens_after_a_copy_a_removal_and_compact(
+        source, pg_url):  # noqa: F811
+    """A copy writes one segment per word per slice (store/postgres/postings.py): every passage's length and
+    postings agree with its own tokens, after a removal too, and `compact` merges the segments without changing a
+    posting or an answer."""
     import psycopg
 
-    from desktop_memory.store.postgres.store import PgStore
+    copy_library(source, pg_url, machine=this_machine(Settings()), slice_size=7)
 
-    seen: list[bool] = []
-    original = PgStore.write_documents
+    def postings_and_segments() -> tuple[list[tuple[int, str, int, int]], int]:
+        with psycopg.connect(pg_url) as conn:
+            wrong_length = conn.execute(
+                "select count(*) from chunks where dup_of is null and n_words <> coalesce((select "
+                "sum(coalesce(array_length(x.positions, 1), 1)) from unnest(tsv) x), 0)").fetchone()
+            assert wrong_length == (0,)
+            held = sorted((int(c), str(t), int(tf), int(dl)) for c, t, tf, dl in conn.execute(
+                "select c.id, x.lexeme, coalesce(array_length(x.positions, 1), 1), c.n_words "
+                "from chunks c cross join unnest(c.tsv) x where c.dup_of is null"))
+            stored = sorted((int(p) >> 25, str(t), (int(p) >> 16) & 511, int(p) & 65535) for t, p in conn.execute(
+                "select t.term, p from term_postings t cross join unnest(t.postings) p where t.lane = 0"))
+            assert stored == held and held
+            segments = conn.execute("select count(*) from term_postings where lane = 0").fetchone()
+        return held, int(segments[0])
 
-    def watched(self, docs):
-        seen.append(self.writes.sort_terms)
-        return original(self, docs)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(PgStore, "write_documents", watched)
-        copy_library(source, pg_url, machine=this_machine(Settings()), slice_size=7)
-        assert seen and not any(seen)  # an empty library: its key is built at the end
+    postings_and_segments()
     store = open_store(pg_url)
     try:
-        with store.bulk_load():  # a library that holds passages keeps its key: rows go in sorted
-            assert store.writes.sort_terms  # type: ignore[attr-defined]
-        assert store.writes.sort_terms  # type: ignore[attr-defined]
+        doc = store.export.documents(0, 1)[0]
+        store.remove_documents([doc.id])
+        assert store.check_integrity() == []
+        after_removal = postings_and_segments()
+        answers = _answers(pg_url, "keyword")
+        store.compact()
+        assert store.check_integrity() == []
     finally:
         store.close()
-    with psycopg.connect(pg_url) as conn:
-        wrong_length = conn.execute(
-            "select count(*) from chunks where dup_of is null and n_words <> coalesce((select "
-            "sum(coalesce(array_length(x.positions, 1), 1)) from unnest(tsv) x), 0)").fetchone()
-        rows, lexemes = conn.execute(
-            "select (select count(*) from chunk_terms where lane = 0), "
-            "(select coalesce(sum(length(tsv)), 0) from chunks where dup_of is null)").fetchone()
-    assert wrong_length == (0,) and rows == lexemes > 0
-    assert "chunk_terms_pkey" in _indexes(pg_url)
+    merged = postings_and_segments()
+    assert merged[0] == after_removal[0] and merged[1] < after_removal[1]  # same postings, fewer segments
+    assert _answers(pg_url, "keyword") == answers and any(answers)
 
 
 def _small_library(tmp_path: Path, name: str) -> Path:
@@ -218,10 +223,10 @@ def _indexes_while_writing(monkeypatch: pytest.MonkeyPatch, url: str) -> list[se
 
 def test_a_copy_larger_than_the_library_rebuilds_its_indexes_and_a_small_one_keeps_them(
         source, tmp_path, pg_url, monkeypatch):  # noqa: F811
-    """A copy bringing more passages than the server library holds writes without the word statistics' key and
-    without the HNSW index the library already had (inserting into an existing graph vector by vector is what
-    made a 900,000-passage copy crawl), then builds both; a copy of fewer passages than the library holds keeps
-    them, as a rebuild would cost more than its rows. Either way the library ends whole: `check` finds nothing
+    """A copy bringing more passages than the server library holds writes without the HNSW index the library
+    already had (inserting into an existing graph vector by vector is what made a 900,000-passage copy crawl),
+    then builds it; a copy of fewer passages than the library holds keeps it, as a rebuild would cost more than
+    its rows. Either way the library ends whole: `check` finds nothing
     and every passage of both sources is found."""
     from desktop_memory.store.postgres import vectors
 
@@ -229,12 +234,12 @@ def test_a_copy_larger_than_the_library_rebuilds_its_indexes_and_a_small_one_kee
     machine = this_machine(Settings())
     small, tiny = _small_library(tmp_path, "harbour"), _small_library(tmp_path, "lighthouse")
     copy_library(small, pg_url, machine=machine)  # into an empty library: indexes built at the end
-    assert {"chunk_terms_pkey", "vectors_1_hnsw"} <= _indexes(pg_url)
+    assert "vectors_1_hnsw" in _indexes(pg_url)
     seen = _indexes_while_writing(monkeypatch, pg_url)
     copy_library(source, pg_url, machine=machine, slice_size=7)  # larger than the 8 passages it holds
-    assert seen and all(not ({"chunk_terms_pkey", "vectors_1_hnsw", "vectors_2_hnsw"} & s) for s in seen)
+    assert seen and all(not ({"vectors_1_hnsw", "vectors_2_hnsw"} & s) for s in seen)
     after = _indexes(pg_url)
-    assert {"chunk_terms_pkey", "vectors_1_hnsw", "vectors_2_hnsw"} <= after  # the side set's index too
+    assert {"vectors_1_hnsw", "vectors_2_hnsw"} <= after  # the side set's index too
     seen.clear()
     copy_library(tiny, pg_url, machine=machine)  # 8 passages into a library of hundreds: kept
     assert seen and all(after <= s for s in seen)

@@ -1,4 +1,5 @@
-"""BM25 scored in SQL over ``chunk_terms``, for the FTS5 match expressions retrieve/ builds.
+"""BM25 scored in SQL over the word statistics (``term_postings``, postings.py), for the FTS5 match expressions
+retrieve/ builds.
 
 retrieve/ asks every store for keyword candidates with the same expressions (an OR of quoted terms, a term
 repeated for weight, a two-word phrase for a compound: retrieve/keyword.py, compounds.py), so query handling is
@@ -15,6 +16,7 @@ import re
 
 from ...models import SearchFilters
 from .filters import allowed_sql
+from .postings import CHUNK, DL, ID_SHIFT, TF
 from .schema import Conn
 from .terms import GRAMS, WORDS, totals
 
@@ -67,15 +69,15 @@ def postings_sql(lane: int, terms: Weighted) -> tuple[str, list[object]]:
     parts: list[str] = []
     params: list[object] = []
     if single:
-        parts.append("select t.chunk_id, t.tf, t.dl, s.w, s.term as key "
+        parts.append(f"select {CHUNK} as chunk_id, {TF} as tf, {DL} as dl, s.w, s.term as key "
                      "from unnest(%s::text[], %s::float8[]) s(term, w) "
-                     "join chunk_terms t on t.lane = %s and t.term = s.term")
+                     "join term_postings t on t.lane = %s and t.term = s.term cross join unnest(t.postings) p")
         params += [list(single), list(single.values()), lane]
     if multi:
         parts.append("select c.id as chunk_id, 1 as tf, c.n_words as dl, p.w, p.phrase as key "
                      "from unnest(%s::text[], %s::float8[], %s::text[]) p(phrase, w, anchor) "
-                     "join chunk_terms a on a.lane = 0 and a.term = p.anchor join chunks c on c.id = a.chunk_id "
-                     "where c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
+                     "join term_postings a on a.lane = 0 and a.term = p.anchor cross join unnest(a.postings) x "
+                     f"join chunks c on c.id = x >> {ID_SHIFT} where c.tsv @@ phraseto_tsquery('dm_text', p.phrase)")
         params += [list(multi), list(multi.values()), [anchors[t] for t in multi]]
     return " union all ".join(parts), params
 

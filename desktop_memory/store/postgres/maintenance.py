@@ -11,13 +11,15 @@ import threading
 from collections.abc import Callable
 
 from ...errors import Cancelled
-from .bulk import has_term_key, restore_term_key
+from .bulk import vector_tables
+from .connection import write_tx
+from .postings import CHUNK, merge
 from .schema import Conn
 from .terms import TOTALS
-from .vectors import PgVectors
+from .vectors import PgVectors, missing_index
 
 CheckProgress = Callable[[str, int, int], None]
-_TABLES = ("chunk_terms", "chunks", "documents", "meta", "roots", "exclusions")
+_TABLES = ("term_postings", "token_stage", "chunks", "documents", "meta", "roots", "exclusions")
 
 
 def db_bytes(conn: Conn) -> int:
@@ -25,11 +27,18 @@ def db_bytes(conn: Conn) -> int:
     return int(str(row[0])) if row else 0
 
 
-def compact(conn: Conn, vectors: PgVectors, progress: Callable[[float], None] | None,
+def compact(conn: Conn, url: str, vectors: PgVectors, progress: Callable[[float], None] | None,
             cancel: threading.Event | None) -> tuple[int, int]:
-    """VACUUM FULL of every table of the library, one table at a time (each its own rewrite: a cancel between
-    two keeps what was done). Returns (database bytes before, after)."""
+    """The word statistics' small segments merged (postings.py) and any HNSW index an interrupted copy left out
+    built, then VACUUM FULL of every table of the library, one table at a time (each its own rewrite: a cancel
+    between two keeps what was done). Returns (database bytes before, after)."""
     before = db_bytes(conn)
+    with write_tx(conn, url):
+        merge(conn)
+        conn.execute("delete from token_stage")  # batches of copies that stopped (tokens_ahead.py)
+    for table in vector_tables(conn):
+        with write_tx(conn, url):
+            vectors.ensure_index(table)
     tables = list(_TABLES) + [f"vectors_{int(str(r[0]))}" for r in conn.execute("select slot from vector_models")]
     for i, table in enumerate(tables):
         if cancel is not None and cancel.is_set():
@@ -37,26 +46,27 @@ def compact(conn: Conn, vectors: PgVectors, progress: Callable[[float], None] | 
         conn.execute(f"vacuum (full, analyze) {table}")
         if progress is not None:
             progress(min(0.95, (i + 1) / len(tables)))
-    restore_term_key(conn)  # an interrupted bulk load's (bulk.py)
     return before, db_bytes(conn)
 
 
 def check(conn: Conn, vectors: PgVectors, progress: CheckProgress | None,
           cancel: threading.Event | None) -> list[str]:
     """The invariants of the SQLite store's ``check``, on the server's tables: problems, or [] when sound."""
-    problems: list[str] = []
-    if not has_term_key(conn):
-        problems.append("the keyword statistics have no index (an interrupted copy): run compact, or the copy again")
+    problems: list[str] = [f"the vectors of {table} have no HNSW index (an interrupted copy): run compact, or the "
+                           "copy again" for table in vector_tables(conn) if missing_index(conn, table)]
     steps: list[tuple[str, str, str]] = [
         ("keyword statistics", "select count(*) from chunks c where c.dup_of is null and c.tsv is null",
          "{} passages have no keyword statistics"),
         ("copies", "select count(*) from chunks c left join chunks h on h.id = c.dup_of where c.dup_of is not null "
                    "and (h.id is null or h.dup_of is not null)", "{} copies point at no passage"),
-        ("copies' statistics", "select count(*) from chunk_terms t join chunks c on c.id = t.chunk_id "
-                               "where c.dup_of is not null", "{} keyword rows belong to copies"),
-        ("orphan statistics", "select count(*) from chunk_terms t where not exists "
-                              "(select 1 from chunks c where c.id = t.chunk_id)",
-         "{} keyword rows belong to no passage"),
+        ("copies' statistics", f"select count(*) from term_postings t cross join unnest(t.postings) p "
+                               f"join chunks c on c.id = {CHUNK} where c.dup_of is not null",
+         "{} keyword postings belong to copies"),
+        ("orphan statistics", f"select count(*) from term_postings t cross join unnest(t.postings) p where not "
+                              f"exists (select 1 from chunks c where c.id = {CHUNK})",
+         "{} keyword postings belong to no passage"),
+        ("statistics' counts", "select count(*) from term_postings where n <> cardinality(postings) or n = 0",
+         "{} keyword segments miscount their postings"),
     ]
     table = vectors.table()
     if table is not None:

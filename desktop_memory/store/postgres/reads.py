@@ -1,5 +1,5 @@
 """The reads retrieve/ runs on a PostgreSQL library (``PgStore.reads``): the same methods and answers as the SQLite
-store's ``SearchReads`` (store/search_reads.py), over the word statistics (``chunk_terms``), the chunks' tsvectors
+store's ``SearchReads`` (store/search_reads.py), over the word statistics (``term_postings``), the chunks' tsvectors
 and the per-model vector tables. Keyword scoring is in keyword.py."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 from ...models import SearchFilters
 from ..row_types import ChunkRow
 from ..search_reads import PASSAGE_COLUMNS, FtsTable
+from . import postings
 from .filters import allowed_ids_sql, filter_sql
 from .keyword import bm25_match, lexemes, match_ids_sql, phrases, weighted
 from .schema import Conn
@@ -183,8 +184,7 @@ class PgSearchReads:
     def doc_freqs(self, stems: list[str]) -> dict[str, int]:
         if not stems:
             return {}
-        return {str(t): _int(n) for t, n in self.conn.execute(
-            "select term, count(*) from chunk_terms where lane = 0 and term = any(%s) group by term", (stems,))}
+        return postings.doc_freqs(self.conn, WORDS, stems)
 
     def index_tokenizer(self) -> str:
         return TOKENIZER
@@ -202,7 +202,8 @@ class PgSearchReads:
 
     def chunk_tokens(self) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
-        for cid, term, tf in self.conn.execute("select chunk_id, term, tf from chunk_terms where lane = 0"):
+        for cid, term, tf in self.conn.execute(f"select {postings.CHUNK}, t.term, {postings.TF} from term_postings t "
+                                               "cross join unnest(t.postings) p where t.lane = 0"):
             out.setdefault(_int(cid), []).extend([str(term)] * _int(tf))
         return out
 
@@ -213,25 +214,26 @@ def _option(mark: str) -> str:
 
 
 def _one_term_window(conn: Conn, match: str, first: int, last: int, cap: int) -> tuple[int, int] | None:
-    """(matches, last id seen) of an expression of one word or one phrase (what the term planner samples) by
-    walking its postings in id order from ``first`` and stopping at ``cap`` matches: the primary key of
-    ``chunk_terms`` is in (term, chunk) order, so no match set is built first (at 1M passages the general path's
-    DISTINCT over a common word's postings took seconds: docs/BENCHMARKS.md, "1M passages on both stores").
-    None for any other expression."""
+    """(matches, last id seen) of an expression of one word or one phrase (what the term planner samples).
+
+    One word: counted exactly from its segments' counts (postings.py), and when more than ``cap`` the count is
+    returned whole with ``last`` as the last id seen — the sampler then takes it as exact instead of extrapolating.
+    One phrase: its first word's segments in order of their first id, each one's postings in id order, matched on
+    positions, stopping at ``cap`` (segments of one write never overlap: only a passage that became a holder again
+    can be seen out of id order). None for any other expression."""
     single, multi, anchors = weighted(conn, match, WORDS)
     if len(single) + len(multi) != 1:
         return None
     if single:
-        sql = ("select count(*), max(chunk_id) from (select chunk_id from chunk_terms where lane = 0 and term = %s "
-               "and chunk_id between %s and %s order by chunk_id limit %s) w")
-        params: list[object] = [next(iter(single)), int(first), int(last), int(cap)]
-    else:
-        phrase = next(iter(multi))
-        sql = ("select count(*), max(chunk_id) from (select a.chunk_id from chunk_terms a join chunks c on "
-               "c.id = a.chunk_id where a.lane = 0 and a.term = %s and a.chunk_id between %s and %s and "
-               "c.tsv @@ phraseto_tsquery('dm_text', %s) order by a.chunk_id limit %s) w")
-        params = [anchors[phrase], int(first), int(last), phrase, int(cap)]
-    row = conn.execute(sql, params).fetchone()
+        n = postings.count_in(conn, next(iter(single)), int(first), int(last))
+        return (n, int(last)) if n else (0, int(first) - 1)
+    phrase = next(iter(multi))
+    row = conn.execute(
+        f"select count(*), max(id) from (select a.first_id, c.id from term_postings a cross join unnest(a.postings) p "
+        f"join chunks c on c.id = {postings.CHUNK} where a.lane = 0 and a.term = %s and a.first_id <= %s "
+        f"and a.last_id >= %s and c.id between %s and %s and c.tsv @@ phraseto_tsquery('dm_text', %s) "
+        "order by a.first_id, c.id limit %s) w",
+        [anchors[phrase], int(last), int(first), int(first), int(last), phrase, int(cap)]).fetchone()
     if not row or not row[0]:
         return 0, int(first) - 1
     return _int(row[0]), _int(row[1])

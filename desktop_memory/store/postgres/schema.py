@@ -80,6 +80,27 @@ MIGRATIONS: list[str] = [
     ALTER TABLE roots ADD COLUMN machine_id text NOT NULL DEFAULT '',
                       ADD COLUMN machine_name text NOT NULL DEFAULT '';
     """,
+    # 3: the word statistics as segments, one row per term per write (postings.py) instead of one per term per
+    # passage: the rows of each term regrouped by ranges of 4,096 chunk ids, as ``compact`` merges them
+    """
+    CREATE TABLE term_postings (
+        lane smallint NOT NULL, term text NOT NULL,
+        first_id bigint NOT NULL, last_id bigint NOT NULL,  -- bounds of the segment's chunk ids
+        n integer NOT NULL,                                 -- its postings (a document frequency reads no array)
+        postings bigint[] NOT NULL                          -- chunk id << 25 | tf << 16 | dl
+    );
+    ALTER TABLE term_postings ALTER COLUMN postings SET STORAGE EXTERNAL;  -- out of line, never compressed
+    INSERT INTO term_postings
+        SELECT lane, term, min(chunk_id), max(chunk_id), count(*),
+               array_agg((chunk_id << 25) | (least(tf, 511)::bigint << 16) | least(dl, 65535) ORDER BY chunk_id)
+        FROM chunk_terms GROUP BY lane, term, chunk_id >> 12;
+    DROP TABLE chunk_terms;
+    CREATE INDEX term_postings_term ON term_postings(lane, term, first_id);
+    -- passages a bulk load's second connection tokenized ahead of their write (tokens_ahead.py): never WAL-logged,
+    -- each batch deleted by the write that takes it over
+    CREATE UNLOGGED TABLE token_stage (batch text NOT NULL, i integer NOT NULL, tsv tsvector NOT NULL,
+                                       n_words integer NOT NULL);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

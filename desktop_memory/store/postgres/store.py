@@ -21,10 +21,11 @@ import psycopg
 from ...errors import Cancelled, StoreError, StoreReadOnly
 from ...models import DocumentInfo, SearchFilters
 from ...paths import prefix_range
+from ..doc_writes import DocumentWrite
 from ..facade import LibraryFacade, closed_on_failure
 from ..folders import Folders
 from ..location import redacted
-from ..row_types import DocRow
+from ..row_types import DocRow, WriteResult
 from . import maintenance
 from .bulk import index_after_load
 from .connection import connect, translate, write_tx
@@ -36,10 +37,15 @@ from .models import PgModelSets
 from .reads import PgSearchReads
 from .schema import SCHEMA_VERSION, check_vector_extension, check_version, current_version, migrate
 from .terms import recount_totals
+from .tokens_ahead import TokensAhead
 from .vectors import PgVectors
 from .writes import PgWrites
 
 _DOC_COLUMNS = "id, path, kind, size, mtime, content_hash, status, error, n_chunks"
+
+
+def _texts(docs: Sequence[DocumentWrite]) -> list[str]:
+    return [c.text for d in docs for c in d.chunks]
 
 
 def _doc(row: Sequence[object]) -> DocRow:
@@ -81,6 +87,7 @@ class PgStore(LibraryFacade):
                 raise StoreError(f"The library at {redacted(url)} was made by an older desktop-memory; open it once "
                                  "with the writer role to bring it up to date, then read-only works again.")
         self._password, self._readonly = password, readonly  # kept in memory only, to reconnect
+        self._ahead: TokensAhead | None = None  # made by the first prepare_writes (a bulk load)
         self._parts()
 
     def _parts(self) -> None:
@@ -115,7 +122,25 @@ class PgStore(LibraryFacade):
 
     # ---------- connection ----------
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
         self.conn.close()
+
+    def prepare_writes(self, docs: Sequence[DocumentWrite]) -> None:
+        """The documents ``write_documents`` is given next: their passages are tokenized meanwhile on a second
+        connection (tokens_ahead.py), so that write's statement does not."""
+        if self.mode:
+            return
+        if self._ahead is None:
+            self._ahead = TokensAhead(self.url, self._password)
+        self._ahead.submit(_texts(docs))
+
+    def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
+        """Replace several documents in ONE transaction: all of them commit, or none does."""
+        batch = self._ahead.take(_texts(docs)) if self._ahead is not None else None
+        with self._part_change():
+            return self.writes.write_documents(docs, batch)
 
     def stop_waiting(self) -> None:
         """Closing: a statement waiting for another machine's writer lock is cancelled."""
@@ -150,9 +175,8 @@ class PgStore(LibraryFacade):
             yield self
 
     def bulk_load(self, incoming: int = 0) -> AbstractContextManager[None]:
-        """Vectors without the HNSW index and, when ``incoming`` passages are many for this library, word
-        statistics without their key, both built once at the end (bulk.py): a copy into the server is several times
-        faster."""
+        """Vectors without the HNSW index, built once at the end (bulk.py): a copy into the server is several
+        times faster."""
         return index_after_load(self, incoming)
 
     @contextmanager
@@ -216,14 +240,14 @@ class PgStore(LibraryFacade):
         return True
 
     def merge_step(self, pages: int = 0, always: bool = False) -> bool:
-        """Nothing to merge: BM25 reads plain rows, no FTS segments (maintenance.py)."""
+        """Nothing to merge between a removal's slices: a removal rewrites its words' segments (postings.py)."""
         return False
 
     def compact(self, progress: Callable[[float], None] | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, int]:
         with self._change():
             recount_totals(self.conn)
-        return maintenance.compact(self.conn, self.vectors, progress, cancel)
+        return maintenance.compact(self.conn, self.url, self.vectors, progress, cancel)
 
     def check_integrity(self, progress: maintenance.CheckProgress | None = None,
                         cancel: threading.Event | None = None, full: bool = True) -> list[str]:

@@ -1,4 +1,5 @@
-"""The word and bigram statistics BM25 is scored from (``chunk_terms``), written with the chunks they count.
+"""The word and bigram statistics BM25 is scored from (``term_postings``: postings.py), written with the chunks
+they count.
 
 Words come from PostgreSQL's own tokenizer (``to_tsvector('dm_text', text)``, schema.py): the term frequency of a
 word is the number of positions the tsvector keeps for it, a chunk's length the sum over its words. Bigrams of
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cjk import grams_text
+from . import postings
 from .schema import Conn
 
 WORDS, GRAMS = 0, 1
@@ -51,18 +53,38 @@ _STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigin
           "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea) on commit drop")
 
 
-def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], *, sort_terms: bool = True) -> None:
+_STAGE_NUMBERED = ("create temp table if not exists dm_chunks_at (id bigint, doc_id bigint, ord integer, text text, "
+                   "heading_path text, page integer, line_start integer, line_end integer, char_start integer, "
+                   "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea, i integer) on commit drop")
+
+
+def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str | None = None) -> None:
     """New chunk rows (``CHUNK_COLUMNS``, inside the caller's transaction) COPYed into a staging table, then moved
     into ``chunks`` by one statement that tokenizes each canonical chunk once (its tsvector and length computed on
-    the way in) and writes its word rows from what it inserted (no second read of ``chunks``), sorted by term so
-    the primary key of ``chunk_terms`` is filled in its own order (``sort_terms``; a bulk load whose key is built
-    afterwards skips the sort: a third of the statement); then bigram rows and the totals.
+    the way in) and writes one word segment per word from what it inserted (no second read of ``chunks``); then
+    the bigram segments and the totals.
 
     ``offset 0`` keeps the tokenizer's result a value of its own: without it the planner inlines the lateral
     subquery and calls ``to_tsvector`` twice per passage (for the stored tsvector and for its length), a fifth of
-    the statement's time (docs/BENCHMARKS.md, "PostgreSQL bulk writes")."""
+    the statement's time (docs/BENCHMARKS.md, "PostgreSQL bulk writes").
+
+    ``batch``: the rows' tsvectors and lengths already in ``token_stage`` under that name, in row order
+    (tokens_ahead.py); the statement reads them there and tokenizes nothing. Used only when the batch holds a row
+    for every chunk; otherwise the chunks are tokenized here."""
     if not rows:
         return
+    staged = batch is not None and conn.execute(
+        "select count(*) from token_stage where batch = %s", (batch,)).fetchone() == (len(rows),)
+    if staged:
+        _copy_tokenized(conn, rows, str(batch))
+    else:
+        _copy_plain(conn, rows)
+    canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
+    _add_grams(conn, canonical)
+    _add_totals(conn, [cid for cid, _ in canonical], 1)
+
+
+def _copy_plain(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
     conn.execute(_STAGE)
     with conn.cursor() as cur, cur.copy(f"copy dm_chunks_in({CHUNK_COLUMNS}) from stdin") as copy:
         for row in rows:
@@ -75,62 +97,63 @@ def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], *, sort_terms: bool
         f"select {', '.join('s.' + c for c in _NAMES)}, t.v, "
         "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
         "from dm_chunks_in s cross join lateral (select to_tsvector('dm_text', s.text) as v offset 0) t "
-        "where s.dup_of is null returning id, tsv, n_words) "
-        "insert into chunk_terms(lane, term, chunk_id, tf, dl) select 0, x.lexeme, new.id, "
-        "coalesce(array_length(x.positions, 1), 1), new.n_words from new cross join unnest(new.tsv) x"
-        + (" order by x.lexeme, new.id" if sort_terms else ""))
+        "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"))
     conn.execute("delete from dm_chunks_in")  # (cheaper than truncate for a temp table)
-    canonical = [(int(r[0]), str(r[3])) for r in rows if r[11] is None]
-    _add_grams(conn, canonical)
-    _add_totals(conn, [cid for cid, _ in canonical], 1)
+
+
+def _copy_tokenized(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str) -> None:
+    conn.execute(_STAGE_NUMBERED)
+    with conn.cursor() as cur, cur.copy(f"copy dm_chunks_at({CHUNK_COLUMNS}, i) from stdin") as copy:
+        for i, row in enumerate(rows, 1):
+            copy.write_row((*row, i))
+    if any(r[11] is not None for r in rows):
+        conn.execute(f"insert into chunks({CHUNK_COLUMNS}) select {CHUNK_COLUMNS} from dm_chunks_at "
+                     "where dup_of is not null")
+    conn.execute(f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
+                 f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
+                 "join token_stage t on t.batch = %s and t.i = s.i "
+                 "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"), (batch,))
+    conn.execute("delete from dm_chunks_at")
 
 
 def _add_grams(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     grams = [(cid, Counter(grams_text(text).split())) for cid, text in rows]
     grams = [(cid, counts) for cid, counts in grams if counts]
     if grams:
-        with conn.cursor() as cur, cur.copy("copy chunk_terms(lane, term, chunk_id, tf, dl) from stdin") as copy:
-            for cid, counts in grams:
-                length = sum(counts.values())
-                for gram, tf in counts.items():
-                    copy.write_row((GRAMS, gram, cid, tf, length))
+        by_gram: dict[str, list[tuple[int, int, int]]] = {}
+        for cid, counts in grams:
+            length = sum(counts.values())
+            for gram, tf in counts.items():
+                by_gram.setdefault(gram, []).append((cid, tf, length))
+        postings.add_segments(conn, GRAMS, by_gram)
         conn.execute("update chunks c set n_grams = u.n from unnest(%s::bigint[], %s::int[]) u(id, n) "
                      "where c.id = u.id", ([cid for cid, _ in grams], [sum(c.values()) for _, c in grams]))
 
 
 def index_chunks(conn: Conn, rows: Sequence[tuple[int, str]]) -> None:
     """Index canonical chunks ``(id, text)`` already in ``chunks`` (a copy that became the passage's holder):
-    tsvector, word and bigram rows, lengths."""
+    tsvector, word and bigram segments, lengths."""
     if not rows:
         return
     ids = [cid for cid, _ in rows]
     conn.execute("update chunks c set tsv = t.v, n_words = coalesce((select sum(coalesce(array_length(x.positions, "
                  "1), 1)) from unnest(t.v) x), 0) from (select id, to_tsvector('dm_text', text) as v from chunks "
                  "where id = any(%s) offset 0) t where c.id = t.id", (ids,))  # (offset 0: tokenized once)
-    conn.execute(
-        "insert into chunk_terms(lane, term, chunk_id, tf, dl) "
-        "select 0, t.lexeme, c.id, coalesce(array_length(t.positions, 1), 1), c.n_words "
-        "from chunks c, unnest(c.tsv) t where c.id = any(%s)", (ids,))
+    conn.execute(postings.words_from("(select id, tsv, n_words from chunks where id = any(%s))"), (ids,))
     _add_grams(conn, rows)
     _add_totals(conn, ids, 1)
 
 
 def unindex_chunks(conn: Conn, ids: Sequence[int]) -> None:
     """Drop the statistics of chunks that stop being canonical (removed, or now a copy of another); every
-    removal of a canonical chunk goes through here first (``chunk_terms`` has no cascade from ``chunks``)."""
+    removal of a canonical chunk goes through here first (postings have no cascade from ``chunks``)."""
     if ids:
         _add_totals(conn, ids, -1)
-        # by the primary key (term, chunk), from the chunk's own tokens: no index on chunk_id to keep up on insert
-        conn.execute("delete from chunk_terms t using (select c.id, x.lexeme from chunks c, unnest(c.tsv) x "
-                     "where c.id = any(%s)) d where t.lane = 0 and t.term = d.lexeme and t.chunk_id = d.id",
-                     (list(ids),))
-        grams = [(int(cid), g) for cid, text in conn.execute(
+        # the segments of the chunk's own words, found by (term, id range): no index by chunk to keep up on insert
+        postings.remove_words(conn, ids)
+        postings.remove(conn, GRAMS, [(g, int(str(cid))) for cid, text in conn.execute(
             "select id, text from chunks where id = any(%s) and n_grams > 0", (list(ids),))
-            for g in set(grams_text(str(text)).split())]
-        if grams:
-            conn.execute("delete from chunk_terms t using unnest(%s::bigint[], %s::text[]) d(id, term) "
-                         "where t.lane = 1 and t.term = d.term and t.chunk_id = d.id",
-                         ([c for c, _ in grams], [g for _, g in grams]))
+            for g in set(grams_text(str(text)).split())])
         conn.execute("update chunks set tsv = null, n_words = 0, n_grams = 0 where id = any(%s)", (list(ids),))
 
 

@@ -66,6 +66,16 @@ def parse_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     return out
 
 
+def missing_index(conn: Conn, table: str) -> bool:
+    """Whether a vector table of ``INDEX_FROM`` vectors or more has no HNSW index (the count stops there: a large
+    table is not counted at every write)."""
+    if conn.execute("select 1 from pg_indexes where tablename = %s and indexname = %s",
+                    (table, f"{table}_hnsw")).fetchone():
+        return False
+    got = conn.execute(f"select count(*) from (select 1 from {table} limit %s) s", (INDEX_FROM,)).fetchone()
+    return got is not None and int(str(got[0])) >= INDEX_FROM
+
+
 class PgVectors:
     """The active model's vector table, the queue, and the registry of per-model tables, on one connection."""
 
@@ -110,12 +120,8 @@ class PgVectors:
         """The HNSW index (cosine) of a vector table, built once the table reaches ``INDEX_FROM`` vectors: below
         that the dense lane scans exactly (dense.py), and building the graph in one go afterwards is far cheaper
         than inserting into it vector by vector while a library is first embedded. A bulk load (bulk.py) defers
-        it to its end. The count stops at ``INDEX_FROM`` rows: a large table is not counted at every write."""
-        if self.defer_index or self.conn.execute("select 1 from pg_indexes where tablename = %s and indexname = %s",
-                                                 (table, f"{table}_hnsw")).fetchone():
-            return
-        got = self.conn.execute(f"select count(*) from (select 1 from {table} limit %s) s", (INDEX_FROM,)).fetchone()
-        if got is not None and int(str(got[0])) >= INDEX_FROM:
+        it to its end."""
+        if not self.defer_index and missing_index(self.conn, table):
             self.conn.execute(f"create index {table}_hnsw on {table} using hnsw (embedding vector_cosine_ops)")
 
     def ensure_model(self, model_id: str, dim: int) -> None:

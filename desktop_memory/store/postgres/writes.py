@@ -29,21 +29,23 @@ class PgWrites:
         self.conn = conn
         self.meta = meta
         self.vectors = vectors
-        self.sort_terms = True  # off during a bulk load that builds chunk_terms' key afterwards (bulk.py)
 
-    def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
-        """Each document as if written alone, in order."""
+    def write_documents(self, docs: Sequence[DocumentWrite], batch: str | None = None) -> list[WriteResult]:
+        """Each document as if written alone, in order. ``batch``: every chunk's tsvector tokenized ahead, in
+        order, in ``token_stage`` under that name (tokens_ahead.py); used when the documents are all new."""
         paths = [d.path for d in docs]
         known = self.conn.execute("select 1 from documents where path = any(%s) limit 1", (paths,)).fetchone()
         if known is None and len(set(paths)) == len(paths):
-            results = self._write_new(docs)  # the common case (a first index, a copy): a few statements in all
+            results = self._write_new(docs, batch)  # the common case (a first index, a copy): a few statements in all
         else:
             results = [self._write_one(doc) for doc in docs]
+        if batch is not None:
+            self.conn.execute("delete from token_stage where batch = %s", (batch,))  # taken over, or not needed
         if docs:
             self.meta.bump("content_version")
         return results
 
-    def _write_new(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
+    def _write_new(self, docs: Sequence[DocumentWrite], batch: str | None = None) -> list[WriteResult]:
         """Documents none of which is in the library yet, in one statement per step: their rows, the holders of
         their passages' dedupe keys, chunk ids, one COPY of every chunk, their counts. The same result as writing
         them one by one in order (a passage a document earlier in the batch holds is a copy in a later one)."""
@@ -81,7 +83,7 @@ class PgWrites:
             for key, cid in mine.items():  # held for the documents after this one
                 held.setdefault(key, cid)
             results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
-        copy_chunks(self.conn, rows, sort_terms=self.sort_terms)
+        copy_chunks(self.conn, rows, batch)
         self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "
                           "%s::int[], %s::int[]) u(id, n, dups) where d.id = u.id",
                           ([r.doc_id for r in results], [r.chunks for r in results],
@@ -140,7 +142,7 @@ class PgWrites:
                 canonical.append((cid, chunk.text, digest))
             rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
                          loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest))
-        copy_chunks(self.conn, rows, sort_terms=self.sort_terms)
+        copy_chunks(self.conn, rows)
         dups = len(rows) - len(canonical)
         return dups, canonical
 

@@ -10,7 +10,7 @@ import pytest
 
 from desktop_memory.errors import StoreError
 from desktop_memory.store.open import open_store
-from tests.support.postgres import pg_server, pg_url  # noqa: F401
+from tests.support.postgres import pg_server, pg_url, statistics_as_rows  # noqa: F401
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -49,6 +49,7 @@ def test_a_server_library_from_before_machines_keeps_its_folders_as_everyones(pg
     store.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:  # the library as schema 1 (no machines) left it
         conn.execute("alter table roots drop column machine_id, drop column machine_name")
+        statistics_as_rows(conn)
         conn.execute("update dm_schema set version = 1")
     with pytest.raises(StoreError, match="older desktop-memory; open it once with the writer role"):
         open_store(pg_url, readonly=True)  # a reader cannot migrate it: said in one sentence, not a SQL error later

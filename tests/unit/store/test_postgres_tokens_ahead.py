@@ -1,0 +1,104 @@
+"""Tokenizing ahead on a PostgreSQL library (store/postgres/tokens_ahead.py): a write whose passages were prepared
+stores exactly what tokenizing in its own statement stores, a batch that does not match what is written (or a
+side connection that fails) only costs time, and nothing tokenized is left behind."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from desktop_memory.models import ChunkDraft, Location
+from desktop_memory.store.doc_writes import DocumentWrite
+from desktop_memory.store.open import open_store
+from desktop_memory.store.postgres import terms, tokens_ahead
+from tests.support.postgres import fresh_database, pg_server, pg_url  # noqa: F401
+
+TEXTS = ["Tides rise twice a day near the harbour wall.", "東京の天気は晴れです", "The harbour wall holds.",
+         "Self-driving cars, e-mail and 3.14 values", "Tides rise twice a day near the harbour wall."]
+
+
+def _docs(prefix: str) -> list[DocumentWrite]:
+    out = []
+    for i, text in enumerate(TEXTS):
+        drafts = [ChunkDraft(text, Location(char_end=len(text))), ChunkDraft(f"{text} again {i}",
+                                                                           Location(char_end=len(text) + 9))]
+        out.append(DocumentWrite(path=f"{prefix}/d{i}.txt", kind="text", language=None, title=None, size=1,
+                                 mtime=1.0, content_hash=str(i), chunks=drafts,
+                                 dedupe_keys=[f"k{text}", f"k{prefix}{text}{i}"]))  # the first: a copy in /b
+    return out
+
+
+def _stored(url: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(url) as conn:
+        chunks = conn.execute("select d.path, c.ord, c.tsv::text, c.n_words, c.n_grams, c.dup_of is null "
+                              "from chunks c join documents d on d.id = c.doc_id order by d.path, c.ord").fetchall()
+        postings = conn.execute("select t.lane, t.term, count(*), sum((p >> 16) & 511) from term_postings t "
+                                "cross join unnest(t.postings) p group by t.lane, t.term order by 1, 2").fetchall()
+        left = conn.execute("select count(*) from token_stage").fetchone()
+    assert left == (0,)  # every batch taken over or deleted
+    return [*chunks, *postings]
+
+
+def test_a_prepared_write_stores_what_a_plain_one_does_and_leaves_no_batch(pg_server, pg_url, monkeypatch):  # noqa: F811
+    plain_url = fresh_database(pg_server)
+    plain = open_store(plain_url)
+    try:
+        plain.write_documents(_docs("/a"))
+        plain.write_documents(_docs("/b"))
+    finally:
+        plain.close()
+    used: list[str] = []
+    original = terms._copy_tokenized
+    monkeypatch.setattr(terms, "_copy_tokenized", lambda conn, rows, batch: (used.append(batch),
+                                                                             original(conn, rows, batch))[1])
+    store = open_store(pg_url)
+    try:
+        first, second = _docs("/a"), _docs("/b")
+        store.prepare_writes(first)
+        store.prepare_writes(second)  # two slices ahead, as a copy does
+        store.write_documents(first)
+        store.write_documents(second)
+        assert len(used) == 2  # both statements read the staged tokens
+        store.prepare_writes(_docs("/c"))  # tokenized, then never written (a cancelled copy)
+    finally:
+        store.close()  # deletes that batch
+    assert _stored(pg_url) == _stored(plain_url)
+
+
+def test_a_batch_that_does_not_match_or_fails_falls_back_to_tokenizing_in_the_write(pg_server, pg_url,  # noqa: F811
+                                                                                   monkeypatch):
+    plain_url = fresh_database(pg_server)
+    plain = open_store(plain_url)
+    try:
+        plain.write_documents(_docs("/a"))
+        plain.write_documents(_docs("/b"))
+    finally:
+        plain.close()
+    store = open_store(pg_url)
+    try:
+        store.prepare_writes(_docs("/other"))  # not what is written next
+        store.write_documents(_docs("/a"))
+
+        def broken(self, texts):
+            raise psycopg.OperationalError("the side connection went away")
+
+        monkeypatch.setattr(tokens_ahead.TokensAhead, "_tokenize", broken)
+        store.prepare_writes(_docs("/b"))
+        store.write_documents(_docs("/b"))
+    finally:
+        store.close()
+    assert _stored(pg_url) == _stored(plain_url)
+
+
+def test_a_read_only_library_prepares_nothing(pg_url):  # noqa: F811
+    open_store(pg_url).close()
+    reader = open_store(pg_url, readonly=True)
+    try:
+        reader.prepare_writes(_docs("/a"))
+        assert reader._ahead is None  # type: ignore[attr-defined]
+    finally:
+        reader.close()
+    with pytest.raises(AssertionError):  # the helper sees a left-over batch
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("insert into token_stage values ('x', 1, to_tsvector('a'), 1)")
+        _stored(pg_url)
