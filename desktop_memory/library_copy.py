@@ -9,6 +9,10 @@ where the first stopped: a document already in the target with the same content 
 written again, and only its passages still without a vector get one. A non-empty target whose model differs is
 refused unless the person says so (``allow_other_model``): the copied vectors would then sit beside the target's
 as another model's set, not be searched.
+
+The source is read a slice or two ahead on a thread of its own (library_copy_reader.py) and each slice is handed to
+the target as what it writes next (``prepare_writes``: a server library tokenizes it meanwhile), so reading,
+tokenizing and writing overlap; the target is written only from the copy's thread.
 """
 
 from __future__ import annotations
@@ -21,14 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .chunking.dedupe import chunk_key
 from .errors import Cancelled, UserError
+from .library_copy_reader import SliceReader, SourceSlice
 from .library_location import Location, shown
 from .library_open import open_library, records_machines
-from .machines_view import is_inside
-from .models import STATUS_INDEXED, ChunkDraft
+from .models import STATUS_INDEXED
 from .store.open import store_error
-from .store.protocol import DocumentWrite, ExportChunk, ExportDocument, LibraryStore
+from .store.protocol import ExportChunk, LibraryStore
 
 SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
 CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
@@ -120,28 +123,24 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     total = sum(in_source["by_status"].values())
     # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
     fresh = not sum(dst.counts()["by_status"].values())
-    done, after = 0, 0
-    pending: _Slice | None = None
-    # a server library builds its indexes once, at the end (all of them when the copy is large for it)
-    with dst.bulk_load(incoming=in_source["chunks"]):
-        while True:
-            if cancel is not None and cancel.is_set():
-                raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
-            docs = src.export.documents(after, slice_size)
-            ahead = None
-            if docs:  # read and planned while the slice before it is written: the target may start on it
-                after = docs[-1].id
-                ahead = _plan_slice(src, dst, [d for d in docs if not any(is_inside(d.path, p) for p in removing)],
-                                    len(docs), fresh)
-                dst.prepare_writes(ahead.writes)
-            if pending is not None:
-                _write_slice(src, dst, pending, sets, dst_model, summary)
+    done = 0
+    reader = SliceReader(src, [m for m, _, _ in sets], removing, slice_size).start()
+    try:
+        # a server library builds its indexes once, at the end (all of them when the copy is large for it)
+        with dst.bulk_load(incoming=in_source["chunks"]):
+            slices = iter(reader)
+            pending = _next_slice(slices, dst, fresh)
+            while pending is not None:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
+                ahead = _next_slice(slices, dst, fresh)  # read meanwhile; the target may start on it
+                _write_slice(dst, pending, sets, dst_model, summary)
                 done += pending.read
                 if progress is not None:
                     progress(done, total)
-            if ahead is None:
-                break
-            pending = ahead
+                pending = ahead
+    finally:
+        reader.close()
     return summary
 
 
@@ -164,39 +163,28 @@ def _prepare_models(dst: LibraryStore, target: Location, src_model: str | None, 
             dst.models.ensure_side(model_id, dim, settings)
 
 
-@dataclass
-class _Slice:
-    """One slice of the source, read and planned: what it writes, and what it only records."""
-
-    read: int  # source documents in the slice (progress)
-    indexed: list[ExportDocument]
-    chunks: dict[int, list[ExportChunk]]
-    outcomes: list[ExportDocument]  # skipped or failed files: recorded as they were (their reason kept)
-    writes: list[DocumentWrite]
-    unchanged: int
-
-
-def _plan_slice(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument], read: int,
-                fresh: bool = False) -> _Slice:
-    indexed = [d for d in docs if d.status == STATUS_INDEXED]
-    chunks = src.export.chunks([d.id for d in indexed])
-    plan = _Slice(read, indexed, chunks, [d for d in docs if d.status != STATUS_INDEXED], [], 0)
-    for doc in indexed:
-        own = chunks.get(doc.id, [])
-        there = None if fresh else dst.get_document(doc.path)
-        if there is not None and there.content_hash == doc.content_hash and there.n_chunks == len(own) \
-                and there.status == STATUS_INDEXED:
-            plan.unchanged += 1
-            continue
-        drafts = [ChunkDraft(c.text, c.location) for c in own]
-        plan.writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
-                                         size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash,
-                                         chunks=drafts, dedupe_keys=[chunk_key(d) for d in drafts],
-                                         warning=doc.error))
+def _next_slice(slices: Iterator[SourceSlice], dst: LibraryStore, fresh: bool) -> SourceSlice | None:
+    """The next slice read from the source, less the documents the target already holds with the same content
+    and passage count (an earlier, interrupted run; not looked up in a first copy), handed to the target as the
+    documents it writes next."""
+    plan = next(slices, None)
+    if plan is None:
+        return None
+    if not fresh:
+        kept = []
+        for write in plan.writes:
+            there = dst.get_document(write.path)
+            if there is not None and there.content_hash == write.content_hash and \
+                    there.n_chunks == len(write.chunks) and there.status == STATUS_INDEXED:
+                plan.unchanged += 1
+            else:
+                kept.append(write)
+        plan.writes = kept
+    dst.prepare_writes(plan.writes)
     return plan
 
 
-def _write_slice(src: LibraryStore, dst: LibraryStore, plan: _Slice, sets: Sequence[tuple[str, int, str | None]],
+def _write_slice(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str, int, str | None]],
                  dst_model: str | None, summary: CopySummary) -> None:
     for doc in plan.outcomes:
         dst.record_outcome(path=doc.path, status=doc.status, error=doc.error, kind=doc.kind, size=doc.size,
@@ -209,15 +197,15 @@ def _write_slice(src: LibraryStore, dst: LibraryStore, plan: _Slice, sets: Seque
         written = {w.path: r.doc_id for w, r in zip(plan.writes, results, strict=True)}
         summary.documents += len(plan.writes)
         summary.chunks += sum(len(w.chunks) for w in plan.writes)
-    _copy_vectors(src, dst, plan.indexed, plan.chunks, sets, dst_model, summary, written)
+    _copy_vectors(dst, plan, sets, dst_model, summary, written)
 
 
-def _copy_vectors(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDocument],
-                  chunks: dict[int, list[ExportChunk]], sets: Sequence[tuple[str, int, str | None]],
+def _copy_vectors(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str, int, str | None]],
                   dst_model: str | None, summary: CopySummary, written: dict[str, int]) -> None:
     """Each target passage still without a vector gets the source's vector of the same passage (a duplicate's is
-    its canonical passage's), for every model the source holds. ``written``: the target ids of the documents this
-    slice wrote (the others are looked up)."""
+    its canonical passage's; read with the slice), for every model the source holds. ``written``: the target ids
+    of the documents this slice wrote (the others are looked up)."""
+    docs, chunks = plan.indexed, plan.chunks
     pairs: list[tuple[ExportChunk, int]] = []  # (target chunk, the source chunk whose vector it takes)
     targets: dict[int, int | None] = {}
     for d in docs:
@@ -239,7 +227,7 @@ def _copy_vectors(src: LibraryStore, dst: LibraryStore, docs: Sequence[ExportDoc
     for model_id, _, _ in sets:
         active = model_id == dst_model
         todo = [(t, s) for t, s in pairs if not t.embedded] if active else pairs
-        found = src.export.vectors(model_id, [s for _, s in todo])
+        found = plan.vectors.get(model_id, {})
         todo = [(t, s) for t, s in todo if s in found]
         if not todo:
             continue

@@ -138,6 +138,52 @@ def test_a_copy_killed_between_a_slices_passages_and_its_vectors_is_completed(so
     assert _state(target) == _state(source)
 
 
+def test_the_source_is_read_on_a_thread_of_its_own_and_its_errors_stop_the_copy(source, tmp_path, monkeypatch):
+    """The source's slices are read ahead by a reader thread (library_copy_reader.py) while the copy's thread
+    writes: the target is written only from the copy's thread, a read that fails ends the copy with that error
+    after the slices before it were written whole, and no reader thread is left behind either way."""
+    from desktop_memory.store.export_reads import ExportReads
+    from desktop_memory.store.repository import Store
+
+    read_on: set[str] = set()  # threads that read the source's passages
+    written_on: set[str] = set()
+    chunks, write = ExportReads.chunks, Store.write_documents
+
+    def reading(self, doc_ids):
+        if Path(self.conn.db_filename("main")).name == source.name:  # (the target's are read back by the writer)
+            read_on.add(threading.current_thread().name)
+        return chunks(self, doc_ids)
+
+    def writing(self, docs):
+        written_on.add(threading.current_thread().name)
+        return write(self, docs)
+
+    monkeypatch.setattr(ExportReads, "chunks", reading)
+    monkeypatch.setattr(Store, "write_documents", writing)
+    copy_library(source, tmp_path / "copy.db", machine=MACHINE, slice_size=5)
+    assert read_on == {"dm-copy-reader"} and written_on == {"desktop-memory-writer"}
+    assert _state(tmp_path / "copy.db") == _state(source)
+
+    calls = {"n": 0}
+
+    def fails_third(self, doc_ids):  # the source's third slice
+        mine = Path(self.conn.db_filename("main")).name == source.name
+        calls["n"] += mine
+        if mine and calls["n"] == 3:
+            raise OSError("the disk holding the source went away")
+        return chunks(self, doc_ids)
+
+    monkeypatch.setattr(ExportReads, "chunks", fails_third)
+    with pytest.raises(Exception, match="went away"):
+        copy_library(source, tmp_path / "broken.db", machine=MACHINE, slice_size=5)
+    assert 0 < sum(_state(tmp_path / "broken.db")["documents"].values()) < sum(  # type: ignore[union-attr]
+        _state(source)["documents"].values())  # type: ignore[union-attr]
+    assert not [t for t in threading.enumerate() if t.name == "dm-copy-reader"]
+    monkeypatch.setattr(ExportReads, "chunks", chunks)
+    copy_library(source, tmp_path / "broken.db", machine=MACHINE, slice_size=5)  # run again: it goes on
+    assert _state(tmp_path / "broken.db") == _state(source)
+
+
 def test_a_library_of_another_model_is_not_mixed_in_unless_asked(source, tmp_path):
     target = tmp_path / "theirs.db"
     notes = tmp_path / "notes"

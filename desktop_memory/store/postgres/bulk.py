@@ -7,7 +7,8 @@ server's parallel maintenance workers and ``maintenance_work_mem``: docs/SHARED.
 library — into an empty one, or one holding fewer passages than the load brings (``incoming``) — an HNSW index the
 library already has is dropped too and built again at the end. Meanwhile other machines' searches of that library
 give the same results, slower (exact scans). A small load into a big library keeps it: its rebuild would cost more
-than the rows. (The word statistics need nothing of the kind: a write adds one segment per word, postings.py.)
+than the rows. (The word statistics need no index build: a write adds one segment per word, and a bulk load's are
+large enough not to be merged behind it: postings.py.)
 
 Each slice stays its own transaction. An interrupted load leaves the index missing — searches give the same
 results, slower — until the load is run again (it goes on where it stopped and builds it at its end), or
@@ -49,10 +50,12 @@ def index_after_load(store: PgStore, incoming: int = 0) -> Iterator[None]:
                 for table in vector_tables(store.conn):
                     store.conn.execute(f"drop index if exists {table}_hnsw")
     store.vectors.defer_index = True
+    store.writes.bulk = True  # a slice's segments are large: none merged behind it (postings.py)
     try:
         yield
     finally:
         store.vectors.defer_index = False  # (a reconnect made new parts: theirs was never set)
+        store.writes.bulk = False
     if not store.mode:
         for table in vector_tables(store.conn):
             with write_tx(store.conn, store.url):

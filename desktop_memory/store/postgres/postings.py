@@ -10,18 +10,26 @@ held at 65,535 (a passage of more words than that scores as if it had 65,535); i
 
 ``first_id``/``last_id`` bound a segment's ids (a removal leaves them as they were: still a bound), ``n`` counts its
 postings, so a document frequency is a sum over segments with no array read. Removing a passage rewrites the
-segments of its words without it; ``compact`` merges the many small segments that file-by-file writes leave into
-segments of ``MERGE_SPAN`` ids (``merge``).
+segments of its words without it.
+
+Small writes (a watched file saved) leave small segments: a word written in 10,000 such writes would have 10,000
+rows. So once the chunk ids pass the end of a bucket of ``2**MERGE_SPAN_BITS`` ids, the write that passed it merges
+that bucket's small segments (fewer than ``SMALL`` postings) into one per word (``merge_behind``): a bucket is
+merged once, ~0.1 s per 4,096 passages. A bulk load skips it (its slices' segments are large) and marks its
+buckets done. ``compact`` merges everything (``merge``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .meta import PgMeta
 from .schema import Conn
 
 ID_SHIFT, TF_SHIFT, TF_MASK, DL_MASK = 25, 16, 511, 65535
-MERGE_SPAN_BITS = 12  # compact regroups postings by 4,096 chunk ids: a common word at 1M passages is ~250 rows
+MERGE_SPAN_BITS = 12  # buckets of 4,096 chunk ids: merged, a common word at 1M passages is ~250 rows
+SMALL = 64  # segments of fewer postings are merged with their bucket (the partial index term_postings_small)
+MERGED_KEY = "postings_merged_bucket"  # meta: the last bucket merged behind the writes
 
 CHUNK = f"(p >> {ID_SHIFT})"
 TF = f"((p >> {TF_SHIFT}) & {TF_MASK})"
@@ -121,3 +129,31 @@ def merge(conn: Conn) -> None:
         f"from term_postings t cross join unnest(t.postings) p group by t.lane, t.term, {CHUNK} >> {MERGE_SPAN_BITS}")
     conn.execute("truncate term_postings")
     conn.execute("insert into term_postings select lane, term, first_id, last_id, n, postings from dm_merged")
+
+
+def merge_behind(conn: Conn, meta: PgMeta, last_id: int, *, skip: bool = False) -> None:
+    """After a write whose highest chunk id is ``last_id`` (inside its transaction): merge the small segments of
+    every bucket it has passed and that was not merged yet. ``skip``: only mark them merged (a bulk load)."""
+    bucket = int(last_id) >> MERGE_SPAN_BITS
+    done = meta.get(MERGED_KEY)
+    first = int(done) + 1 if done is not None else 0
+    if bucket - 1 < first:
+        return
+    if not skip:
+        for b in range(max(first, bucket - 1 - MAX_BUCKETS_A_WRITE), bucket):
+            merge_bucket(conn, b)
+    meta.set(MERGED_KEY, str(bucket - 1))
+
+
+MAX_BUCKETS_A_WRITE = 4  # a write never merges more than this many buckets behind it (older ones: compact)
+
+
+def merge_bucket(conn: Conn, bucket: int) -> None:
+    """One per term of the small segments lying wholly inside one bucket of ids."""
+    lo, hi = bucket << MERGE_SPAN_BITS, (bucket + 1) << MERGE_SPAN_BITS
+    conn.execute(
+        # (n < SMALL written out: a bound value would keep the planner from the partial index)
+        "with old as (delete from term_postings where first_id >= %s and first_id < %s and last_id < %s "
+        f"and n < {SMALL} returning lane, term, postings) " + INSERT +
+        f"select lane, term, min({CHUNK}), max({CHUNK}), count(*), array_agg(p order by p) "
+        "from old cross join unnest(old.postings) p group by lane, term", (lo, hi, hi))

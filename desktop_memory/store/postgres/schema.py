@@ -96,10 +96,15 @@ MIGRATIONS: list[str] = [
         FROM chunk_terms GROUP BY lane, term, chunk_id >> 12;
     DROP TABLE chunk_terms;
     CREATE INDEX term_postings_term ON term_postings(lane, term, first_id);
+    CREATE INDEX term_postings_small ON term_postings(first_id) WHERE n < 64;  -- merged behind the writes
+    INSERT INTO meta(key, value) SELECT 'postings_merged_bucket', ((max(id) >> 12) - 1)::text FROM chunks
+        HAVING count(*) > 0;  -- the buckets regrouped above count as merged
     -- passages a bulk load's second connection tokenized ahead of their write (tokens_ahead.py): never WAL-logged,
     -- each batch deleted by the write that takes it over
     CREATE UNLOGGED TABLE token_stage (batch text NOT NULL, i integer NOT NULL, tsv tsvector NOT NULL,
-                                       n_words integer NOT NULL);
+                                       n_words integer NOT NULL)
+        WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000);  -- rows come and go
+    CREATE INDEX token_stage_batch ON token_stage(batch, i);  -- a batch is found without reading the dead ones
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

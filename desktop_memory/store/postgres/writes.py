@@ -17,6 +17,7 @@ from ...models import HEADING_SEP, STATUS_INDEXED, chunk_text_hash
 from ..doc_writes import DocumentWrite
 from ..row_types import WriteResult
 from .meta import PgMeta
+from .postings import merge_behind
 from .schema import Conn
 from .terms import copy_chunks, index_chunks, unindex_chunks
 from .vectors import PgVectors
@@ -29,6 +30,7 @@ class PgWrites:
         self.conn = conn
         self.meta = meta
         self.vectors = vectors
+        self.bulk = False  # during a bulk load: no merging of small segments behind the writes (bulk.py)
 
     def write_documents(self, docs: Sequence[DocumentWrite], batch: str | None = None) -> list[WriteResult]:
         """Each document as if written alone, in order. ``batch``: every chunk's tsvector tokenized ahead, in
@@ -84,6 +86,8 @@ class PgWrites:
                 held.setdefault(key, cid)
             results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
         copy_chunks(self.conn, rows, batch)
+        if rows:
+            merge_behind(self.conn, self.meta, max(int(r[0]) for r in rows), skip=self.bulk)
         self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "
                           "%s::int[], %s::int[]) u(id, n, dups) where d.id = u.id",
                           ([r.doc_id for r in results], [r.chunks for r in results],
@@ -143,6 +147,7 @@ class PgWrites:
             rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
                          loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest))
         copy_chunks(self.conn, rows)
+        merge_behind(self.conn, self.meta, max(ids), skip=self.bulk)
         dups = len(rows) - len(canonical)
         return dups, canonical
 

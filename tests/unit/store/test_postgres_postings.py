@@ -86,3 +86,34 @@ def test_removal_and_a_passage_handed_over_keep_the_segments_exact(pg_url):  # n
         assert postings.count_in(store.conn, "blood", lo, hi) == held["blood"] == 4  # type: ignore[attr-defined]
     finally:
         store.close()
+
+
+def _segments(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("select count(*) from term_postings").fetchone()[0])
+
+
+def test_small_writes_are_merged_behind_them_without_changing_a_posting(pg_server, pg_url, monkeypatch):  # noqa: F811
+    """One passage a write leaves a segment per word a write; once the ids pass a bucket's end the write that passed
+    it merges the bucket's small segments into one per word: the same postings, the same answers, fewer rows."""
+    from tests.support.postgres import fresh_database
+
+    monkeypatch.setattr(postings, "MERGE_SPAN_BITS", 2)  # buckets of 4 ids
+    apart = fresh_database(pg_server)
+    answers: list[list[list[tuple[int, float]]]] = []
+    for url, merging in ((apart, False), (pg_url, True)):
+        store = open_store(url)
+        try:
+            store.writes.bulk = not merging  # type: ignore[attr-defined]  # (a bulk load only marks buckets)
+            for i, text in enumerate(TEXTS * 2):
+                _write(store, i, f"{text} {i}")
+            answers.append(_answers(store))
+            assert store.check_integrity() == []
+        finally:
+            store.close()
+    assert answers[0] == answers[1] and answers[0][0]
+    assert _postings(pg_url) == _postings(apart)
+    assert _segments(pg_url) < _segments(apart)
+    with psycopg.connect(pg_url) as conn:  # every bucket passed holds one segment per word
+        assert conn.execute("select count(*) from (select lane, term, first_id >> 2 from term_postings "
+                            "where last_id < 16 group by 1, 2, 3 having count(*) > 1) m").fetchone() == (0,)

@@ -1,0 +1,113 @@
+"""Reading a copy's source ahead of its writes (library_copy.py): a thread of its own reads and plans the next
+slices while the copy's thread writes the current one into the target.
+
+Reading a slice (its documents, chunks and every model's vectors) and planning it (the documents to write, their
+passages' dedupe keys) is the copy's own work; writing it is mostly waiting for the target (a server's statements,
+SQLite's pages). Done one after the other they add up; on two threads the reading hides behind the writing
+(docs/BENCHMARKS.md, "PostgreSQL: segments, tokenizing ahead").
+
+The source store belongs to the reader thread from ``start`` until ``close`` returns; the target store never leaves
+the copy's thread (whether a document is already in the target is its question to ask). At most ``AHEAD`` planned
+slices wait: ~2,000 passages and their vectors each. An error in the reader reaches the copy's thread as raised
+there; ``close`` stops the reader between two slices.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .chunking.dedupe import chunk_key
+from .machines_view import is_inside
+from .models import STATUS_INDEXED, ChunkDraft
+from .store.protocol import DocumentWrite, ExportChunk, ExportDocument, LibraryStore
+
+AHEAD = 2  # planned slices waiting at most
+
+
+@dataclass
+class SourceSlice:
+    """One slice of the source, read and planned."""
+
+    read: int  # source documents in the slice (progress)
+    indexed: list[ExportDocument]
+    chunks: dict[int, list[ExportChunk]]
+    outcomes: list[ExportDocument]  # skipped or failed files: recorded as they were (their reason kept)
+    writes: list[DocumentWrite]  # every indexed document; the copy's thread drops those the target already has
+    vectors: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)  # model → source chunk id → vector
+    unchanged: int = 0  # set by the copy's thread
+
+
+class SliceReader:
+    """The source's slices in order, read by a thread of their own (``AHEAD`` ahead of the one consumed)."""
+
+    def __init__(self, src: LibraryStore, models: Sequence[str], removing: Sequence[str], slice_size: int) -> None:
+        self._src, self._models, self._removing, self._size = src, list(models), list(removing), slice_size
+        self._queue: queue.Queue[SourceSlice | BaseException | None] = queue.Queue(maxsize=AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dm-copy-reader", daemon=True)
+
+    def start(self) -> SliceReader:
+        self._thread.start()
+        return self
+
+    def __iter__(self) -> Iterator[SourceSlice]:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        """Stop reading (between two slices) and wait for the thread: the source is the caller's again."""
+        self._stop.set()
+        while self._thread.is_alive():
+            try:  # make room for a reader blocked on a full queue
+                self._queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self._thread.join()
+
+    def _put(self, item: SourceSlice | BaseException | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        after = 0
+        try:
+            while not self._stop.is_set():
+                docs = self._src.export.documents(after, self._size)
+                if not docs:
+                    break
+                after = docs[-1].id
+                wanted = [d for d in docs if not any(is_inside(d.path, p) for p in self._removing)]
+                if not self._put(self._plan(wanted, len(docs))):
+                    return
+            self._put(None)
+        except BaseException as exc:  # handed to the copy's thread, raised there
+            self._put(exc)
+
+    def _plan(self, docs: Sequence[ExportDocument], read: int) -> SourceSlice:
+        indexed = [d for d in docs if d.status == STATUS_INDEXED]
+        chunks = self._src.export.chunks([d.id for d in indexed])
+        plan = SourceSlice(read, indexed, chunks, [d for d in docs if d.status != STATUS_INDEXED], [])
+        for doc in indexed:
+            drafts = [ChunkDraft(c.text, c.location) for c in chunks.get(doc.id, [])]
+            plan.writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
+                                             size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash,
+                                             chunks=drafts, dedupe_keys=[chunk_key(d) for d in drafts],
+                                             warning=doc.error))
+        holders = sorted({c.dup_of if c.dup_of is not None else c.id for own in chunks.values() for c in own})
+        plan.vectors = {m: self._src.export.vectors(m, holders) for m in self._models}
+        return plan
