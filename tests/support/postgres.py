@@ -75,4 +75,4 @@ def statistics_as_rows(conn: Any) -> None:
                  "tf integer not null, dl integer not null, primary key (lane, term, chunk_id) include (tf, dl))")
     conn.execute("insert into chunk_terms select t.lane, t.term, p >> 25, (p >> 16) & 511, p & 65535 "
                  "from term_postings t cross join unnest(t.postings) p")
-    conn.execute("drop table term_postings, token_stage")
+    conn.execute("drop table term_postings, token_stage, segment_stage")

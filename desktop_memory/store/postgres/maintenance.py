@@ -19,7 +19,7 @@ from .terms import TOTALS
 from .vectors import PgVectors, missing_index
 
 CheckProgress = Callable[[str, int, int], None]
-_TABLES = ("term_postings", "token_stage", "chunks", "documents", "meta", "roots", "exclusions")
+_TABLES = ("term_postings", "token_stage", "segment_stage", "chunks", "documents", "meta", "roots", "exclusions")
 
 
 def db_bytes(conn: Conn) -> int:
@@ -36,6 +36,7 @@ def compact(conn: Conn, url: str, vectors: PgVectors, progress: Callable[[float]
     with write_tx(conn, url):
         merge(conn)
         conn.execute("delete from token_stage")  # batches of copies that stopped (tokens_ahead.py)
+        conn.execute("delete from segment_stage")
     for table in vector_tables(conn):
         with write_tx(conn, url):
             vectors.ensure_index(table)

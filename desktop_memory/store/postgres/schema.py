@@ -101,10 +101,15 @@ MIGRATIONS: list[str] = [
         HAVING count(*) > 0;  -- the buckets regrouped above count as merged
     -- passages a bulk load's second connection tokenized ahead of their write (tokens_ahead.py): never WAL-logged,
     -- each batch deleted by the write that takes it over
-    CREATE UNLOGGED TABLE token_stage (batch text NOT NULL, i integer NOT NULL, tsv tsvector NOT NULL,
-                                       n_words integer NOT NULL)
+    CREATE UNLOGGED TABLE token_stage (batch text NOT NULL, i integer NOT NULL, id bigint NOT NULL,
+                                       tsv tsvector NOT NULL, n_words integer NOT NULL)
         WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000);  -- rows come and go
     CREATE INDEX token_stage_batch ON token_stage(batch, i);  -- a batch is found without reading the dead ones
+    -- and the same batch's word segments, under the chunk ids taken for it ahead
+    CREATE UNLOGGED TABLE segment_stage (batch text NOT NULL, term text NOT NULL, first_id bigint NOT NULL,
+                                         last_id bigint NOT NULL, n integer NOT NULL, postings bigint[] NOT NULL)
+        WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000);
+    CREATE INDEX segment_stage_batch ON segment_stage(batch);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -138,9 +138,9 @@ class PgStore(LibraryFacade):
 
     def write_documents(self, docs: Sequence[DocumentWrite]) -> list[WriteResult]:
         """Replace several documents in ONE transaction: all of them commit, or none does."""
-        batch = self._ahead.take(_texts(docs)) if self._ahead is not None else None
+        staged = self._ahead.take(_texts(docs)) if self._ahead is not None else None
         with self._part_change():
-            return self.writes.write_documents(docs, batch)
+            return self.writes.write_documents(docs, staged)
 
     def stop_waiting(self) -> None:
         """Closing: a statement waiting for another machine's writer lock is cancelled."""

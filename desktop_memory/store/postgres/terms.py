@@ -68,13 +68,16 @@ def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str | None =
     subquery and calls ``to_tsvector`` twice per passage (for the stored tsvector and for its length), a fifth of
     the statement's time (docs/BENCHMARKS.md, "PostgreSQL bulk writes").
 
-    ``batch``: the rows' tsvectors and lengths already in ``token_stage`` under that name, in row order
-    (tokens_ahead.py); the statement reads them there and tokenizes nothing. Used only when the batch holds a row
-    for every chunk; otherwise the chunks are tokenized here."""
+    ``batch``: the rows' tsvectors and lengths already in ``token_stage`` under that name, in row order and under
+    the rows' own chunk ids, and their word segments in ``segment_stage`` (tokens_ahead.py): the statements read
+    them there and tokenize nothing. Used only when the batch holds every row; otherwise the chunks are tokenized
+    here. A batch with a copy among its rows regroups the segments here (a copy has no postings)."""
     if not rows:
         return
-    staged = batch is not None and conn.execute(
-        "select count(*) from token_stage where batch = %s", (batch,)).fetchone() == (len(rows),)
+    staged = batch is not None and conn.execute(  # each row's own: the same number and chunk id
+        "select count(*) from token_stage where batch = %s and (i, id) in (select * from unnest(%s::int[], "
+        "%s::bigint[]))", (batch, list(range(1, len(rows) + 1)), [int(r[0]) for r in rows])).fetchone() \
+        == (len(rows),)
     if staged:
         _copy_tokenized(conn, rows, str(batch))
     else:
@@ -106,13 +109,19 @@ def _copy_tokenized(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str) -> 
     with conn.cursor() as cur, cur.copy(f"copy dm_chunks_at({CHUNK_COLUMNS}, i) from stdin") as copy:
         for i, row in enumerate(rows, 1):
             copy.write_row((*row, i))
-    if any(r[11] is not None for r in rows):
+    if all(r[11] is None for r in rows):  # every passage canonical: the staged segments are theirs, as they are
+        conn.execute(f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
+                     f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
+                     "join token_stage t on t.batch = %s and t.i = s.i and t.id = s.id", (batch,))
+        conn.execute(postings.INSERT + "select 0, term, first_id, last_id, n, postings from segment_stage "
+                     "where batch = %s", (batch,))
+    else:
         conn.execute(f"insert into chunks({CHUNK_COLUMNS}) select {CHUNK_COLUMNS} from dm_chunks_at "
                      "where dup_of is not null")
-    conn.execute(f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
-                 f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
-                 "join token_stage t on t.batch = %s and t.i = s.i "
-                 "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"), (batch,))
+        conn.execute(f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
+                     f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
+                     "join token_stage t on t.batch = %s and t.i = s.i "
+                     "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"), (batch,))
     conn.execute("delete from dm_chunks_at")
 
 

@@ -20,6 +20,7 @@ from .meta import PgMeta
 from .postings import merge_behind
 from .schema import Conn
 from .terms import copy_chunks, index_chunks, unindex_chunks
+from .tokens_ahead import Staged
 from .vectors import PgVectors
 
 
@@ -32,22 +33,23 @@ class PgWrites:
         self.vectors = vectors
         self.bulk = False  # during a bulk load: no merging of small segments behind the writes (bulk.py)
 
-    def write_documents(self, docs: Sequence[DocumentWrite], batch: str | None = None) -> list[WriteResult]:
-        """Each document as if written alone, in order. ``batch``: every chunk's tsvector tokenized ahead, in
-        order, in ``token_stage`` under that name (tokens_ahead.py); used when the documents are all new."""
+    def write_documents(self, docs: Sequence[DocumentWrite], staged: Staged | None = None) -> list[WriteResult]:
+        """Each document as if written alone, in order. ``staged``: every chunk tokenized ahead, in order, with
+        the chunk ids taken for them (tokens_ahead.py); used when the documents are all new."""
         paths = [d.path for d in docs]
         known = self.conn.execute("select 1 from documents where path = any(%s) limit 1", (paths,)).fetchone()
         if known is None and len(set(paths)) == len(paths):
-            results = self._write_new(docs, batch)  # the common case (a first index, a copy): a few statements in all
+            results = self._write_new(docs, staged)  # the common case (a first index, a copy): a few statements in all
         else:
             results = [self._write_one(doc) for doc in docs]
-        if batch is not None:
-            self.conn.execute("delete from token_stage where batch = %s", (batch,))  # taken over, or not needed
+        if staged is not None:
+            for table in ("token_stage", "segment_stage"):  # taken over, or not needed
+                self.conn.execute(f"delete from {table} where batch = %s", (staged.batch,))
         if docs:
             self.meta.bump("content_version")
         return results
 
-    def _write_new(self, docs: Sequence[DocumentWrite], batch: str | None = None) -> list[WriteResult]:
+    def _write_new(self, docs: Sequence[DocumentWrite], staged: Staged | None = None) -> list[WriteResult]:
         """Documents none of which is in the library yet, in one statement per step: their rows, the holders of
         their passages' dedupe keys, chunk ids, one COPY of every chunk, their counts. The same result as writing
         them one by one in order (a passage a document earlier in the batch holds is a copy in a later one)."""
@@ -67,7 +69,9 @@ class PgWrites:
                 "join documents d on d.id = c.doc_id where c.dup_of is null and c.dedupe_key = any(%s) "
                 "order by c.dedupe_key, d.path, c.id", (keys,))}
         total = sum(len(d.chunks) for d in docs)
-        ids = iter([int(str(r[0])) for r in self.conn.execute(
+        if staged is not None and len(staged.ids) != total:
+            staged = None
+        ids = iter(staged.ids if staged is not None else [int(str(r[0])) for r in self.conn.execute(
             "select nextval('chunks_id_seq') from generate_series(1, %s)", (total,))] if total else [])
         results: list[WriteResult] = []
         rows: list[tuple[Any, ...]] = []
@@ -85,7 +89,7 @@ class PgWrites:
             for key, cid in mine.items():  # held for the documents after this one
                 held.setdefault(key, cid)
             results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
-        copy_chunks(self.conn, rows, batch)
+        copy_chunks(self.conn, rows, staged.batch if staged is not None else None)
         if rows:
             merge_behind(self.conn, self.meta, max(int(r[0]) for r in rows), skip=self.bulk)
         self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "

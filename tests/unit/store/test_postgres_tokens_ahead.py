@@ -14,7 +14,7 @@ from desktop_memory.store.postgres import terms, tokens_ahead
 from tests.support.postgres import fresh_database, pg_server, pg_url  # noqa: F401
 
 TEXTS = ["Tides rise twice a day near the harbour wall.", "東京の天気は晴れです", "The harbour wall holds.",
-         "Self-driving cars, e-mail and 3.14 values", "Tides rise twice a day near the harbour wall."]
+         "Self-driving cars, e-mail and 3.14 values", "Tides rise twice a day near the old harbour wall."]
 
 
 def _docs(prefix: str) -> list[DocumentWrite]:
@@ -32,9 +32,16 @@ def _stored(url: str) -> list[tuple[object, ...]]:
     with psycopg.connect(url) as conn:
         chunks = conn.execute("select d.path, c.ord, c.tsv::text, c.n_words, c.n_grams, c.dup_of is null "
                               "from chunks c join documents d on d.id = c.doc_id order by d.path, c.ord").fetchall()
-        postings = conn.execute("select t.lane, t.term, count(*), sum((p >> 16) & 511) from term_postings t "
-                                "cross join unnest(t.postings) p group by t.lane, t.term order by 1, 2").fetchall()
-        left = conn.execute("select count(*) from token_stage").fetchone()
+        postings = conn.execute(  # each posting as (lane, term, the passage it names, tf, dl)
+            "select t.lane, t.term, d.path, c.ord, (p >> 16) & 511, p & 65535 from term_postings t "
+            "cross join unnest(t.postings) p join chunks c on c.id = p >> 25 join documents d on d.id = c.doc_id "
+            "order by 1, 2, 3, 4").fetchall()
+        bounds = conn.execute("select count(*) from term_postings t where first_id > (select min(p >> 25) from "
+                              "unnest(t.postings) p) or last_id < (select max(p >> 25) from unnest(t.postings) p) "
+                              "or n <> cardinality(postings)").fetchone()
+        left = conn.execute("select (select count(*) from token_stage) + (select count(*) from segment_stage)")\
+            .fetchone()
+    assert bounds == (0,)  # every segment's bounds and count hold its postings
     assert left == (0,)  # every batch taken over or deleted
     return [*chunks, *postings]
 
@@ -58,7 +65,7 @@ def test_a_prepared_write_stores_what_a_plain_one_does_and_leaves_no_batch(pg_se
         store.prepare_writes(second)  # two slices ahead, as a copy does
         store.write_documents(first)
         store.write_documents(second)
-        assert len(used) == 2  # both statements read the staged tokens
+        assert len(used) == 2  # both statements read the staged tokens (/a's segments too; /b holds copies)
         store.prepare_writes(_docs("/c"))  # tokenized, then never written (a cancelled copy)
     finally:
         store.close()  # deletes that batch
@@ -100,5 +107,5 @@ def test_a_read_only_library_prepares_nothing(pg_url):  # noqa: F811
         reader.close()
     with pytest.raises(AssertionError):  # the helper sees a left-over batch
         with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute("insert into token_stage values ('x', 1, to_tsvector('a'), 1)")
+            conn.execute("insert into token_stage values ('x', 1, 1, to_tsvector('a'), 1)")
         _stored(pg_url)
