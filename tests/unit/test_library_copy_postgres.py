@@ -173,6 +173,9 @@ def test_word_segments_hold_each_passages_own_tokens_after_a_copy_a_removal_and_
         return held, int(segments[0])
 
     postings_and_segments()
+    with psycopg.connect(pg_url) as conn:  # the stage tables' pages given back at the copy's end
+        assert conn.execute("select pg_relation_size('token_stage') + pg_relation_size('segment_stage')")\
+            .fetchone() == (0,)
     store = open_store(pg_url)
     try:
         doc = store.export.documents(0, 1)[0]
