@@ -46,14 +46,20 @@ def _stored(url: str) -> list[tuple[object, ...]]:
     return [*chunks, *postings]
 
 
-def test_a_prepared_write_stores_what_a_plain_one_does_and_leaves_no_batch(pg_server, pg_url, monkeypatch):  # noqa: F811
-    plain_url = fresh_database(pg_server)
-    plain = open_store(plain_url)
+def _written_plainly(server) -> str:
+    """A library holding /a then /b, each written without anything prepared."""
+    url = fresh_database(server)
+    plain = open_store(url)
     try:
         plain.write_documents(_docs("/a"))
         plain.write_documents(_docs("/b"))
     finally:
         plain.close()
+    return url
+
+
+def test_a_prepared_write_stores_what_a_plain_one_does_and_leaves_no_batch(pg_server, pg_url, monkeypatch):  # noqa: F811
+    plain_url = _written_plainly(pg_server)
     used: list[str] = []
     original = terms._copy_tokenized
     monkeypatch.setattr(terms, "_copy_tokenized", lambda conn, rows, batch: (used.append(batch),
@@ -74,13 +80,7 @@ def test_a_prepared_write_stores_what_a_plain_one_does_and_leaves_no_batch(pg_se
 
 def test_a_batch_that_does_not_match_or_fails_falls_back_to_tokenizing_in_the_write(pg_server, pg_url,  # noqa: F811
                                                                                    monkeypatch):
-    plain_url = fresh_database(pg_server)
-    plain = open_store(plain_url)
-    try:
-        plain.write_documents(_docs("/a"))
-        plain.write_documents(_docs("/b"))
-    finally:
-        plain.close()
+    plain_url = _written_plainly(pg_server)
     store = open_store(pg_url)
     try:
         store.prepare_writes(_docs("/other"))  # not what is written next
