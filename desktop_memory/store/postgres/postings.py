@@ -30,6 +30,7 @@ ID_SHIFT, TF_SHIFT, TF_MASK, DL_MASK = 25, 16, 511, 65535
 MERGE_SPAN_BITS = 12  # buckets of 4,096 chunk ids: merged, a common word at 1M passages is ~250 rows
 SMALL = 64  # segments of fewer postings are merged with their bucket (the partial index term_postings_small)
 MERGED_KEY = "postings_merged_bucket"  # meta: the last bucket merged behind the writes
+MAX_BUCKETS_A_WRITE = 4  # a write merges at most this many buckets behind it (older ones left: compact)
 
 CHUNK = f"(p >> {ID_SHIFT})"
 TF = f"((p >> {TF_SHIFT}) & {TF_MASK})"
@@ -140,12 +141,9 @@ def merge_behind(conn: Conn, meta: PgMeta, last_id: int, *, skip: bool = False) 
     if bucket - 1 < first:
         return
     if not skip:
-        for b in range(max(first, bucket - 1 - MAX_BUCKETS_A_WRITE), bucket):
+        for b in range(max(first, bucket - MAX_BUCKETS_A_WRITE), bucket):
             merge_bucket(conn, b)
     meta.set(MERGED_KEY, str(bucket - 1))
-
-
-MAX_BUCKETS_A_WRITE = 4  # a write never merges more than this many buckets behind it (older ones: compact)
 
 
 def merge_bucket(conn: Conn, bucket: int) -> None:
