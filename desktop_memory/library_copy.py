@@ -26,12 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from .errors import Cancelled, UserError
-from .library_copy_reader import SliceReader, SourceSlice
+from .library_copy_reader import SliceReader, SourceSlice, vector_source
 from .library_location import Location, shown
 from .library_open import open_library, records_machines
 from .models import STATUS_INDEXED
 from .store.open import store_error
 from .store.protocol import ExportChunk, LibraryStore
+from .store.row_types import WriteResult
 
 SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
 CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
@@ -124,7 +125,7 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
     fresh = not sum(dst.counts()["by_status"].values())
     done = 0
-    reader = SliceReader(src, [m for m, _, _ in sets], removing, slice_size).start()
+    reader = SliceReader(src, [m for m, _, _ in sets], removing, slice_size, active=dst_model).start()
     try:
         # a server library builds its indexes once, at the end (all of them when the copy is large for it)
         with dst.bulk_load(incoming=in_source["chunks"]):
@@ -191,25 +192,32 @@ def _write_slice(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str,
                            mtime=doc.mtime)
     summary.outcomes += len(plan.outcomes)
     summary.unchanged += plan.unchanged
-    written: dict[str, int] = {}  # path → the target's document id, for those written here
+    written: dict[str, WriteResult] = {}  # path → what the target wrote, for the documents written here
     if plan.writes:
-        results = dst.write_documents(plan.writes)
-        written = {w.path: r.doc_id for w, r in zip(plan.writes, results, strict=True)}
+        results = dst.write_documents(plan.writes)  # with the active model's vectors they carry
+        written = {w.path: r for w, r in zip(plan.writes, results, strict=True)}
         summary.documents += len(plan.writes)
         summary.chunks += sum(len(w.chunks) for w in plan.writes)
+        if dst_model is not None:
+            summary.vectors[dst_model] = summary.vectors.get(dst_model, 0) + sum(r.vectors_stored for r in results)
     _copy_vectors(dst, plan, sets, dst_model, summary, written)
 
 
 def _copy_vectors(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str, int, str | None]],
-                  dst_model: str | None, summary: CopySummary, written: dict[str, int]) -> None:
+                  dst_model: str | None, summary: CopySummary, written: dict[str, WriteResult]) -> None:
     """Each target passage still without a vector gets the source's vector of the same passage (a duplicate's is
-    its canonical passage's; read with the slice), for every model the source holds. ``written``: the target ids
-    of the documents this slice wrote (the others are looked up)."""
-    docs, chunks = plan.indexed, plan.chunks
+    its holder's when their texts are the same; read with the slice), for every model the source holds.
+    ``written``: what this slice wrote (the other documents are looked up). The target's passages are read back
+    only for another model's set, a document written earlier, or one whose write left a passage without its
+    vector (a copy in the source, the holder of its passage in the target): a first copy of a one-model library
+    reads nothing back."""
+    side = any(model_id != dst_model for model_id, _, _ in sets)
+    docs = [d for d in plan.indexed if side or d.path not in written or _left_unembedded(written[d.path])]
+    chunks = plan.chunks
     pairs: list[tuple[ExportChunk, int]] = []  # (target chunk, the source chunk whose vector it takes)
     targets: dict[int, int | None] = {}
     for d in docs:
-        there = written.get(d.path)
+        there = written[d.path].doc_id if d.path in written else None
         if there is None:
             row = dst.get_document(d.path)
             there = None if row is None else row.id
@@ -220,8 +228,9 @@ def _copy_vectors(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str
         if there is None:
             continue
         for theirs, mine in zip(chunks.get(doc.id, []), dst_chunks.get(there, []), strict=False):
-            if mine.dup_of is None:
-                pairs.append((mine, theirs.dup_of if theirs.dup_of is not None else theirs.id))
+            source = vector_source(theirs, plan.same_text)
+            if mine.dup_of is None and source is not None:
+                pairs.append((mine, source))
     if not pairs:
         return
     for model_id, _, _ in sets:
@@ -237,3 +246,8 @@ def _copy_vectors(dst: LibraryStore, plan: SourceSlice, sets: Sequence[tuple[str
         stored = dst.store_vectors(ids, matrix, texts) if active else dst.models.store_side(model_id, ids, matrix,
                                                                                          texts)
         summary.vectors[model_id] = summary.vectors.get(model_id, 0) + stored
+
+
+def _left_unembedded(result: WriteResult) -> bool:
+    """Whether a write left one of its canonical passages without a vector of the active model."""
+    return result.chunks - result.duplicates > result.vectors_reused + result.vectors_stored

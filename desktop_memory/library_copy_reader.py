@@ -39,14 +39,19 @@ class SourceSlice:
     outcomes: list[ExportDocument]  # skipped or failed files: recorded as they were (their reason kept)
     writes: list[DocumentWrite]  # every indexed document; the copy's thread drops those the target already has
     vectors: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)  # model → source chunk id → vector
+    # the source's copies whose text is exactly their holder's: only those may take the holder's vector (a copy
+    # shares its holder's normalised body, not always its text, and a vector is the embedding of its own text)
+    same_text: set[int] = field(default_factory=set)
     unchanged: int = 0  # set by the copy's thread
 
 
 class SliceReader:
     """The source's slices in order, read by a thread of their own (``AHEAD`` ahead of the one consumed)."""
 
-    def __init__(self, src: LibraryStore, models: Sequence[str], removing: Sequence[str], slice_size: int) -> None:
+    def __init__(self, src: LibraryStore, models: Sequence[str], removing: Sequence[str], slice_size: int,
+                 active: str | None = None) -> None:
         self._src, self._models, self._removing, self._size = src, list(models), list(removing), slice_size
+        self._active = active  # the target's active model: its vectors travel with the writes
         self._queue: queue.Queue[SourceSlice | BaseException | None] = queue.Queue(maxsize=AHEAD)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dm-copy-reader", daemon=True)
@@ -102,12 +107,28 @@ class SliceReader:
         indexed = [d for d in docs if d.status == STATUS_INDEXED]
         chunks = self._src.export.chunks([d.id for d in indexed])
         plan = SourceSlice(read, indexed, chunks, [d for d in docs if d.status != STATUS_INDEXED], [])
+        holders = sorted({c.dup_of if c.dup_of is not None else c.id for own in chunks.values() for c in own})
+        plan.vectors = {m: self._src.export.vectors(m, holders) for m in self._models}
+        copies = [c for own in chunks.values() for c in own if c.dup_of is not None]
+        if copies:
+            held = self._src.reads.chunk_rows(sorted({c.dup_of for c in copies if c.dup_of is not None}))
+            plan.same_text = {c.id for c in copies if c.dup_of in held and held[c.dup_of].text == c.text}
+        own = plan.vectors.get(self._active, {}) if self._active is not None else {}
         for doc in indexed:
             drafts = [ChunkDraft(c.text, c.location) for c in chunks.get(doc.id, [])]
             plan.writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
                                              size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash,
                                              chunks=drafts, dedupe_keys=[chunk_key(d) for d in drafts],
-                                             warning=doc.error))
-        holders = sorted({c.dup_of if c.dup_of is not None else c.id for own in chunks.values() for c in own})
-        plan.vectors = {m: self._src.export.vectors(m, holders) for m in self._models}
+                                             warning=doc.error,
+                                             vectors=[None if (s := vector_source(c, plan.same_text)) is None
+                                                      else own.get(s) for c in chunks.get(doc.id, [])]
+                                             if own else None))
         return plan
+
+
+def vector_source(chunk: ExportChunk, same_text: set[int]) -> int | None:
+    """The source chunk whose vector is the embedding of ``chunk``'s text: its own, its holder's when their texts
+    are the same, else none (the target embeds it from its own text)."""
+    if chunk.dup_of is None:
+        return chunk.id
+    return chunk.dup_of if chunk.id in same_text else None

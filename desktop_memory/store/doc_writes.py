@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import apsw
+import numpy as np
 
 from ..models import HEADING_SEP, STATUS_INDEXED, ChunkDraft, chunk_text_hash
 from . import erase
@@ -35,6 +36,9 @@ class DocumentWrite:
     chunks: Sequence[ChunkDraft]
     dedupe_keys: Sequence[str]
     warning: str = ""
+    # the active model's vector of each chunk's own text where one is known already (a copy between libraries):
+    # stored with the chunks, in their transaction, so those passages are never queued for embedding
+    vectors: Sequence[np.ndarray | None] | None = None
 
 
 class DocumentWrites:
@@ -98,8 +102,20 @@ class DocumentWrites:
         dups = self._insert_chunks(doc_id, doc.path, chunks, doc.dedupe_keys)
         if kept:
             reused = self._reuse_stashed_vectors(doc_id, kept)
+        given = self._store_given_vectors(doc_id, doc) if doc.vectors else 0
         self.conn.execute("update documents set n_chunks=?, n_dups=? where id=?", (len(chunks), dups, doc_id))
-        return WriteResult(doc_id, len(chunks), dups, reused)
+        return WriteResult(doc_id, len(chunks), dups, reused, given)
+
+    def _store_given_vectors(self, doc_id: int, doc: DocumentWrite) -> int:
+        """The vectors the write carries, for its canonical chunks still without one (``DocumentWrite.vectors``)."""
+        assert doc.vectors is not None
+        todo = [(cid, vector, doc.chunks[int(ord_)].text) for cid, ord_ in self.conn.execute(
+            "select id, ord from chunks where doc_id = ? and dup_of is null and embedded = 0 order by id", (doc_id,))
+            if (vector := doc.vectors[int(ord_)]) is not None]
+        if not todo:
+            return 0
+        return self.vectors.store_vectors([t[0] for t in todo], np.stack([t[1] for t in todo]),
+                                          [t[2] for t in todo])
 
     # Vector reuse for an edited document. The embedder sees exactly the chunk text, and the vector tables only
     # ever hold the current model's vectors, so an old chunk with the same text has the very vector the new chunk

@@ -35,6 +35,7 @@ class WriteResult:
     chunks: int
     duplicates: int
     vectors_reused: int = 0  # chunks of a re-indexed document whose unchanged text kept its old vector
+    vectors_stored: int = 0  # chunks given the vector the write carried (``DocumentWrite.vectors``: a copy)
 
 
 class ChunkRow(NamedTuple):

@@ -260,3 +260,36 @@ def test_a_copy_larger_than_the_library_rebuilds_its_indexes_and_a_small_one_kee
             assert any(f"/{folder}/" in r.source for r in results), words
     finally:
         svc.close()
+
+
+@pytest.mark.parametrize("second", ["The quick brown fox jumps over the lazy dog by the river bank.",
+                                    "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG BY THE RIVER BANK."])
+def test_a_passage_the_server_holds_in_another_file_gets_a_vector_only_of_its_own_text(tmp_path, pg_url,  # noqa: F811
+                                                                                      second):
+    """In the file library the passage is held by the file whose path sorts first (a.md), on the server by the
+    file written first (b.md). b.md's passage then takes a.md's vector only when their texts are the same: a copy
+    shares its holder's normalised text, and a vector is the embedding of exactly its own passage's text."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "b.md").write_text("The quick brown fox jumps over the lazy dog by the river bank.\n", encoding="utf-8")
+    db = tmp_path / "memory.db"
+    svc = MemoryService(Settings(), db_path=db, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([notes / "b.md"])
+        (notes / "a.md").write_text(second + "\n", encoding="utf-8")
+        svc.index_paths([notes])
+        assert svc.stats().duplicates == 1
+    finally:
+        svc.close()
+    copy_library(db, pg_url, machine=("machine-1", "desktop"))
+    store = open_store(pg_url, readonly=True)
+    try:
+        held = store.conn.execute("select d.path, c.text, c.embedded from chunks c join documents d on d.id = c.doc_id "
+                                  "where c.dup_of is null").fetchall()
+        assert [(Path(p).name, bool(e)) for p, _, e in held] == [("b.md", second.startswith("The quick"))]
+        vectors = dict(store.export.vectors(HashEmbedder(32).model_id, [int(i) for i, in store.conn.execute(
+            "select id from chunks where dup_of is null")]))
+        for vector in vectors.values():  # the one there is b.md's own text's
+            assert vector == pytest.approx(HashEmbedder(32).embed_documents([held[0][1]])[0], abs=1e-6)
+    finally:
+        store.close()

@@ -18,7 +18,7 @@ from .schema import Conn
 
 WORDS, GRAMS = 0, 1
 _NAMES = ("id", "doc_id", "ord", "text", "heading_path", "page", "line_start", "line_end", "char_start", "char_end",
-          "dedupe_key", "dup_of", "text_hash")
+          "dedupe_key", "dup_of", "text_hash", "embedded")
 
 
 # meta keys of BM25's collection statistics per lane: rows (chunks with a row in the lane) and their total length,
@@ -47,15 +47,16 @@ def _add_totals(conn: Conn, ids: Sequence[int], sign: int) -> None:
 
 
 CHUNK_COLUMNS = ("id, doc_id, ord, text, heading_path, page, line_start, line_end, char_start, char_end, dedupe_key, "
-                 "dup_of, text_hash")
+                 "dup_of, text_hash, embedded")
 _STAGE = ("create temp table if not exists dm_chunks_in (id bigint, doc_id bigint, ord integer, text text, "
           "heading_path text, page integer, line_start integer, line_end integer, char_start integer, "
-          "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea) on commit drop")
+          "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea, embedded boolean) on commit drop")
 
 
 _STAGE_NUMBERED = ("create temp table if not exists dm_chunks_at (id bigint, doc_id bigint, ord integer, text text, "
                    "heading_path text, page integer, line_start integer, line_end integer, char_start integer, "
-                   "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea, i integer) on commit drop")
+                   "char_end integer, dedupe_key text, dup_of bigint, text_hash bytea, embedded boolean, i integer) "
+                   "on commit drop")
 
 
 def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str | None = None) -> None:

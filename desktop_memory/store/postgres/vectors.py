@@ -231,13 +231,7 @@ class PgVectors:
             raise ValueError("ids and vectors differ in length")
         if not len(ids):
             return 0
-        _, dim = self.model_info()
-        table = self.table()
-        if dim is None or table is None:
-            raise EmbedderError("No embedding model is recorded for this index; call ensure_model first.")
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[1] != dim:
-            raise EmbedderError(f"Vectors have {vectors.shape[-1]} dimensions but the index holds {dim}.")
+        table, vectors = self._checked(vectors)
         live = {int(str(cid)): bytes(h) for cid, h in self.conn.execute(
             "select id, text_hash from chunks where not embedded and dup_of is null and id = any(%s)",
             ([int(i) for i in ids],))}
@@ -245,15 +239,40 @@ class PgVectors:
                 and (texts is None or live[cid] == chunk_text_hash(texts[i]))]
         if not keep:
             return 0
+        kept = [int(ids[i]) for i in keep]
+        self._copy_in(table, kept, vectors[keep], [live[cid] for cid in kept])
+        self.conn.execute("update chunks set embedded = true where id = any(%s)", (kept,))
+        return len(keep)
+
+    def store_new(self, ids: Sequence[int], vectors: np.ndarray, hashes: Sequence[bytes]) -> None:
+        """The vectors of canonical chunks this transaction wrote already marked embedded, each the embedding of
+        its own text (``hashes``: theirs): COPYed in with no lookup and no second write of the chunk rows. (Marking
+        them afterwards left a dead version of every row of a copied million passages for autovacuum.)"""
+        table, vectors = self._checked(vectors)
+        if len(ids) != len(vectors) or len(ids) != len(hashes):
+            raise ValueError("ids, vectors and hashes differ in length")
+        if len(ids):
+            self._copy_in(table, [int(i) for i in ids], vectors, hashes)
+
+    def _checked(self, vectors: np.ndarray) -> tuple[str, np.ndarray]:
+        """(the active vector table, the vectors as float32) once they fit it."""
+        _, dim = self.model_info()
+        table = self.table()
+        if dim is None or table is None:
+            raise EmbedderError("No embedding model is recorded for this index; call ensure_model first.")
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise EmbedderError(f"Vectors have {vectors.shape[-1]} dimensions but the index holds {dim}.")
+        return table, vectors
+
+    def _copy_in(self, table: str, ids: Sequence[int], vectors: np.ndarray, hashes: Sequence[bytes]) -> None:
         newest = self.conn.execute(f"select coalesce(max(id), 0) from {table}").fetchone()
         with self.conn.cursor() as cur, \
                 cur.copy(f"copy {table}(id, embedding, text_hash) from stdin (format binary)") as copy:
-            copy.write(binary_copy([int(ids[i]) for i in keep], vectors[keep], [live[int(ids[i])] for i in keep]))
-        self.conn.execute("update chunks set embedded = true where id = any(%s)", ([int(ids[i]) for i in keep],))
+            copy.write(binary_copy(ids, vectors, hashes))
         self.ensure_index(table)
         top = int(str(newest[0])) if newest else 0
-        self.meta.bump("vec_seq" if min(int(ids[i]) for i in keep) > top else "vec_epoch")
-        return len(keep)
+        self.meta.bump("vec_seq" if min(ids) > top else "vec_epoch")
 
     # ---------- vectors kept across a re-index ----------
     def reusable(self, doc_id: int) -> dict[bytes, str]:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ...models import HEADING_SEP, STATUS_INDEXED, chunk_text_hash
 from ..doc_writes import DocumentWrite
 from ..row_types import WriteResult
@@ -75,21 +77,27 @@ class PgWrites:
             "select nextval('chunks_id_seq') from generate_series(1, %s)", (total,))] if total else [])
         results: list[WriteResult] = []
         rows: list[tuple[Any, ...]] = []
+        given: list[tuple[int, np.ndarray, bytes]] = []  # (chunk id, its vector, its text hash): carried along
         for doc in docs:
-            doc_id, dups, mine = ids_of[doc.path], 0, dict[str, int]()
+            doc_id, dups, mine, n_given = ids_of[doc.path], 0, dict[str, int](), len(given)
             for (ord_, chunk), key in zip(enumerate(doc.chunks), doc.dedupe_keys):
-                cid, loc = next(ids), chunk.location
+                cid, loc, digest = next(ids), chunk.location, chunk_text_hash(chunk.text)
                 dup_of = held.get(key) if key else None
                 if dup_of is None and key:
                     mine.setdefault(key, cid)
                 dups += dup_of is not None
+                vector = doc.vectors[ord_] if doc.vectors is not None and dup_of is None else None
+                if vector is not None:
+                    given.append((cid, vector, digest))
                 rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
-                             loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of,
-                             chunk_text_hash(chunk.text)))
+                             loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest,
+                             vector is not None))
             for key, cid in mine.items():  # held for the documents after this one
                 held.setdefault(key, cid)
-            results.append(WriteResult(doc_id, len(doc.chunks), dups, 0))
+            results.append(WriteResult(doc_id, len(doc.chunks), dups, 0, len(given) - n_given))
         copy_chunks(self.conn, rows, staged.batch if staged is not None else None)
+        if given:  # after the chunks they reference; the rows already say embedded: no second write of a row
+            self.vectors.store_new([g[0] for g in given], np.stack([g[1] for g in given]), [g[2] for g in given])
         if rows:
             merge_behind(self.conn, self.meta, max(int(r[0]) for r in rows), skip=self.bulk)
         self.conn.execute("update documents d set n_chunks = u.n, n_dups = u.dups from unnest(%s::bigint[], "
@@ -121,9 +129,21 @@ class PgWrites:
             doc_id = int(str(got[0]))
         dups, canonical = self._insert_chunks(doc_id, doc)
         reused = self.vectors.reuse(kept, canonical) if kept else 0
+        given = self._store_given(doc, canonical) if doc.vectors is not None else 0
         self.conn.execute("update documents set n_chunks = %s, n_dups = %s where id = %s",
                           (len(doc.chunks), dups, doc_id))
-        return WriteResult(doc_id, len(doc.chunks), dups, reused)
+        return WriteResult(doc_id, len(doc.chunks), dups, reused, given)
+
+    def _store_given(self, doc: DocumentWrite, canonical: Sequence[tuple[int, str, bytes]]) -> int:
+        """The vectors the write carries (``DocumentWrite.vectors``, by chunk position) for its canonical chunks;
+        ``store_vectors`` passes over those ``reuse`` gave one."""
+        assert doc.vectors is not None
+        position = {text: i for i, text in enumerate(c.text for c in doc.chunks)}
+        todo = [(cid, vector, text) for cid, text, _ in canonical
+                if (vector := doc.vectors[position[text]]) is not None]
+        if not todo:
+            return 0
+        return self.vectors.store_vectors([t[0] for t in todo], np.stack([t[1] for t in todo]), [t[2] for t in todo])
 
     def _insert_chunks(self, doc_id: int, doc: DocumentWrite) -> tuple[int, list[tuple[int, str, bytes]]]:
         """COPY the chunks in; returns (duplicates, [(id, text, text hash) of the canonical ones])."""
@@ -149,7 +169,7 @@ class PgWrites:
             if dup_of is None:
                 canonical.append((cid, chunk.text, digest))
             rows.append((cid, doc_id, ord_, chunk.text, HEADING_SEP.join(loc.heading_path), loc.stored_page,
-                         loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest))
+                         loc.line_start, loc.line_end, loc.char_start, loc.char_end, key, dup_of, digest, False))
         copy_chunks(self.conn, rows)
         merge_behind(self.conn, self.meta, max(ids), skip=self.bulk)
         dups = len(rows) - len(canonical)
