@@ -115,13 +115,15 @@ class SliceReader:
             plan.same_text = {c.id for c in copies if c.dup_of in held and held[c.dup_of].text == c.text}
         own = plan.vectors.get(self._active, {}) if self._active is not None else {}
         for doc in indexed:
-            drafts = [ChunkDraft(c.text, c.location) for c in chunks.get(doc.id, [])]
+            own_chunks = chunks.get(doc.id, [])
+            drafts = [ChunkDraft(c.text, c.location) for c in own_chunks]
             plan.writes.append(DocumentWrite(path=doc.path, kind=doc.kind, language=doc.language, title=doc.title,
                                              size=doc.size, mtime=doc.mtime, content_hash=doc.content_hash,
-                                             chunks=drafts, dedupe_keys=[chunk_key(d) for d in drafts],
+                                             chunks=drafts, dedupe_keys=[c.dedupe_key or chunk_key(d)
+                                                                         for c, d in zip(own_chunks, drafts)],
                                              warning=doc.error,
                                              vectors=[None if (s := vector_source(c, plan.same_text)) is None
-                                                      else own.get(s) for c in chunks.get(doc.id, [])]
+                                                      else own.get(s) for c in own_chunks]
                                              if own else None))
         return plan
 

@@ -39,8 +39,9 @@ def bigrams(run: str) -> list[str]:
 
 def grams_text(text: str) -> str:
     """What ``chunks_cjk`` indexes for a chunk: every run's bigrams, space-separated ("" when there are none).
-    ASCII text has no run (NFKC keeps it ASCII): answered without normalising, the write path's common case."""
-    if text.isascii():
+    Text below U+0E00 (Latin, Greek, Cyrillic, Arabic…) has no run either, NFKC-normalised or not (nothing there
+    normalises into a run's script): answered without normalising, the write path's common case."""
+    if text.isascii() or max(text, default=" ") < "\u0e00":
         return ""
     return " ".join(g for run in runs(text) for g in bigrams(run))
 

@@ -41,6 +41,7 @@ class ExportChunk:
     location: Location
     dup_of: int | None  # the canonical chunk holding this text (its vector is that chunk's)
     embedded: bool  # has a vector of the active set
+    dedupe_key: str = ""  # as stored ('' in a library written before keys were kept: worked out again)
 
 
 class ExportReads:
@@ -63,15 +64,15 @@ class ExportReads:
         if not doc_ids:
             return out
         marks = ",".join("?" * len(doc_ids))
-        for cid, doc_id, ord_, text, heading, page, ls, le, cs, ce, dup, emb, kind in self.conn.execute(
+        for cid, doc_id, ord_, text, heading, page, ls, le, cs, ce, dup, emb, kind, key in self.conn.execute(
                 "select c.id, c.doc_id, c.ord, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
-                "c.char_start, c.char_end, c.dup_of, c.embedded, d.kind from chunks c "
+                "c.char_start, c.char_end, c.dup_of, c.embedded, d.kind, c.dedupe_key from chunks c "
                 f"join documents d on d.id = c.doc_id where c.doc_id in ({marks}) order by c.doc_id, c.ord",
                 [int(i) for i in doc_ids]):
             location = stored_location(as_str(kind), None if heading is None else as_str(heading), as_opt_int(page),
                                        as_opt_int(ls), as_opt_int(le), as_int(cs), as_int(ce))
             out.setdefault(as_int(doc_id), []).append(ExportChunk(
-                as_int(cid), as_int(ord_), as_str(text), location, as_opt_int(dup), bool(as_int(emb))))
+                as_int(cid), as_int(ord_), as_str(text), location, as_opt_int(dup), bool(as_int(emb)), as_str(key)))
         return out
 
     def vectors(self, model_id: str, ids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -88,9 +89,15 @@ class ExportReads:
                 return {}
             table = _tables(found[0])[0]
         marks = ",".join("?" * len(ids))
-        return {as_int(cid): np.frombuffer(as_bytes(blob), dtype="<f4").astype(np.float32)
-                for cid, blob in self.conn.execute(f"select id, embedding from {table} where id in ({marks})",
-                                                   [int(i) for i in ids])}
+        rows = self.conn.execute(f"select id, embedding from {table} where id in ({marks})",
+                                 [int(i) for i in ids]).fetchall()
+        if not rows:
+            return {}
+        blobs = [as_bytes(blob) for _, blob in rows]
+        if len({len(b) for b in blobs}) == 1:  # one parse for the slice (every vector of a set has its dim)
+            matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).astype(np.float32)
+            return {as_int(cid): matrix[n] for n, (cid, _) in enumerate(rows)}
+        return {as_int(cid): np.frombuffer(b, dtype="<f4").astype(np.float32) for (cid, _), b in zip(rows, blobs)}
 
 
 __all__ = ["ExportChunk", "ExportDocument", "ExportReads"]

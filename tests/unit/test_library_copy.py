@@ -272,3 +272,14 @@ def test_the_command_line(source, tmp_path):
     out = json.loads(proc.stdout)
     assert out["to"] == str(target) and out["documents"] > 0 and out["folders"] == 2
     assert _state(target) == _state(source)
+
+
+def test_a_copy_takes_each_passages_dedupe_key_as_stored(source, tmp_path, monkeypatch):
+    """The source's own keys are written (not worked out again from the text: a tenth of the copy's own work), so
+    the copy collapses exactly the duplicates the source did."""
+    from desktop_memory import library_copy_reader
+
+    monkeypatch.setattr(library_copy_reader, "chunk_key", lambda draft: pytest.fail("a key was worked out again"))
+    target = tmp_path / "copy.db"
+    copy_library(source, target, machine=MACHINE)
+    assert _state(target) == _state(source)

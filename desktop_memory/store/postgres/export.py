@@ -36,15 +36,15 @@ class PgExportReads:
         out: dict[int, list[ExportChunk]] = {}
         if not doc_ids:
             return out
-        for cid, doc_id, ord_, text, heading, page, ls, le, cs, ce, dup, emb, kind in self.conn.execute(
+        for cid, doc_id, ord_, text, heading, page, ls, le, cs, ce, dup, emb, kind, key in self.conn.execute(
                 "select c.id, c.doc_id, c.ord, c.text, c.heading_path, c.page, c.line_start, c.line_end, "
-                "c.char_start, c.char_end, c.dup_of, c.embedded, d.kind from chunks c "
+                "c.char_start, c.char_end, c.dup_of, c.embedded, d.kind, c.dedupe_key from chunks c "
                 "join documents d on d.id = c.doc_id where c.doc_id = any(%s) order by c.doc_id, c.ord",
                 ([int(i) for i in doc_ids],)):
             location = stored_location(str(kind), None if heading is None else str(heading), _opt_int(page),
                                        _opt_int(ls), _opt_int(le), int(str(cs)), int(str(ce)))
             out.setdefault(int(str(doc_id)), []).append(ExportChunk(
-                int(str(cid)), int(str(ord_)), str(text), location, _opt_int(dup), bool(emb)))
+                int(str(cid)), int(str(ord_)), str(text), location, _opt_int(dup), bool(emb), str(key)))
         return out
 
     def vectors(self, model_id: str, ids: Sequence[int]) -> dict[int, np.ndarray]:

@@ -72,7 +72,7 @@ def copy_chunks(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str | None =
     ``batch``: the rows' tsvectors and lengths already in ``token_stage`` under that name, in row order and under
     the rows' own chunk ids, and their word segments in ``segment_stage`` (tokens_ahead.py): the statements read
     them there and tokenize nothing. Used only when the batch holds every row; otherwise the chunks are tokenized
-    here. A batch with a copy among its rows regroups the segments here (a copy has no postings)."""
+    here. A copy among the rows has no postings: only the staged segments of its words are rewritten without it."""
     if not rows:
         return
     staged = batch is not None and conn.execute(  # each row's own: the same number and chunk id
@@ -110,19 +110,27 @@ def _copy_tokenized(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str) -> 
     with conn.cursor() as cur, cur.copy(f"copy dm_chunks_at({CHUNK_COLUMNS}, i) from stdin") as copy:
         for i, row in enumerate(rows, 1):
             copy.write_row((*row, i))
-    if all(r[11] is None for r in rows):  # every passage canonical: the staged segments are theirs, as they are
-        conn.execute(f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
-                     f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
-                     "join token_stage t on t.batch = %s and t.i = s.i and t.id = s.id", (batch,))
+    # a copy of another passage has no statistics of its own: no tsvector, no length, no postings
+    conn.execute(f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
+                 f"{', '.join('s.' + c for c in _NAMES)}, case when s.dup_of is null then t.tsv end, "
+                 "case when s.dup_of is null then t.n_words else 0 end from dm_chunks_at s "
+                 "join token_stage t on t.batch = %s and t.i = s.i and t.id = s.id", (batch,))
+    copies = [i for i, r in enumerate(rows, 1) if r[11] is not None]
+    if not copies:  # the staged segments are the passages' own, as they are
         conn.execute(postings.INSERT + "select 0, term, first_id, last_id, n, postings from segment_stage "
                      "where batch = %s", (batch,))
-    else:
-        conn.execute(f"insert into chunks({CHUNK_COLUMNS}) select {CHUNK_COLUMNS} from dm_chunks_at "
-                     "where dup_of is not null")
-        conn.execute(f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
-                     f"{', '.join('s.' + c for c in _NAMES)}, t.tsv, t.n_words from dm_chunks_at s "
-                     "join token_stage t on t.batch = %s and t.i = s.i "
-                     "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"), (batch,))
+    else:  # only the segments of the copies' words lose the copies' postings
+        got = conn.execute("select coalesce(array_agg(distinct x.lexeme), '{}') from token_stage t "
+                           "cross join unnest(t.tsv) x where t.batch = %s and t.i = any(%s)",
+                           (batch, copies)).fetchone()
+        words, ids = list(got[0]) if got else [], [int(rows[i - 1][0]) for i in copies]
+        conn.execute(postings.INSERT + "select 0, term, first_id, last_id, n, postings from segment_stage "
+                     "where batch = %s and not term = any(%s)", (batch, words))
+        conn.execute(postings.INSERT + "select 0, g.term, k.ids[1], k.ids[cardinality(k.ids)], cardinality(k.kept), "
+                     "k.kept from segment_stage g cross join lateral (select array_agg(p order by p) kept, "
+                     f"array_agg({postings.CHUNK} order by p) ids from unnest(g.postings) p "
+                     f"where not {postings.CHUNK} = any(%s)) k "
+                     "where g.batch = %s and g.term = any(%s) and k.kept is not null", (ids, batch, words))
     conn.execute("delete from dm_chunks_at")
 
 

@@ -9,7 +9,8 @@ of its own, and groups them into word segments (``segment_stage``). The passages
 and then (``nextval``: never reused, taken outside any transaction, so a batch never written leaves a gap and
 nothing else). The write that follows takes the batch over: it gives its passages those ids, reads their tsvectors
 instead of tokenizing, and copies the segments as they are instead of grouping the postings again; it deletes the
-batch in its transaction. (A slice holding a copy of another passage groups its own, as a copy has no postings.)
+batch in its transaction. (A copy of another passage has no postings: the segments of its words are copied
+without it.)
 
 The worker takes no lock (a batch is private to its name) and holds no transaction open. Its thread and connection
 are the store's, made at the first ``prepare_writes`` and closed with the store, which deletes the batches it never
@@ -35,9 +36,12 @@ from .schema import Conn
 
 KEPT = 2  # batches queued at most: the one being written and the next
 
+# The texts travel as a binary array (%b): the server reads 2,000 passages in text array syntax at ~10 µs each,
+# a tenth of the statement (docs/BENCHMARKS.md, "PostgreSQL: vectors with their passages").
+
 _TOKENIZE = ("insert into token_stage(batch, i, id, tsv, n_words) select %s, u.i, u.id, w.v, "
              "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(w.v) x), 0) "
-             "from unnest(%s::text[], %s::bigint[]) with ordinality u(t, id, i) "
+             "from unnest(%b::text[], %b::bigint[]) with ordinality u(t, id, i) "
              "cross join lateral (select to_tsvector('dm_text', u.t) as v offset 0) w")
 # the batch's word segments under the chunk ids taken for it: the write copies them as they are
 _SEGMENTS = ("insert into segment_stage(batch, term, first_id, last_id, n, postings) "

@@ -88,3 +88,17 @@ def test_migration_fills_the_bigram_index_of_an_older_database(tmp_path):
     hits = store.conn.execute("select rowid from chunks_cjk where chunks_cjk match '\"東京\"'").fetchall()
     assert len(hits) == 1
     store.close()
+
+
+def test_text_below_thai_is_answered_without_normalising_and_as_normalising_would():
+    """``grams_text`` skips NFKC for text whose characters are all below U+0E00; normalising any of them (alone,
+    or composed with a combining mark) never yields a character of a run."""
+    import unicodedata
+
+    from desktop_memory.store.cjk import _RUN
+
+    below = [chr(cp) for cp in range(0x80, 0x0E00)]
+    for text in [*below, *(c + "\u0323" for c in "aeiouAEIOU\u03b1\u0430")]:
+        assert not _RUN.search(unicodedata.normalize("NFKC", text)), repr(text)
+        assert grams_text(text) == ""
+    assert grams_text("caf\u00e9 \u6771\u4eac") == "\u6771\u4eac"  # one character at or above it: cut as before

@@ -25,6 +25,10 @@ def _docs(prefix: str) -> list[DocumentWrite]:
         out.append(DocumentWrite(path=f"{prefix}/d{i}.txt", kind="text", language=None, title=None, size=1,
                                  mtime=1.0, content_hash=str(i), chunks=drafts,
                                  dedupe_keys=[f"k{text}", f"k{prefix}{text}{i}"]))  # the first: a copy in /b
+    solo = "Quokkas smile at 7 wallabies"  # in /b, a copy whose words no other passage of the slice has
+    out.append(DocumentWrite(path=f"{prefix}/solo.txt", kind="text", language=None, title=None, size=1, mtime=1.0,
+                             content_hash="solo", chunks=[ChunkDraft(solo, Location(char_end=len(solo)))],
+                             dedupe_keys=["ksolo"]))
     return out
 
 
