@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from .store.protocol import ExportChunk, LibraryStore
 from .store.row_types import WriteResult
 
 SLICE = 200  # documents per transaction: ~2,000 passages, well under a second on either store
+PREPARED_AHEAD = 2  # slices handed to the target before the one it writes (a server tokenizes two at once)
 CopyProgress = Callable[[int, int], None]  # (documents done, documents in the source)
 
 
@@ -130,16 +132,29 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
         # a server library builds its indexes once, at the end (all of them when the copy is large for it)
         with dst.bulk_load(incoming=in_source["chunks"]):
             slices = iter(reader)
-            pending = _next_slice(slices, dst, fresh)
-            while pending is not None:
+            queued: deque[SourceSlice] = deque()
+            failed: BaseException | None = None  # a read that failed: raised once the slices before it are written
+            while True:
+                while failed is None and len(queued) <= PREPARED_AHEAD:  # read meanwhile; the target may start
+                    try:
+                        plan = _next_slice(slices, dst, fresh)
+                    except Exception as exc:  # (the reader's, raised here: the source's errors)
+                        failed = exc
+                        break
+                    if plan is None:
+                        break
+                    queued.append(plan)
+                if not queued:
+                    if failed is not None:
+                        raise failed
+                    break
                 if cancel is not None and cancel.is_set():
                     raise Cancelled(f"copy stopped after {done:,} of {total:,} documents; run it again to go on")
-                ahead = _next_slice(slices, dst, fresh)  # read meanwhile; the target may start on it
+                pending = queued.popleft()
                 _write_slice(dst, pending, sets, dst_model, summary)
                 done += pending.read
                 if progress is not None:
                     progress(done, total)
-                pending = ahead
     finally:
         reader.close()
     return summary

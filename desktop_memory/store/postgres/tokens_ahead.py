@@ -22,6 +22,7 @@ during a bulk load.
 from __future__ import annotations
 
 import itertools
+import threading
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,7 +35,8 @@ from .connection import connect
 from .postings import pack_sql
 from .schema import Conn
 
-KEPT = 2  # batches queued at most: the one being written and the next
+KEPT = 3  # batches queued at most: the one being written and the next two
+WORKERS = 2  # batches tokenized at once, each on a connection of its own
 
 # The texts travel as a binary array (%b): the server reads 2,000 passages in text array syntax at ~10 µs each,
 # a tenth of the statement (docs/BENCHMARKS.md, "PostgreSQL: vectors with their passages").
@@ -59,21 +61,25 @@ class Staged:
 
 
 class TokensAhead:
-    """One worker thread with its own connection, tokenizing the batches of texts written next, in order."""
+    """``WORKERS`` worker threads, each with its own connection, tokenizing the batches of texts written next."""
 
     def __init__(self, url: str, password: str | None) -> None:
         self._url, self._password = url, password
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dm-pg-tokens")
-        self._conn: Conn | None = None  # the worker thread's only
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="dm-pg-tokens")
+        self._local = threading.local()  # each worker thread's connection (``conn``), its own only
+        self._conns: list[Conn] = []  # all of them, closed by ``close`` once the workers are done
         self._prefix = f"{uuid.uuid4().hex}:"  # this store's batches
         self._names = itertools.count(1)
+        self._turn = 0  # the last batch that took its chunk ids: batches take them in the order queued
+        self._turns = threading.Condition()
         self._pending: list[tuple[list[str], Future[Staged]]] = []  # oldest first
 
     def submit(self, texts: Sequence[str]) -> None:
         """Queue ``texts`` for tokenizing (after the batches already queued, of which at most ``KEPT`` stay)."""
         if texts:
             batch = list(texts)
-            self._pending = [*self._pending[-(KEPT - 1):], (batch, self._pool.submit(self._tokenize, batch))]
+            future = self._pool.submit(self._tokenize, batch, next(self._names))
+            self._pending = [*self._pending[-(KEPT - 1):], (batch, future)]
 
     def take(self, texts: Sequence[str]) -> Staged | None:
         """The staged batch of exactly ``texts`` when they were queued (waiting for them), else None; batches queued
@@ -88,28 +94,41 @@ class TokensAhead:
                     return None  # the write tokenizes in its own statement
         return None
 
-    def _tokenize(self, texts: list[str]) -> Staged:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = connect(self._url, password=self._password, readonly=False)
-        batch = f"{self._prefix}{next(self._names)}"
-        ids = [int(str(r[0])) for r in self._conn.execute(
-            "select nextval('chunks_id_seq') from generate_series(1, %s)", (len(texts),))]
-        self._conn.execute(_TOKENIZE, (batch, texts, ids))
-        self._conn.execute(_SEGMENTS, (batch,))  # (a failure here: the batch is not taken over at all)
+    def _tokenize(self, texts: list[str], number: int) -> Staged:
+        with self._turns:  # ids in the order the batches are written: each batch's a run of its own
+            self._turns.wait_for(lambda: self._turn == number - 1)
+            try:  # (the turn passes on whatever happens: a failed batch never holds up the next)
+                conn = self._connection()
+                ids = [int(str(r[0])) for r in conn.execute(
+                    "select nextval('chunks_id_seq') from generate_series(1, %s)", (len(texts),))]
+            finally:
+                self._turn = number
+                self._turns.notify_all()
+        batch = f"{self._prefix}{number}"
+        conn.execute(_TOKENIZE, (batch, texts, ids))
+        conn.execute(_SEGMENTS, (batch,))  # (a failure here: the batch is not taken over at all)
         return Staged(batch, ids)
 
-    def close(self) -> None:
-        """Wait for the batch in flight, then close the worker's connection and thread."""
-        self._pending = []
-        self._pool.submit(self._close_conn)
-        self._pool.shutdown(wait=True)
+    def _connection(self) -> Conn:
+        conn: Conn | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed or conn.broken:
+            conn = self._local.conn = connect(self._url, password=self._password, readonly=False)
+            self._conns.append(conn)
+        return conn
 
-    def _close_conn(self) -> None:
-        if self._conn is not None:
-            try:  # what was tokenized and never written (a cancelled copy, a dropped batch)
-                for table in ("token_stage", "segment_stage"):
-                    self._conn.execute(f"delete from {table} where batch like %s", (self._prefix + "%",))
-            except psycopg.Error:
-                pass  # the server is gone: compact empties the table
-            self._conn.close()
-            self._conn = None
+    def close(self) -> None:
+        """Wait for the batches in flight; then, on the closing thread (the workers are gone), delete what was
+        never written (a cancelled copy, a dropped batch) and close the connections."""
+        self._pending = []
+        self._pool.shutdown(wait=True)
+        cleared = False
+        for conn in self._conns:
+            if not cleared and not conn.closed:
+                try:
+                    for table in ("token_stage", "segment_stage"):
+                        conn.execute(f"delete from {table} where batch like %s", (self._prefix + "%",))
+                    cleared = True
+                except psycopg.Error:
+                    pass  # that connection is gone: the next one tries (compact empties the tables anyway)
+            conn.close()
+        self._conns = []

@@ -90,7 +90,7 @@ def test_a_batch_that_does_not_match_or_fails_falls_back_to_tokenizing_in_the_wr
         store.prepare_writes(_docs("/other"))  # not what is written next
         store.write_documents(_docs("/a"))
 
-        def broken(self, texts):
+        def broken(self, texts, number):
             raise psycopg.OperationalError("the side connection went away")
 
         monkeypatch.setattr(tokens_ahead.TokensAhead, "_tokenize", broken)
@@ -113,3 +113,39 @@ def test_a_read_only_library_prepares_nothing(pg_url):  # noqa: F811
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("insert into token_stage values ('x', 1, 1, to_tsvector('a'), 1)")
         _stored(pg_url)
+
+
+def test_batches_tokenized_at_once_take_their_ids_in_the_order_queued_and_a_failed_one_holds_none_up(
+        pg_url, monkeypatch):  # noqa: F811
+    """``WORKERS`` batches are tokenized at once, each on its own connection; their chunk ids are still taken in
+    the order they were queued, a run each (the order the copy writes them), and a batch whose connection fails
+    passes its turn on."""
+    open_store(pg_url).close()  # the schema
+    ahead = tokens_ahead.TokensAhead(pg_url, None)
+    real = tokens_ahead.TokensAhead._connection
+    calls = {"n": 0}
+
+    def first_fails(self):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise psycopg.OperationalError("no connection for the first batch")
+        return real(self)
+
+    monkeypatch.setattr(tokens_ahead.TokensAhead, "_connection", first_fails)
+    batches = [[f"{text} {n}" for text in TEXTS] * 20 for n in range(3)]
+    try:
+        for batch in batches:
+            ahead.submit(batch)
+        futures = [future for _, future in ahead._pending]
+        for future in futures[1:]:
+            future.result(timeout=60)  # not held up by the first
+        assert ahead.take(batches[0]) is None  # the write tokenizes that one itself
+        second, third = ahead.take(batches[1]), ahead.take(batches[2])
+        assert second is not None and third is not None
+        assert second.ids == list(range(second.ids[0], second.ids[0] + len(batches[1])))
+        assert third.ids == list(range(second.ids[-1] + 1, second.ids[-1] + 1 + len(batches[2])))
+    finally:
+        ahead.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("select (select count(*) from token_stage) + (select count(*) from segment_stage)")\
+            .fetchone() == (0,)  # taken, never written: deleted at close
