@@ -1,10 +1,10 @@
-"""Tokenizing the next write's passages on a second connection while the store writes the current one.
+"""Tokenizing the next writes' passages on side connections while the store writes the current one.
 
 PostgreSQL's text parser is the largest single cost of a write (docs/BENCHMARKS.md, "PostgreSQL bulk writes"),
 and one statement runs on one server core. A bulk load (``desktop-memory copy``) knows its next slice before it
 writes the current one, so the store's ``prepare_writes`` hands that slice's texts to a worker thread whose own
 connection has the same server tokenize them (``to_tsvector('dm_text', …)``: the very function the write would
-call, so the stored values are the same) on a second core, into the unlogged ``token_stage`` under a batch name
+call, so the stored values are the same) on another core, into the unlogged ``token_stage`` under a batch name
 of its own, and groups them into word segments (``segment_stage``). The passages' chunk ids are taken for it there
 and then (``nextval``: never reused, taken outside any transaction, so a batch never written leaves a gap and
 nothing else). The write that follows takes the batch over: it gives its passages those ids, reads their tsvectors
@@ -12,10 +12,13 @@ instead of tokenizing, and copies the segments as they are instead of grouping t
 batch in its transaction. (A copy of another passage has no postings: the segments of its words are copied
 without it.)
 
-The worker takes no lock (a batch is private to its name) and holds no transaction open. Its thread and connection
-are the store's, made at the first ``prepare_writes`` and closed with the store, which deletes the batches it never
-wrote. A batch that does not match the texts written next, or a failure on the side connection, is dropped and the
-write tokenizes in its own statement as usual: it costs time, never a wrong row. Cost: one more server connection
+The workers take no lock (a batch is private to its name) and hold no transaction open. Two batches are tokenized
+at once (``WORKERS``): on a 2-core machine one tokenizer beside the write was the copy's critical path, two let the
+server's cores share the work. Their chunk ids are still taken in the order the batches were queued, a run each,
+so ids grow with the writes as the segments' buckets expect (postings.py). The threads and connections are the
+store's, made at the first ``prepare_writes`` and closed with the store, which deletes the batches it never wrote.
+A batch that does not match the texts written next, or a failure on a side connection, is dropped and the write
+tokenizes in its own statement as usual: it costs time, never a wrong row. Cost: two more server connections
 during a bulk load.
 """
 

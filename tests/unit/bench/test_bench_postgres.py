@@ -75,3 +75,34 @@ def test_scale_steps_on_both_stores(beir, tmp_path, capsys, pg_url):  # noqa: F8
         for backend in ("hybrid", "keyword", "dense"):
             assert pg["latency"][backend]["p50_ms"] > 0
     assert report["steps"][1]["postgres"]["copy"]["passages"] == 300  # only what the step added
+
+
+def test_the_insertion_bench_times_a_whole_copy_and_a_prefix(tmp_path, capsys, pg_server):  # noqa: F811
+    """`python -m desktop_memory_bench.pg_insert LIBRARY URL… [--passages N]`: one table row per database; with
+    ``--passages`` the copy stops after the slice that reaches N (every written passage with its vector)."""
+    from desktop_memory_bench import pg_insert
+    from tests.support.postgres import fresh_database
+    from tests.unit.test_library_copy import _state
+
+    src = tmp_path / "memory.db"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(250):  # two slices of the copy
+        (notes / f"n{i:02}.md").write_text(f"# Note {i}\n\nA tern called {i} flew over harbour {i * 7}.\n",
+                                           encoding="utf-8")
+    from desktop_memory.config import Settings
+    from desktop_memory.embed.hashing import HashEmbedder
+    from desktop_memory.service import MemoryService
+
+    svc = MemoryService(Settings(), db_path=src, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([notes])
+    finally:
+        svc.close()
+    whole, prefix = fresh_database(pg_server), fresh_database(pg_server)
+    assert pg_insert.main([str(src), whole]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split("|")
+    assert row[2].strip() == "250"  # passages
+    assert _state(whole)["vectors"] == 250 and _state(whole)["pending"] == 0
+    first = pg_insert.timed_copy(src, prefix, passages=1)
+    assert first["passages"] == first["vectors"] and 0 < first["passages"] < 250  # one slice
