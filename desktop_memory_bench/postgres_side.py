@@ -17,7 +17,6 @@ import json
 import math
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from desktop_memory.errors import UserError
 from desktop_memory.store.location import is_server_url, redacted
 
+from .pg_insert import timed_copy
 from .runner import BenchOptions
 from .table import render_table
 
@@ -51,7 +51,6 @@ def check_postgres(url: str) -> None:
 def copy_into(sqlite_db: Path, url: str, log: Callable[[str], None]) -> dict[str, Any]:
     """The SQLite library into the database at ``url`` (resumed, or skipped when it is already there whole), with
     the time spent and the load average."""
-    from desktop_memory.library_copy_job import copy_library
     from desktop_memory.store.open import open_store
 
     src, dst = open_store(sqlite_db, readonly=True), open_store(url, readonly=True)
@@ -67,15 +66,14 @@ def copy_into(sqlite_db: Path, url: str, log: Callable[[str], None]) -> dict[str
         log(f"{redacted(url)} already holds this library ({theirs['chunks']:,} passages): reused")
         return {"passages": 0, "reused": True}
     log(f"copying {mine['chunks']:,} passages into {redacted(url)} …")
-    load0 = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    summary = copy_library(sqlite_db, url, machine=("bench", "bench"))
-    took = time.perf_counter() - t0
-    rate = summary.chunks / took if took else 0.0
-    log(f"copied {summary.chunks:,} passages and {sum(summary.vectors.values()):,} vectors in {took:.1f} s "
-        f"({rate:,.0f} passages/s, indexes included)")
-    return {"passages": summary.chunks, "vectors": sum(summary.vectors.values()), "seconds": took,
-            "passages_per_s": rate, "load_avg": (load0 + os.getloadavg()[0]) / 2, "reused": False}
+    timed = timed_copy(sqlite_db, url)  # copy_library, its writes timed apart (pg_insert.py)
+    took, passages = timed["total_s"], timed["passages"]
+    rate = passages / took if took else 0.0
+    rows = passages / max(timed["write_s"] + timed["vector_s"], 1e-9)
+    log(f"copied {passages:,} passages and {timed['vectors']:,} vectors in {took:.1f} s ({rate:,.0f} passages/s, "
+        f"indexes included; the rows by COPY {rows:,.0f}/s)")
+    return {"passages": passages, "vectors": timed["vectors"], "seconds": took, "passages_per_s": rate,
+            "rows_per_s": rows, "load_avg": timed["load"], "reused": False}
 
 
 def run_side(opts: BenchOptions, sqlite_db: Path, url: str, *, chunk_depth: int, top_k: int,
@@ -115,7 +113,8 @@ def format_side(sqlite_backends: dict[str, Any], side: dict[str, Any]) -> str:
     copy = side["copy"]
     note = (f"PostgreSQL {side['url']}: reused as it was" if copy.get("reused") else
             f"PostgreSQL {side['url']}: {copy['passages']:,} passages copied in {copy['seconds']:.1f} s "
-            f"({copy['passages_per_s']:,.0f}/s with the vectors and indexes; load {copy['load_avg']:.1f})")
+            f"({copy['passages_per_s']:,.0f}/s with the vectors and indexes, the rows by COPY "
+            f"{copy.get('rows_per_s', 0):,.0f}/s; load {copy['load_avg']:.1f})")
     return "SQLite beside PostgreSQL (the same library, the same queries, one run)\n" + render_table(headers, rows) \
         + "\n" + note
 

@@ -123,6 +123,7 @@ def format_scale(report: dict[str, Any]) -> str:
         pg_rows.append([
             f"{pg['chunks']:,}",
             "reused" if copy.get("reused") else _fmt(copy.get("passages_per_s"), ".0f"),
+            "" if copy.get("reused") else _fmt(copy.get("rows_per_s"), ".0f"),
             _fmt(pg["db_mb"], ".0f"),
             *(_fmt(lat.get(b, {}).get(k)) for b in ("hybrid", "keyword", "dense") for k in ("p50_ms", "p95_ms")),
             _fmt(pg.get("dense_recall@10"), ".4f"),
@@ -131,7 +132,8 @@ def format_scale(report: dict[str, Any]) -> str:
         ])
     pg_text = "" if not pg_rows else (
         "\nthe same library on PostgreSQL (--postgres; copied in by `copy`, insert/s = its passages/s with vectors "
-        "and indexes)\n" + render_table(["chunks", "insert/s", "db MB", "hybrid p50", "p95", "keyword p50", "p95",
+        "and indexes; rows/s = the passages with their statistics and vectors by COPY, the index build left out)\n"
+        + render_table(["chunks", "insert/s", "rows/s", "db MB", "hybrid p50", "p95", "keyword p50", "p95",
                                           "dense p50", "p95", "dense R@10", "hybrid p50 / SQLite's", "load"], pg_rows))
     head = (f"desktop-memory bench --scale · base {report['base']['name']} ({report['base']['chunks']} real chunks) · "
             f"{report['queries']} queries · {report['machine']['cpus']} CPUs")

@@ -75,6 +75,13 @@ def test_scale_steps_on_both_stores(beir, tmp_path, capsys, pg_url):  # noqa: F8
         for backend in ("hybrid", "keyword", "dense"):
             assert pg["latency"][backend]["p50_ms"] > 0
     assert report["steps"][1]["postgres"]["copy"]["passages"] == 300  # only what the step added
+    assert all(step["postgres"]["copy"]["rows_per_s"] > step["postgres"]["copy"]["passages_per_s"] > 0
+               for step in report["steps"])  # the rows by COPY, apart from the whole copy
+    from desktop_memory_bench.table import format_scale
+
+    pg_table = format_scale(report).split("the same library on PostgreSQL")[1].splitlines()
+    header = pg_table[1]
+    assert "rows/s" in header and len(pg_table[3].split()) == 13  # a value under each of the 13 columns
 
 
 def test_the_insertion_bench_times_a_whole_copy_and_a_prefix(tmp_path, capsys, pg_server):  # noqa: F811
