@@ -18,7 +18,9 @@ from .schema import Conn
 from .vectors import INDEX_FROM, PgVectors, vector_text
 
 EXACT_BELOW = INDEX_FROM
-EF_SEARCH = 400  # recall@10 0.960 at 1M (0.934 at 200): docs/BENCHMARKS.md, "1M passages on both stores"
+# recall@10 at 1M, one graph: 0.9555 at 400, 0.976 at 800 (+6 ms p50); graphs built alike gave 0.939–0.961 at 400:
+# docs/BENCHMARKS.md, "PostgreSQL: vectors with their passages"
+EF_SEARCH = 800
 
 
 def dense_candidates(conn: Conn, vectors: PgVectors, query_vec: np.ndarray, limit: int,
