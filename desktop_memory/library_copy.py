@@ -130,7 +130,10 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     reader = SliceReader(src, [m for m, _, _ in sets], removing, slice_size, active=dst_model).start()
     try:
         # a server library builds its indexes once, at the end (all of them when the copy is large for it)
-        with dst.bulk_load(incoming=in_source["chunks"]):
+        # what the copy brings: the whole source into an empty library, what the target lacks of it when run again
+        # (a copy run again over a finished one must not drop and rebuild a million vectors' graph for none)
+        held = 0 if fresh else int(dst.counts()["chunks"])
+        with dst.bulk_load(incoming=max(0, in_source["chunks"] - held)):
             slices = iter(reader)
             queued: deque[SourceSlice] = deque()
             failed: BaseException | None = None  # a read that failed: raised once the slices before it are written

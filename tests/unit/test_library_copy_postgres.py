@@ -293,3 +293,30 @@ def test_a_passage_the_server_holds_in_another_file_gets_a_vector_only_of_its_ow
             assert vector == pytest.approx(HashEmbedder(32).embed_documents([held[0][1]])[0], abs=1e-6)
     finally:
         store.close()
+
+
+def test_a_copy_run_again_after_its_source_grew_keeps_the_index(source, tmp_path, pg_url, monkeypatch):  # noqa: F811
+    """What a copy brings is what the target lacks: run again after a few files were added to the source, it
+    copies those and keeps the HNSW graph (it used to count the whole source, find the library smaller, and drop
+    and rebuild the graph of every vector for a few passages)."""
+    import psycopg
+
+    from desktop_memory.store.postgres import vectors
+
+    monkeypatch.setattr(vectors, "INDEX_FROM", 5)
+    machine = this_machine(Settings())
+    copy_library(source, pg_url, machine=machine)
+    with psycopg.connect(pg_url) as conn:
+        built = conn.execute("select 'vectors_1_hnsw'::regclass::oid").fetchone()
+    extra = tmp_path / "docs" / "late-note.md"
+    extra.write_text("# Late\n\nA quokka crossed the harbour at dawn.\n", encoding="utf-8")
+    svc = MemoryService(Settings(), db_path=source, embedder=HashEmbedder(32))
+    try:
+        svc.index_paths([extra])
+    finally:
+        svc.close()
+    again = copy_library(source, pg_url, machine=machine)
+    assert again.documents == 1 and again.unchanged > 0
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("select 'vectors_1_hnsw'::regclass::oid").fetchone() == built
+    assert _state(pg_url) == _state(source)
