@@ -2,12 +2,15 @@
 ``hnsw.ef_search``.
 
     python -m desktop_memory_bench.pg_hnsw URL [--queries 200] [--m 16 --ef-construction 64] [--keep]
-        [--ef 40,100,200]
+        [--ef 40,100,200] [--dataset ../shared/eval/scifact] [--rebuild N]
 
 Builds the HNSW index on the active model's table if it has none (timed, with the server's
 ``maintenance_work_mem`` and parallel maintenance workers; dropped again afterwards unless ``--keep``), then asks
 the queries (stored vectors with a little noise, unit length) of ``dense_candidates`` at each ef_search; the
 exact top-10 is numpy's over every stored vector (one pass), timed against pgvector's exact scan on a sample.
+``--dataset``: the dataset's first test queries embedded by the default model instead (what ``bench --scale``
+asks). ``--rebuild N``: the table printed again after each of N ``REINDEX``es — pgvector's parallel build is not
+deterministic, and graphs of the same vectors differ in recall.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +31,20 @@ from .scale import exact_topk
 EXACT_TIMED = 10
 
 
+def _dataset_queries(dataset: Path, n: int) -> np.ndarray:
+    """The first ``n`` test queries of a BEIR dataset, embedded by the default model (as ``bench --scale``)."""
+    from desktop_memory.config import Settings
+    from desktop_memory.embed import make_embedder
+
+    from .dataset import load_beir
+
+    ds = load_beir(dataset, "test")
+    ds.limit_queries(n)
+    embedder = make_embedder(Settings().embedder)
+    embedder.load()
+    return np.stack([embedder.embed_query(q) for q in ds.queries.values()]).astype(np.float32)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("url")
@@ -35,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ef-construction", type=int, default=64, help="of a new index (pgvector's default 64)")
     ap.add_argument("--ef", default="40,100,200", help="hnsw.ef_search values to measure")
     ap.add_argument("--keep", action="store_true", help="keep an index this run built")
+    ap.add_argument("--dataset", type=Path, help="a BEIR dataset: its test queries, embedded by the default model")
+    ap.add_argument("--rebuild", type=int, default=0, help="REINDEX this many times, measuring each graph")
     args = ap.parse_args(argv)
     store = open_store(args.url)
     assert isinstance(store, PgStore), "a postgresql:// URL"
@@ -62,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     _, vecs = next(store.iter_vectors(block=len(chosen), ids=chosen))
     qs = vecs + rng.normal(scale=0.05, size=vecs.shape).astype(np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    if args.dataset is not None:
+        qs = _dataset_queries(args.dataset, args.queries)
     t0 = time.perf_counter()
     truth = exact_topk(store, qs, 10)
     print(f"exact top-10 of {len(qs)} queries by numpy over every vector: {time.perf_counter() - t0:.1f} s",
@@ -72,18 +94,23 @@ def main(argv: list[str] | None = None) -> int:
         store.dense_exact_candidates(q, 10)
         exact_ms.append((time.perf_counter() - t) * 1000)
     try:
-        print("| ef_search | recall@10 vs exact | HNSW p50 ms | HNSW p95 ms | exact scan p50 ms |")
-        print("|---:|---:|---:|---:|---:|")
-        for ef in (int(x) for x in args.ef.split(",")):
-            dense.EF_SEARCH = ef
-            recall, fast_ms = [], []
-            for q, exact in zip(qs, truth):
-                t = time.perf_counter()
-                fast = {c for c, _ in store.dense_candidates(q, 10)}
-                fast_ms.append((time.perf_counter() - t) * 1000)
-                recall.append(len(fast & set(exact)) / 10)
-            print(f"| {ef} | {np.mean(recall):.3f} | {np.median(fast_ms):.1f} | {np.percentile(fast_ms, 95):.1f} | "
-                  f"{np.median(exact_ms):.1f} |", flush=True)
+        for graph in range(args.rebuild + 1):
+            if graph:
+                t0 = time.perf_counter()
+                store.conn.execute(f"reindex index {table}_hnsw")
+                print(f"rebuilt ({graph} of {args.rebuild}) in {time.perf_counter() - t0:.1f} s", flush=True)
+            print("| ef_search | recall@10 vs exact | HNSW p50 ms | HNSW p95 ms | exact scan p50 ms |")
+            print("|---:|---:|---:|---:|---:|")
+            for ef in (int(x) for x in args.ef.split(",")):
+                dense.EF_SEARCH = ef
+                recall, fast_ms = [], []
+                for q, exact in zip(qs, truth):
+                    t = time.perf_counter()
+                    fast = {c for c, _ in store.dense_candidates(q, 10)}
+                    fast_ms.append((time.perf_counter() - t) * 1000)
+                    recall.append(len(fast & set(exact)) / len(exact))
+                print(f"| {ef} | {np.mean(recall):.4f} | {np.median(fast_ms):.1f} | "
+                      f"{np.percentile(fast_ms, 95):.1f} | {np.median(exact_ms):.1f} |", flush=True)
         print(f"load {os.getloadavg()[0]:.1f}")
     finally:
         if built and not args.keep:
