@@ -125,15 +125,15 @@ def _copy(src: LibraryStore, dst: LibraryStore, source: Location, target: Locati
     in_source = src.counts()
     total = sum(in_source["by_status"].values())
     # an empty target (a first copy) holds none of the documents: no lookup per document for a resumed copy
-    fresh = not sum(dst.counts()["by_status"].values())
+    in_target = dst.counts()  # (one count: on a server library of a million passages it scans them)
+    fresh = not sum(in_target["by_status"].values())
     done = 0
     reader = SliceReader(src, [m for m, _, _ in sets], removing, slice_size, active=dst_model).start()
     try:
         # a server library builds its indexes once, at the end (all of them when the copy is large for it)
         # what the copy brings: the whole source into an empty library, what the target lacks of it when run again
         # (a copy run again over a finished one must not drop and rebuild a million vectors' graph for none)
-        held = 0 if fresh else int(dst.counts()["chunks"])
-        with dst.bulk_load(incoming=max(0, in_source["chunks"] - held)):
+        with dst.bulk_load(incoming=max(0, in_source["chunks"] - int(in_target["chunks"]))):
             slices = iter(reader)
             queued: deque[SourceSlice] = deque()
             failed: BaseException | None = None  # a read that failed: raised once the slices before it are written

@@ -19,6 +19,7 @@ from .schema import Conn
 WORDS, GRAMS = 0, 1
 _NAMES = ("id", "doc_id", "ord", "text", "heading_path", "page", "line_start", "line_end", "char_start", "char_end",
           "dedupe_key", "dup_of", "text_hash", "embedded")
+_STAGED = ", ".join("s." + c for c in _NAMES)  # the chunk columns of a staging table aliased ``s``
 
 
 # meta keys of BM25's collection statistics per lane: rows (chunks with a row in the lane) and their total length,
@@ -98,7 +99,7 @@ def _copy_plain(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> None:
                      "where dup_of is not null")
     conn.execute(
         f"with new as (insert into chunks({CHUNK_COLUMNS}, tsv, n_words) "
-        f"select {', '.join('s.' + c for c in _NAMES)}, t.v, "
+        f"select {_STAGED}, t.v, "
         "coalesce((select sum(coalesce(array_length(x.positions, 1), 1)) from unnest(t.v) x), 0) "
         "from dm_chunks_in s cross join lateral (select to_tsvector('dm_text', s.text) as v offset 0) t "
         "where s.dup_of is null returning id, tsv, n_words) " + postings.words_from("new"))
@@ -112,7 +113,7 @@ def _copy_tokenized(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str) -> 
             copy.write_row((*row, i))
     # a copy of another passage has no statistics of its own: no tsvector, no length, no postings
     conn.execute(f"insert into chunks({CHUNK_COLUMNS}, tsv, n_words) select "
-                 f"{', '.join('s.' + c for c in _NAMES)}, case when s.dup_of is null then t.tsv end, "
+                 f"{_STAGED}, case when s.dup_of is null then t.tsv end, "
                  "case when s.dup_of is null then t.n_words else 0 end from dm_chunks_at s "
                  "join token_stage t on t.batch = %s and t.i = s.i and t.id = s.id", (batch,))
     copies = [i for i, r in enumerate(rows, 1) if r[11] is not None]
@@ -126,11 +127,11 @@ def _copy_tokenized(conn: Conn, rows: Sequence[tuple[Any, ...]], batch: str) -> 
         words, ids = list(got[0]) if got else [], [int(rows[i - 1][0]) for i in copies]
         conn.execute(postings.INSERT + "select 0, term, first_id, last_id, n, postings from segment_stage "
                      "where batch = %s and not term = any(%s)", (batch, words))
-        conn.execute(postings.INSERT + "select 0, g.term, k.ids[1], k.ids[cardinality(k.ids)], cardinality(k.kept), "
-                     "k.kept from segment_stage g cross join lateral (select array_agg(p order by p) kept, "
-                     f"array_agg({postings.CHUNK} order by p) ids from unnest(g.postings) p "
+        conn.execute(postings.INSERT + "select 0, g.term, k.first, k.last, k.n, k.kept from segment_stage g "
+                     f"cross join lateral (select array_agg(p order by p) kept, min({postings.CHUNK}) first, "
+                     f"max({postings.CHUNK}) last, count(*) n from unnest(g.postings) p "
                      f"where not {postings.CHUNK} = any(%s)) k "
-                     "where g.batch = %s and g.term = any(%s) and k.kept is not null", (ids, batch, words))
+                     "where g.batch = %s and g.term = any(%s) and k.n > 0", (ids, batch, words))
     conn.execute("delete from dm_chunks_at")
 
 
